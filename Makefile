@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# pgoff: build, test, demo, install. Artifacts go to build/; quiet unless V=1.
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BUILD     ?= build
+CC        ?= cc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"'
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
+
+BROKER_LIBS := -lbpf -lelf -lz -ljson-c
+CLIENT_LIBS := -ljson-c
+
+# Debian 12 packages needed to build, test and run.
+DEPS := clang llvm libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
+	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c
+BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
+	broker/control_socket.c broker/ksyms.c broker/classify.c \
+	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c
+CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c
+
+PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
+BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
+CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+
+.PHONY: all deps test unit-test e2e-test demo install uninstall clean
+all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
+
+$(BUILD)/vmlinux.h:
+	$(call msg,BTF,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/offcpu.bpf.o: bpf/offcpu.bpf.c bpf/offcpu.h $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name offcpu_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/broker/tracer.o: $(BUILD)/offcpu.skel.h
+
+$(BUILD)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/pgoffd: $(BROKER_OBJS) $(PROTOCOL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(BROKER_LIBS) -o $@
+
+$(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(CLIENT_LIBS) -o $@
+
+# Each unit test links the one module it tests (named after it), plus protocol/.
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(PROTOCOL_OBJS) $(BUILD)/vmlinux.h
+	$(call msg,TEST-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(PROTOCOL_OBJS) $(BROKER_LIBS) -o $@
+
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+unit-test: $(UNIT_TESTS)
+	@tests/run.sh unit $(UNIT_TESTS)
+
+test: all $(UNIT_TESTS)
+	@tests/run.sh all $(UNIT_TESTS)
+
+demo: deps all
+	@tests/e2e/demo.sh
+
+install: all
+	install -D -m 0755 $(BUILD)/pgoffd $(DESTDIR)$(PREFIX)/sbin/pgoffd
+	install -D -m 0755 $(BUILD)/pgoffctl $(DESTDIR)$(PREFIX)/bin/pgoffctl
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/pgoffd $(DESTDIR)$(PREFIX)/bin/pgoffctl
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * offcpu.bpf.c - off-CPU intervals of PostgreSQL processes.
+ *
+ * switch-out of a traced thread: remember when, whether it was still
+ *   runnable (preempted), and PostgreSQL's wait_event_info (current is
+ *   the backend, so its memory is readable here);
+ * waking: remember who woke it and when (runs in the waker's context);
+ * switch-in: the interval is complete. Only if it passes the filter that
+ *   pgoffd pushed down is the (expensive) stack walked and a record sent.
+ *
+ * Each hook exists twice: tp_btf (typed, cheapest, and the only one that
+ * may pass `next` to bpf_get_task_stack) and a raw_tp twin for kernels
+ * without tp_btf; pgoffd picks one set at load time.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "offcpu.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TASK_RUNNING 0
+
+/* Written by pgoffd through the mmap'ed .data map: the filter pushdown. */
+volatile __u64 min_duration_ns = ~0ULL;	/* ~0: no subscriber, send nothing */
+volatile __u32 filter_pids;		/* 1: only tgids in watch_pids */
+
+struct start {
+	__u64 start_ns;
+	__u64 wake_ns;
+	__u32 waker_pid;
+	__u32 waker_tgid;
+	__u32 pg_wait_event_info;
+	__u32 flags;
+	__u32 cluster;
+	__u32 pad;
+	char waker_comm[PGOFF_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PGOFF_MAX_TARGETS);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct pgoff_target);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PGOFF_MAX_STARTS);
+	__type(key, __u32);			/* pid (thread id) */
+	__type(value, struct start);
+} starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PGOFF_MAX_WATCH_PIDS);
+	__type(key, __u32);			/* tgid */
+	__type(value, __u8);
+} watch_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PGOFF_CNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);		/* pgoffd resizes before load */
+} events SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		*c += 1;
+}
+
+/* task_struct::state was renamed __state in 5.14 (commit 2f064a59a11f). */
+struct task_struct___pre_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+}
+
+/* prev is current here: its user memory is the backend's. */
+static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
+{
+	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	__u32 pid = BPF_CORE_READ(prev, pid);
+	struct pgoff_target *t;
+	struct start s = {};
+
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	if (!t)
+		return;
+	s.start_ns = now;
+	s.cluster = t->cluster;
+	if (task_state(prev) == TASK_RUNNING)
+		s.flags |= PGOFF_F_PREEMPTED;
+	if (t->wait_event_ptr) {
+		__u64 ptr = 0;
+
+		if (bpf_probe_read_user(&ptr, sizeof(ptr),
+					(void *)t->wait_event_ptr) == 0 && ptr &&
+		    bpf_probe_read_user(&s.pg_wait_event_info,
+					sizeof(s.pg_wait_event_info),
+					(void *)ptr) == 0)
+			s.flags |= PGOFF_F_PG_WAIT;
+		else
+			count(PGOFF_CNT_PG_READ_FAIL);
+	} else {
+		s.flags |= PGOFF_F_PG_NO_SYMBOL;
+	}
+	if (bpf_map_update_elem(&starts, &pid, &s, BPF_ANY))
+		count(PGOFF_CNT_START_FULL);
+}
+
+static __always_inline bool wanted(__u32 tgid, __u64 duration)
+{
+	if (duration < min_duration_ns)
+		return false;
+	if (filter_pids && !bpf_map_lookup_elem(&watch_pids, &tgid))
+		return false;
+	return true;
+}
+
+/*
+ * next has not run yet, so its saved kernel stack is still the one it
+ * blocked on: with_stack walks it here, only for wanted intervals.
+ */
+static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
+					 bool with_stack)
+{
+	__u32 pid = BPF_CORE_READ(next, pid);
+	__u32 tgid;
+	struct start *s;
+	struct pgoff_record *r;
+
+	s = bpf_map_lookup_elem(&starts, &pid);
+	if (!s)
+		return;
+	count(PGOFF_CNT_SWITCHES);
+	tgid = BPF_CORE_READ(next, tgid);
+	if (!wanted(tgid, now - s->start_ns))
+		goto done;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(PGOFF_CNT_RINGBUF_FULL);
+		goto done;
+	}
+	r->start_ns = s->start_ns;
+	r->wake_ns = s->wake_ns;
+	r->end_ns = now;
+	r->pid = pid;
+	r->tgid = tgid;
+	r->waker_pid = s->waker_pid;
+	r->waker_tgid = s->waker_tgid;
+	r->pg_wait_event_info = s->pg_wait_event_info;
+	r->flags = s->flags;
+	r->cluster = s->cluster;
+	__builtin_memcpy(r->waker_comm, s->waker_comm, sizeof(r->waker_comm));
+	BPF_CORE_READ_STR_INTO(&r->comm, next, comm);
+	if (with_stack) {
+		long n = bpf_get_task_stack(next, r->stack, sizeof(r->stack), 0);
+
+		r->stack_bytes = n;
+		if (n < 0)
+			count(PGOFF_CNT_STACK_FAIL);
+	} else {
+		r->stack_bytes = -95;	/* -EOPNOTSUPP: raw_tp cannot walk next */
+	}
+	bpf_ringbuf_submit(r, 0);
+	count(PGOFF_CNT_EVENTS);
+done:
+	bpf_map_delete_elem(&starts, &pid);
+}
+
+/* Runs in the waker's context: current is the waker. */
+static __always_inline void on_waking(struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, pid);
+	struct start *s = bpf_map_lookup_elem(&starts, &pid);
+	__u64 id;
+
+	if (!s || s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
+		return;
+	id = bpf_get_current_pid_tgid();
+	s->wake_ns = bpf_ktime_get_ns();
+	s->waker_pid = (__u32)id;
+	s->waker_tgid = id >> 32;
+	s->flags |= PGOFF_F_WOKEN;
+	bpf_get_current_comm(s->waker_comm, sizeof(s->waker_comm));
+}
+
+/* A forked PostgreSQL process is traced from its first switch. */
+static __always_inline void on_fork(struct task_struct *parent,
+				    struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct pgoff_target *t;
+
+	if (ptgid == ctgid)
+		return;		/* a new thread, same process */
+	t = bpf_map_lookup_elem(&targets, &ptgid);
+	if (t)
+		bpf_map_update_elem(&targets, &ctgid, t, BPF_ANY);
+}
+
+/* A reused pid must never inherit a PostgreSQL identity. */
+static __always_inline void on_exit(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = (__u32)id, tgid = id >> 32;
+
+	bpf_map_delete_elem(&starts, &pid);
+	if (pid == tgid)
+		bpf_map_delete_elem(&targets, &tgid);
+}
+
+/* After exec the process is no longer the postgres it was forked from. */
+static __always_inline void on_exec(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&targets, &tgid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	on_switch_out(prev, now);
+	on_switch_in(next, now, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	on_switch_out(prev, now);
+	on_switch_in(next, now, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking_btf, struct task_struct *p)
+{
+	on_waking(p);
+	return 0;
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(sched_waking_raw, struct task_struct *p)
+{
+	on_waking(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_fork_btf, struct task_struct *parent,
+	     struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(sched_fork_raw, struct task_struct *parent,
+	     struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_exit_btf)
+{
+	on_exit();
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(sched_exit_raw)
+{
+	on_exit();
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_exec_btf)
+{
+	on_exec();
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(sched_exec_raw)
+{
+	on_exec();
+	return 0;
+}

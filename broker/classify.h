@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * classify.h - what a PostgreSQL backend was waiting for while off the CPU.
+ *
+ * The kernel stack (symbolized, leaf first: frames[0] is nearest the
+ * scheduler) says which kernel mechanism the task slept in; PostgreSQL's
+ * wait_event_info says why, when the kernel mechanism is a generic event
+ * wait (PostgreSQL waits for locks, clients, timeouts and most IPC on its
+ * latch, i.e. in epoll_wait).
+ */
+#ifndef PGOFF_BROKER_CLASSIFY_H
+#define PGOFF_BROKER_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum pgoff_wait {
+	PGOFF_WAIT_OTHER = 0,
+	PGOFF_WAIT_LOCK,
+	PGOFF_WAIT_IO,
+	PGOFF_WAIT_NET,
+	PGOFF_WAIT_POLL,
+	PGOFF_WAIT_SLEEP,
+	PGOFF_WAIT_IPC,
+	PGOFF_WAIT_MEMORY,
+	PGOFF_WAIT_CPU,
+	PGOFF_WAIT__COUNT
+};
+
+/*
+ * "other", "lock", "io", "net", "poll", "sleep", "ipc", "memory", "cpu";
+ * a value outside the enum gives "unknown" (never NULL, safe to print).
+ */
+const char *pgoff_wait_name(enum pgoff_wait w);
+
+/* Parse a name as above (exact, lower case): 0 and *out set, or -EINVAL. */
+int pgoff_wait_parse(const char *name, enum pgoff_wait *out);
+
+/*
+ * Number of leading frames that are scheduler/BPF machinery and not the
+ * reason for the wait (__schedule, schedule, preempt_schedule*,
+ * schedule_preempt_disabled, __cond_resched, __traceiter_*, bpf_*,
+ * finish_task_switch*, __switch_to*, ...): the caller drops them before
+ * showing the stack. io_schedule*, schedule_timeout* and
+ * schedule_hrtimeout* are kept: they say something. NULL (unsymbolized)
+ * frames are dropped only when machinery follows them (an unnamed BPF
+ * program above bpf_trace_run*).
+ */
+size_t pgoff_stack_skip(const char *const *frames, size_t n);
+
+/*
+ * Kernel-only view. preempted (the task was runnable when switched out)
+ * gives CPU; otherwise frames are walked leaf first and the first frame
+ * that matches a rule decides, except that a generic sleeping primitive
+ * (mutex, rwsem, folio/bit wait, bio wait, ...) only says *how* the task
+ * slept: a specific rule further up the stack says *why* and wins; with
+ * none, the primitive's own type stands. No match => OTHER. NULL entries
+ * (unknown symbols) are skipped. Compiler suffixes (".isra.0",
+ * ".constprop.0", ".part.0", ".cold", ...) and "+0x.." offsets are
+ * ignored.
+ */
+enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
+				     bool preempted);
+
+/*
+ * Final wait type. A generic event wait (POLL, and OTHER) is refined by
+ * PostgreSQL's wait event class (high byte of wait_event_info):
+ * 0x01 LWLock, 0x03 Lock, 0x04 BufferPin -> LOCK; 0x06 Client -> NET;
+ * 0x0A IO -> IO; 0x09 Timeout -> SLEEP; 0x08 IPC -> IPC;
+ * 0x05 Activity -> POLL. A specific kernel mechanism (LOCK, IO, NET,
+ * SLEEP, IPC, MEMORY, CPU) is kept as it is. 0 = no PostgreSQL wait.
+ */
+enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
+				  uint32_t pg_wait_event_info);
+
+#endif

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pgoffd - the pgoff broker.
+ *
+ * Startup: arguments -> kernel symbols -> load and attach BPF -> find
+ * PostgreSQL -> socket -> serve. One thread, one epoll loop: ring buffer,
+ * socket and clients, a 1 s timer (discovery, loss counters, stuck
+ * clients) and a signalfd (SIGTERM/SIGINT: tell clients, detach, exit).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "broker/event.h"
+#include "broker/ksyms.h"
+#include "broker/pg_registry.h"
+#include "broker/server.h"
+#include "broker/tracer.h"
+#include "protocol/log.h"
+#include "protocol/units.h"
+
+struct broker {
+	struct tracer *tracer;
+	struct pg_registry *registry;
+	struct ksyms *ksyms;
+	struct server *server;
+	struct event_ctx events;
+	time_t started;
+	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
+};
+
+/* Tokens for the broker's own fds in epoll data; all else is the server's. */
+static char token_ring, token_timer, token_signal;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: pgoffd [options]\n"
+"Trace where PostgreSQL backends spend their time off the CPU and serve\n"
+"it to members of a group over a Unix socket. Runs in the foreground.\n"
+"\n"
+"  --socket PATH        socket to serve (default /run/pgoff/pgoffd.sock)\n"
+"  --group NAME         group whose members may connect (default pgoff)\n"
+"  --min-floor DUR      lowest threshold any subscription gets (default 100us)\n"
+"  --ringbuf-size BYTES kernel ring buffer, power of two (default 4194304)\n"
+"  --max-clients N      concurrent clients (default 64)\n"
+"  --queue-bytes N      output queue per client (default 1048576)\n"
+"  --stuck-timeout SEC  cut off a client whose queue stays full (default 30)\n"
+"  --raw-tp             use the raw_tp programs even where tp_btf works\n"
+"  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
+"  -h, --help           this help\n"
+"  -V, --version        print the version\n");
+}
+
+static void status_hook(void *ctx, json_object *r)
+{
+	struct broker *b = ctx;
+	uint64_t cnt[PGOFF_CNT__COUNT] = { 0 };
+	json_object *c = json_object_new_object();
+	uint64_t min = tracer_min_duration(b->tracer);
+
+	tracer_counters(b->tracer, cnt);
+	json_object_object_add(r, "broker", json_object_new_string(
+				       "pgoffd " PGOFF_VERSION));
+	json_object_object_add(r, "version",
+			       json_object_new_int(PGOFF_PROTO_VERSION));
+	json_object_object_add(r, "uptime_s",
+			       json_object_new_int64(time(NULL) - b->started));
+	json_object_object_add(r, "hook", json_object_new_string(
+				       tracer_hook(b->tracer)));
+	json_object_object_add(r, "clients", json_object_new_int64(
+				       (int64_t)server_client_count(b->server)));
+	json_object_object_add(r, "clusters", json_object_new_int64(
+		(int64_t)pg_registry_cluster_count(b->registry)));
+	json_object_object_add(r, "traced_processes", json_object_new_int64(
+		(int64_t)tracer_target_count(b->tracer)));
+	json_object_object_add(r, "kernel_min_duration_ns",
+			       min == UINT64_MAX ? NULL :
+			       json_object_new_int64((int64_t)min));
+	json_object_object_add(c, "switches",
+			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_SWITCHES]));
+	json_object_object_add(c, "events",
+			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_EVENTS]));
+	json_object_object_add(c, "ringbuf_full",
+			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_RINGBUF_FULL]));
+	json_object_object_add(c, "start_map_full",
+			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_START_FULL]));
+	json_object_object_add(c, "stack_failed",
+			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_STACK_FAIL]));
+	json_object_object_add(c, "pg_read_failed",
+			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_PG_READ_FAIL]));
+	json_object_object_add(c, "client_queue_full", json_object_new_int64(
+		(int64_t)server_queue_drops(b->server)));
+	json_object_object_add(r, "counters", c);
+}
+
+static void filter_hook(void *ctx)
+{
+	struct broker *b = ctx;
+	uint32_t pids[PGOFF_MAX_WATCH_PIDS];
+	size_t npids;
+	uint64_t min;
+	int err;
+
+	if (!server_filter_union(b->server, &min, pids, PGOFF_MAX_WATCH_PIDS,
+				 &npids)) {
+		tracer_mute(b->tracer);
+		log_debug("no subscriber: kernel sends nothing");
+		return;
+	}
+	err = tracer_set_filter(b->tracer, min, pids, npids);
+	if (err)
+		log_warnx("cannot update the kernel filter: %s", strerror(-err));
+	else
+		log_debug("kernel filter: min %llu ns, %zu pids",
+			  (unsigned long long)min, npids);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct broker *b = ctx;
+	struct event_meta meta;
+	json_object *ev;
+	const char *line;
+	size_t len;
+
+	if (size < sizeof(struct pgoff_record))
+		return 0;
+	ev = event_encode(&b->events, data, &meta);
+	line = pgoff_json_line(ev, &len);
+	server_publish(b->server, line, len, &meta);
+	json_object_put(ev);
+	return 0;
+}
+
+static int add_target(void *ctx, uint32_t tgid, const struct pgoff_target *t)
+{
+	struct broker *b = ctx;
+
+	return tracer_add_target(b->tracer, tgid, t);
+}
+
+/* Kernel-side losses are told to every subscriber as they happen. */
+static void report_kernel_losses(struct broker *b)
+{
+	static const struct {
+		enum pgoff_counter counter;
+		const char *cause;
+	} losses[] = {
+		{ PGOFF_CNT_RINGBUF_FULL, PGOFF_DROP_RINGBUF },
+		{ PGOFF_CNT_START_FULL, PGOFF_DROP_START_MAP },
+	};
+	uint64_t cnt[PGOFF_CNT__COUNT];
+
+	if (tracer_counters(b->tracer, cnt))
+		return;
+	for (size_t i = 0; i < sizeof(losses) / sizeof(losses[0]); i++) {
+		enum pgoff_counter k = losses[i].counter;
+
+		if (cnt[k] > b->told[k]) {
+			log_warnx("kernel lost %llu intervals: %s",
+				  (unsigned long long)(cnt[k] - b->told[k]),
+				  losses[i].cause);
+			server_publish_drop(b->server, losses[i].cause,
+					    cnt[k] - b->told[k]);
+			b->told[k] = cnt[k];
+		}
+	}
+}
+
+static void on_tick(struct broker *b, int tfd)
+{
+	uint64_t expirations;
+
+	if (read(tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("timerfd");
+	tracer_consume(b->tracer);	/* losses after the records before them */
+	report_kernel_losses(b);
+	if (pg_registry_scan(b->registry))
+		log_warn("scanning /proc for PostgreSQL");
+	server_tick(b->server);
+}
+
+static int make_fds(int *epfd, int *tfd, int *sfd, int ring_fd)
+{
+	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	sigdelset(&mask, SIGPIPE);
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	*sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	*tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (*epfd < 0 || *sfd < 0 || *tfd < 0 || timerfd_settime(*tfd, 0, &its, NULL))
+		return -errno;
+	ev.data.ptr = &token_signal;
+	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *sfd, &ev))
+		return -errno;
+	ev.data.ptr = &token_timer;
+	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *tfd, &ev))
+		return -errno;
+	ev.data.ptr = &token_ring;
+	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, ring_fd, &ev))
+		return -errno;
+	return 0;
+}
+
+static void parse_args(int argc, char **argv, struct server_opts *so,
+		       struct tracer_opts *to)
+{
+	enum { OPT_SOCKET = 256, OPT_GROUP, OPT_FLOOR, OPT_RING, OPT_CLIENTS,
+	       OPT_QUEUE, OPT_STUCK, OPT_RAW };
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "min-floor", required_argument, NULL, OPT_FLOOR },
+		{ "ringbuf-size", required_argument, NULL, OPT_RING },
+		{ "max-clients", required_argument, NULL, OPT_CLIENTS },
+		{ "queue-bytes", required_argument, NULL, OPT_QUEUE },
+		{ "stuck-timeout", required_argument, NULL, OPT_STUCK },
+		{ "raw-tp", no_argument, NULL, OPT_RAW },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	int verbosity = 0, c;
+	uint64_t v;
+
+	while ((c = getopt_long(argc, argv, "vhV", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SOCKET:
+			so->socket_path = optarg;
+			break;
+		case OPT_GROUP:
+			so->group_name = optarg;
+			break;
+		case OPT_FLOOR:
+			if (pgoff_parse_duration(optarg, &so->min_floor_ns))
+				goto bad;
+			break;
+		case OPT_RING:
+			if (pgoff_parse_u64(optarg, 4096, 1U << 30, &v) ||
+			    (v & (v - 1)))
+				goto bad;
+			to->ringbuf_bytes = v;
+			break;
+		case OPT_CLIENTS:
+			if (pgoff_parse_u64(optarg, 1, 4096, &v))
+				goto bad;
+			so->max_clients = v;
+			break;
+		case OPT_QUEUE:
+			if (pgoff_parse_u64(optarg, PGOFF_MAX_LINE * 2,
+					    1U << 30, &v))
+				goto bad;
+			so->queue_bytes = v;
+			break;
+		case OPT_STUCK:
+			if (pgoff_parse_u64(optarg, 1, 86400, &v))
+				goto bad;
+			so->stuck_timeout_s = (unsigned int)v;
+			break;
+		case OPT_RAW:
+			to->force_raw_tp = true;
+			break;
+		case 'v':
+			verbosity++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("pgoffd %s\n", PGOFF_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pgoffd: unexpected argument '%s'\n", argv[optind]);
+		exit(2);
+	}
+	log_init("pgoffd", verbosity ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	return;
+bad:
+	fprintf(stderr, "pgoffd: invalid value '%s' for --%s\n", optarg,
+		opts[c - OPT_SOCKET].name);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct server_opts so = {
+		.socket_path = "/run/pgoff/pgoffd.sock",
+		.group_name = "pgoff",
+		.max_clients = 64,
+		.queue_bytes = 1 << 20,
+		.stuck_timeout_s = 30,
+		.min_floor_ns = 100000,
+	};
+	struct tracer_opts to = { .ringbuf_bytes = 4 << 20 };
+	struct server_hooks hooks = { status_hook, filter_hook, NULL };
+	struct broker b = { .started = time(NULL) };
+	struct group *gr;
+	int epfd = -1, tfd = -1, sfd = -1, err;
+	bool running = true;
+
+	log_init("pgoffd", LOG_LEVEL_INFO);
+	parse_args(argc, argv, &so, &to);
+	gr = getgrnam(so.group_name);
+	if (!gr)
+		log_fatal(0, "group '%s' does not exist; create it with "
+			  "'groupadd --system %s' or pass --group",
+			  so.group_name, so.group_name);
+	so.group = gr->gr_gid;
+
+	b.ksyms = ksyms_load("/proc/kallsyms");
+	if (!b.ksyms)
+		log_fatal(errno, "cannot read kernel symbols from /proc/kallsyms "
+			  "(pgoffd must start as root)");
+	err = tracer_open(&b.tracer, &to, on_record, &b);
+	if (err)
+		log_fatal(-err, "cannot load the BPF programs (root, a kernel "
+			  "with BTF and BPF ring buffers are needed)");
+	log_info("BPF programs attached (%s)", tracer_hook(b.tracer));
+	err = pg_registry_new(&b.registry, "/proc", add_target, &b);
+	if (err)
+		log_fatal(-err, "out of memory");
+	err = pg_registry_scan(b.registry);
+	if (err)
+		log_fatal(-err, "cannot scan /proc");
+	b.events.ksyms = b.ksyms;
+	b.events.registry = b.registry;
+
+	err = make_fds(&epfd, &tfd, &sfd, tracer_ring_fd(b.tracer));
+	if (err)
+		log_fatal(-err, "cannot set up the event loop");
+	hooks.ctx = &b;
+	err = server_open(&b.server, &so, &hooks, epfd);
+	if (err)
+		log_fatal(-err, "cannot serve %s", so.socket_path);
+	log_info("serving %s to group %s; %zu PostgreSQL processes in %zu "
+		 "clusters", so.socket_path, so.group_name,
+		 pg_registry_proc_count(b.registry),
+		 pg_registry_cluster_count(b.registry));
+
+	while (running) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(epfd, evs, 64, -1);
+
+		if (n < 0 && errno != EINTR)
+			log_fatal(errno, "epoll_wait");
+		for (int i = 0; i < n; i++) {
+			void *ptr = evs[i].data.ptr;
+
+			if (ptr == &token_ring) {
+				tracer_consume(b.tracer);
+			} else if (ptr == &token_timer) {
+				on_tick(&b, tfd);
+			} else if (ptr == &token_signal) {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+					log_info("signal %u: exiting", si.ssi_signo);
+					running = false;
+				}
+			} else {
+				server_handle(b.server, ptr, evs[i].events);
+			}
+		}
+		server_reap(b.server);
+	}
+	server_close(b.server, "shutdown");
+	tracer_close(b.tracer);
+	pg_registry_free(b.registry);
+	ksyms_free(b.ksyms);
+	close(epfd);
+	close(tfd);
+	close(sfd);
+	log_info("stopped; all BPF programs detached");
+	return 0;
+}

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* pg_registry.c - discover and follow PostgreSQL processes; see the header. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "broker/pg_elf.h"
+#include "broker/pg_registry.h"
+#include "protocol/log.h"
+
+#define MAX_CLUSTERS 256
+
+struct pg_registry {
+	char proc_root[64];
+	pg_add_target_fn add;
+	void *ctx;
+	struct pg_proc *procs;		/* sorted by pid */
+	size_t nprocs, cap;
+	struct pg_cluster clusters[MAX_CLUSTERS];
+	size_t nclusters;
+	uint32_t next_cluster_id;
+};
+
+/* One postgres process seen in a scan. */
+struct seen {
+	uint32_t pid, ppid;
+};
+
+int pg_registry_new(struct pg_registry **out, const char *proc_root,
+		    pg_add_target_fn add, void *ctx)
+{
+	struct pg_registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root);
+	r->add = add;
+	r->ctx = ctx;
+	r->next_cluster_id = 1;
+	*out = r;
+	return 0;
+}
+
+void pg_registry_free(struct pg_registry *r)
+{
+	if (!r)
+		return;
+	free(r->procs);
+	free(r);
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+/* Is /proc/PID/exe a file named postgres? */
+static bool is_postgres(const struct pg_registry *r, uint32_t pid)
+{
+	char path[96], exe[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", r->proc_root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	/* an upgraded binary shows as "…/postgres (deleted)" */
+	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+		exe[n - 10] = '\0';
+	base = strrchr(exe, '/');
+	return strcmp(base ? base + 1 : exe, "postgres") == 0;
+}
+
+static int read_ppid(const struct pg_registry *r, uint32_t pid,
+		     uint32_t *ppid)
+{
+	char path[96], buf[512], *p;
+	unsigned int v;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", r->proc_root, pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	/* comm may hold spaces and parentheses: parse after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %u", &v) != 1)
+		return -EINVAL;
+	*ppid = v;
+	return 0;
+}
+
+static struct pg_proc *find_proc(struct pg_registry *r, uint32_t pid,
+				 size_t *pos)
+{
+	size_t lo = 0, hi = r->nprocs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (r->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (pos)
+		*pos = lo;
+	return lo < r->nprocs && r->procs[lo].pid == pid ? &r->procs[lo] :
+							   NULL;
+}
+
+static struct pg_cluster *find_cluster_by_postmaster(struct pg_registry *r,
+						     uint32_t pid)
+{
+	for (size_t i = 0; i < r->nclusters; i++)
+		if (r->clusters[i].postmaster_pid == pid)
+			return &r->clusters[i];
+	return NULL;
+}
+
+const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
+					     uint32_t id)
+{
+	for (size_t i = 0; i < r->nclusters; i++)
+		if (r->clusters[i].id == id)
+			return &r->clusters[i];
+	return NULL;
+}
+
+static void read_port(struct pg_cluster *c)
+{
+	char path[300], buf[1024], *line = buf;
+
+	/* postmaster.pid: pid, data dir, start time, port, … one a line */
+	snprintf(path, sizeof(path), "%s/postmaster.pid", c->data_dir);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return;
+	for (int i = 0; i < 3 && line; i++) {
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	if (line)
+		c->port = atoi(line);
+}
+
+/* Where the executable is mapped: the start of its offset-0 mapping. */
+static int load_bias(const struct pg_registry *r, uint32_t pid,
+		     uint64_t first_vaddr, uint64_t *bias)
+{
+	char path[96], line[PATH_MAX + 128], exe[PATH_MAX];
+	ssize_t n;
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", r->proc_root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/%u/maps", r->proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, off;
+		int name_at = 0;
+
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*u %n", &start, &off,
+			   &name_at) != 2 || !name_at)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (off == 0 && strcmp(line + name_at, exe) == 0) {
+			*bias = start - first_vaddr;
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
+{
+	struct pg_cluster *c;
+	struct pg_elf_info elf;
+	char path[96];
+	uint64_t bias;
+	ssize_t n;
+	int err;
+
+	if (r->nclusters == MAX_CLUSTERS) {
+		log_warnx("more than %d PostgreSQL clusters: postmaster %u "
+			  "not traced", MAX_CLUSTERS, pid);
+		return NULL;
+	}
+	c = &r->clusters[r->nclusters++];
+	memset(c, 0, sizeof(*c));
+	c->id = r->next_cluster_id++;
+	c->postmaster_pid = pid;
+	/* the postmaster runs in its data directory */
+	snprintf(path, sizeof(path), "%s/%u/cwd", r->proc_root, pid);
+	n = readlink(path, c->data_dir, sizeof(c->data_dir) - 1);
+	c->data_dir[n > 0 ? n : 0] = '\0';
+	read_port(c);
+
+	snprintf(path, sizeof(path), "%s/%u/exe", r->proc_root, pid);
+	err = pg_elf_read(path, &elf);
+	if (err) {
+		snprintf(c->pg_missing, sizeof(c->pg_missing),
+			 "cannot read the postgres binary: %s", strerror(-err));
+	} else {
+		c->major = elf.major;
+		snprintf(c->version, sizeof(c->version), "%s", elf.version);
+		if (!elf.wait_event_sym)
+			snprintf(c->pg_missing, sizeof(c->pg_missing),
+				 "binary exports no my_wait_event_info "
+				 "(PostgreSQL < 14 or stripped)");
+		else if ((err = load_bias(r, pid, elf.first_load_vaddr, &bias)))
+			snprintf(c->pg_missing, sizeof(c->pg_missing),
+				 "cannot find the binary's mapping: %s",
+				 strerror(-err));
+		else
+			c->wait_event_ptr = bias + elf.wait_event_sym;
+	}
+	log_info("cluster %u: postmaster %u, %s, port %d, PostgreSQL %s%s%s",
+		 c->id, pid, c->data_dir[0] ? c->data_dir : "?", c->port,
+		 c->version[0] ? c->version : "?", c->pg_missing[0] ? "; " : "",
+		 c->pg_missing);
+	return c;
+}
+
+static void read_title(struct pg_registry *r, struct pg_proc *p)
+{
+	char path[96], buf[512];
+
+	snprintf(path, sizeof(path), "%s/%u/cmdline", r->proc_root, p->pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0 ||
+	    pg_title_parse(buf, &p->title))
+		return;
+	/* a child still showing the postmaster's argv has no title yet */
+	p->titled = strcmp(p->title.backend_type, "postmaster") != 0 ||
+		    find_cluster_by_postmaster(r, p->pid) != NULL;
+}
+
+static struct pg_proc *add_proc(struct pg_registry *r, uint32_t pid,
+				const struct pg_cluster *c)
+{
+	struct pgoff_target t = { .wait_event_ptr = c->wait_event_ptr,
+				  .cluster = c->id };
+	struct pg_proc *p;
+	size_t pos;
+	int err;
+
+	if (find_proc(r, pid, &pos))
+		return &r->procs[pos];
+	if (r->nprocs == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct pg_proc *np = realloc(r->procs, cap * sizeof(*np));
+
+		if (!np)
+			return NULL;
+		r->procs = np;
+		r->cap = cap;
+	}
+	memmove(&r->procs[pos + 1], &r->procs[pos],
+		(r->nprocs - pos) * sizeof(*p));
+	r->nprocs++;
+	p = &r->procs[pos];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->cluster = c->id;
+	p->seen = true;
+	err = r->add(r->ctx, pid, &t);
+	if (err)
+		log_warnx("cannot trace postgres process %u: %s", pid,
+			  strerror(-err));
+	read_title(r, p);
+	return p;
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+	uint32_t x = ((const struct seen *)a)->pid;
+	uint32_t y = ((const struct seen *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct seen *seen_find(const struct seen *s, size_t n,
+				    uint32_t pid)
+{
+	struct seen key = { .pid = pid };
+
+	return bsearch(&key, s, n, sizeof(*s), cmp_seen);
+}
+
+/* The postmaster a process descends from, within this scan. */
+static uint32_t postmaster_of(const struct seen *s, size_t n, uint32_t pid)
+{
+	for (int depth = 0; depth < 8; depth++) {
+		const struct seen *e = seen_find(s, n, pid);
+
+		if (!e)
+			return 0;
+		if (!seen_find(s, n, e->ppid))
+			return e->pid;
+		pid = e->ppid;
+	}
+	return 0;
+}
+
+static int collect(struct pg_registry *r, struct seen **out, size_t *count)
+{
+	struct seen *s = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(r->proc_root);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+		uint32_t ppid;
+
+		if (*end || !pid || !is_postgres(r, (uint32_t)pid) ||
+		    read_ppid(r, (uint32_t)pid, &ppid))
+			continue;
+		if (n == cap) {
+			struct seen *ns;
+
+			cap = cap ? cap * 2 : 64;
+			ns = realloc(s, cap * sizeof(*s));
+			if (!ns) {
+				free(s);
+				closedir(d);
+				return -ENOMEM;
+			}
+			s = ns;
+		}
+		s[n].pid = (uint32_t)pid;
+		s[n++].ppid = ppid;
+	}
+	closedir(d);
+	qsort(s, n, sizeof(*s), cmp_seen);
+	*out = s;
+	*count = n;
+	return 0;
+}
+
+static void sweep(struct pg_registry *r)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < r->nprocs; i++)
+		if (r->procs[i].seen)
+			r->procs[j++] = r->procs[i];
+	r->nprocs = j;
+	for (i = 0, j = 0; i < r->nclusters; i++) {
+		struct pg_cluster *c = &r->clusters[i];
+
+		if (find_proc(r, c->postmaster_pid, NULL))
+			r->clusters[j++] = *c;
+		else
+			log_info("cluster %u (%s) is gone", c->id, c->data_dir);
+	}
+	r->nclusters = j;
+}
+
+int pg_registry_scan(struct pg_registry *r)
+{
+	struct seen *s = NULL;
+	size_t n = 0;
+	int err = collect(r, &s, &n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < r->nprocs; i++)
+		r->procs[i].seen = false;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t pm = postmaster_of(s, n, s[i].pid);
+		struct pg_cluster *c = find_cluster_by_postmaster(r, pm);
+		struct pg_proc *p;
+
+		if (!pm)
+			continue;
+		if (!c && !(c = add_cluster(r, pm)))
+			continue;
+		p = find_proc(r, s[i].pid, NULL);
+		if (p && p->cluster != c->id)	/* pid reused by another cluster */
+			p->cluster = c->id, p->titled = false;
+		if (!p)
+			p = add_proc(r, s[i].pid, c);
+		if (!p)
+			continue;
+		p->seen = true;
+		if (!p->titled)
+			read_title(r, p);
+	}
+	free(s);
+	sweep(r);
+	return 0;
+}
+
+const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid)
+{
+	struct pg_proc *p = find_proc(r, pid, NULL);
+	struct pg_cluster *c;
+	uint32_t ppid;
+
+	if (p) {
+		if (!p->titled)
+			read_title(r, p);
+		return p;
+	}
+	/* forked since the last scan: its parent is a traced postmaster */
+	if (!is_postgres(r, pid) || read_ppid(r, pid, &ppid))
+		return NULL;
+	c = find_cluster_by_postmaster(r, ppid);
+	if (!c) {
+		const struct pg_proc *parent = find_proc(r, ppid, NULL);
+
+		if (!parent)
+			return NULL;
+		c = (struct pg_cluster *)pg_registry_cluster(r, parent->cluster);
+		if (!c)
+			return NULL;
+	}
+	return add_proc(r, pid, c);
+}
+
+size_t pg_registry_proc_count(const struct pg_registry *r)
+{
+	return r->nprocs;
+}
+
+size_t pg_registry_cluster_count(const struct pg_registry *r)
+{
+	return r->nclusters;
+}

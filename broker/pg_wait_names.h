@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * pg_wait_names.h - PostgreSQL wait_event_info -> pg_stat_activity names.
+ *
+ * A backend publishes what it waits for as one uint32, wait_event_info:
+ * the class in the high byte, the event id in the low 16 bits.  These
+ * functions turn it into the strings pg_stat_activity.wait_event_type and
+ * pg_stat_activity.wait_event show, for PostgreSQL major versions 14..17.
+ */
+#ifndef PGOFF_PG_WAIT_NAMES_H
+#define PGOFF_PG_WAIT_NAMES_H
+
+#include <stdint.h>
+
+/* pg_stat_activity.wait_event_type for this wait_event_info ("LWLock", "Lock", "BufferPin",
+ * "Activity", "Client", "Extension", "IPC", "Timeout", "IO", and "InjectionPoint" for 17),
+ * or NULL when wait_event_info is 0 or the class is unknown for that major version. */
+const char *pg_wait_event_type(int pg_major, uint32_t wait_event_info);
+/* pg_stat_activity.wait_event, or NULL when unknown (caller then shows the raw number). */
+const char *pg_wait_event_name(int pg_major, uint32_t wait_event_info);
+/* 1 if tables exist for this major version (14..17), else 0. */
+int pg_wait_names_known_major(int pg_major);
+
+#endif

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * server.c - clients of pgoffd. One thread, non-blocking sockets, one
+ * bounded output queue per client: a slow client loses events (counted
+ * and told in-band), a client that stops reading is cut off; neither
+ * ever stalls the broker or the other clients.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "broker/control_socket.h"
+#include "broker/server.h"
+#include "protocol/linebuf.h"
+#include "protocol/log.h"
+
+#define MAX_SUBSCRIPTIONS 8
+
+enum owner_kind { OWNER_LISTEN, OWNER_CLIENT };
+
+struct subscription {
+	uint32_t id;
+	struct pgoff_filter filter;
+};
+
+struct client {
+	enum owner_kind kind;		/* first: epoll data points here */
+	int fd;
+	struct peer peer;
+	struct linebuf in;
+	char *out;			/* queued bytes [out_off, out_len) */
+	size_t out_len, out_off;
+	bool said_hello;
+	bool closing;			/* flush, then close */
+	bool dead;			/* closed; freed by server_reap() */
+	time_t full_since;		/* queue full since (0: not full) */
+	uint64_t dropped;		/* events lost since last told */
+	struct subscription subs[MAX_SUBSCRIPTIONS];
+	size_t nsubs;
+	uint32_t next_sub_id;
+	struct client *next;
+};
+
+struct server {
+	enum owner_kind kind;		/* OWNER_LISTEN */
+	int listen_fd, epfd;
+	struct server_opts opts;
+	char *socket_path;
+	struct server_hooks hooks;
+	struct client *clients;
+	struct client *dead;		/* closed this loop round, not yet freed */
+	size_t nclients;
+	uint64_t queue_drops;		/* all clients, since start */
+};
+
+static size_t queued(const struct client *c)
+{
+	return c->out_len - c->out_off;
+}
+
+static void want_write(struct server *s, struct client *c, bool on)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0),
+		.data.ptr = c,
+	};
+
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/*
+ * Close now, free later: epoll may still hold this client's events in
+ * the batch being handled.
+ */
+static void drop_client(struct server *s, struct client *c, const char *why)
+{
+	struct client **pp;
+	bool had_subs = c->nsubs > 0;
+
+	log_info("client uid %u pid %d: disconnected (%s)", c->peer.uid,
+		 c->peer.pid, why);
+	for (pp = &s->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	s->nclients--;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->dead = true;
+	c->nsubs = 0;
+	c->next = s->dead;
+	s->dead = c;
+	if (had_subs && s->hooks.filter_changed)
+		s->hooks.filter_changed(s->hooks.ctx);
+}
+
+void server_reap(struct server *s)
+{
+	while (s->dead) {
+		struct client *c = s->dead;
+
+		s->dead = c->next;
+		linebuf_free(&c->in);
+		free(c->out);
+		free(c);
+	}
+}
+
+/* Write what the socket takes now. Returns -1 if the client is gone. */
+static int flush(struct server *s, struct client *c)
+{
+	while (queued(c)) {
+		ssize_t n = send(c->fd, c->out + c->out_off, queued(c),
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			want_write(s, c, true);
+			return 0;
+		}
+		if (n <= 0) {
+			drop_client(s, c, "write failed");
+			return -1;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	c->full_since = 0;
+	want_write(s, c, false);
+	if (c->closing) {
+		drop_client(s, c, "closed by broker");
+		return -1;
+	}
+	return 0;
+}
+
+/* Append one line if it fits in the bounded queue. */
+static bool enqueue(struct server *s, struct client *c, const char *line,
+		    size_t len)
+{
+	if (c->out_off && c->out_len + len + 1 > s->opts.queue_bytes) {
+		memmove(c->out, c->out + c->out_off, queued(c));
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->out_len + len + 1 > s->opts.queue_bytes)
+		return false;
+	memcpy(c->out + c->out_len, line, len);
+	c->out[c->out_len + len] = '\n';
+	c->out_len += len + 1;
+	return true;
+}
+
+static void send_obj(struct server *s, struct client *c, json_object *obj)
+{
+	size_t len;
+	const char *line = pgoff_json_line(obj, &len);
+
+	/* replies go out even to a full queue's client: it asked */
+	if (!enqueue(s, c, line, len))
+		log_warnx("client uid %u pid %d: reply lost, queue full",
+			  c->peer.uid, c->peer.pid);
+	json_object_put(obj);
+}
+
+static void send_error(struct server *s, struct client *c,
+		       const struct pgoff_request *req, const char *code,
+		       const char *message)
+{
+	send_obj(s, c, pgoff_reply_error(req, code, message));
+}
+
+static void answer_hello(struct server *s, struct client *c,
+			 const struct pgoff_request *req)
+{
+	json_object *r;
+
+	if (req->hello.version != PGOFF_PROTO_VERSION) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg),
+			 "protocol version %lld is not supported; this pgoffd "
+			 "speaks version %d",
+			 (long long)req->hello.version, PGOFF_PROTO_VERSION);
+		send_error(s, c, req, PGOFF_ERR_VERSION, msg);
+		return;
+	}
+	c->said_hello = true;
+	r = pgoff_reply_ok(req);
+	json_object_object_add(r, "version",
+			       json_object_new_int(PGOFF_PROTO_VERSION));
+	json_object_object_add(r, "broker", json_object_new_string(
+				       "pgoffd " PGOFF_VERSION));
+	send_obj(s, c, r);
+}
+
+static void answer_status(struct server *s, struct client *c,
+			  const struct pgoff_request *req)
+{
+	json_object *r = pgoff_reply_ok(req);
+
+	if (s->hooks.status)
+		s->hooks.status(s->hooks.ctx, r);
+	send_obj(s, c, r);
+}
+
+static void answer_subscribe(struct server *s, struct client *c,
+			     const struct pgoff_request *req)
+{
+	struct subscription *sub;
+	json_object *r;
+	uint64_t effective;
+
+	if (c->nsubs == MAX_SUBSCRIPTIONS) {
+		char msg[80];
+
+		snprintf(msg, sizeof(msg),
+			 "at most %d subscriptions per connection",
+			 MAX_SUBSCRIPTIONS);
+		send_error(s, c, req, PGOFF_ERR_LIMIT, msg);
+		return;
+	}
+	sub = &c->subs[c->nsubs++];
+	sub->id = ++c->next_sub_id;
+	sub->filter = req->subscribe;
+	effective = sub->filter.min_duration_ns > s->opts.min_floor_ns ?
+			    sub->filter.min_duration_ns :
+			    s->opts.min_floor_ns;
+	log_info("client uid %u pid %d: subscription %u, %zu pids, min %llu ns",
+		 c->peer.uid, c->peer.pid, sub->id, sub->filter.npids,
+		 (unsigned long long)effective);
+	r = pgoff_reply_ok(req);
+	json_object_object_add(r, "subscription", json_object_new_int64(sub->id));
+	json_object_object_add(r, "min_duration_ns",
+			       json_object_new_int64((int64_t)effective));
+	send_obj(s, c, r);
+	if (s->hooks.filter_changed)
+		s->hooks.filter_changed(s->hooks.ctx);
+}
+
+static void answer(struct server *s, struct client *c, const char *line,
+		   size_t len)
+{
+	struct pgoff_request req;
+	struct pgoff_error err;
+
+	if (pgoff_request_decode(line, len, &req, &err)) {
+		send_error(s, c, req.has_id ? &req : NULL, err.code,
+			   err.message);
+		return;
+	}
+	if (!c->said_hello && req.op != PGOFF_OP_HELLO) {
+		send_error(s, c, &req, PGOFF_ERR_NEED_HELLO,
+			   "the first request must be hello");
+		return;
+	}
+	switch (req.op) {
+	case PGOFF_OP_HELLO:
+		answer_hello(s, c, &req);
+		break;
+	case PGOFF_OP_STATUS:
+		answer_status(s, c, &req);
+		break;
+	case PGOFF_OP_SUBSCRIBE:
+		answer_subscribe(s, c, &req);
+		break;
+	}
+}
+
+static void on_readable(struct server *s, struct client *c)
+{
+	for (;;) {
+		ssize_t n = linebuf_fill(&c->in, c->fd);
+		char *line;
+		size_t len;
+		int got;
+
+		if (n == -EAGAIN)
+			break;
+		if (n == 0 || (n < 0 && n != -EMSGSIZE)) {
+			drop_client(s, c, n == 0 ? "closed by client" :
+						   "read failed");
+			return;
+		}
+		while ((got = linebuf_next(&c->in, &line, &len)) == 1)
+			answer(s, c, line, len);
+		if (got == -EMSGSIZE || n == -EMSGSIZE) {
+			/* framing is lost: say why, then close */
+			send_error(s, c, NULL, PGOFF_ERR_LINE_TOO_LONG,
+				   "request line longer than 4096 bytes");
+			c->closing = true;
+			break;
+		}
+	}
+	flush(s, c);
+}
+
+static void accept_one(struct server *s)
+{
+	struct client *c;
+	struct epoll_event ev;
+	char msg[256];
+	int fd = accept4(s->listen_fd, NULL, NULL,
+			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("accept");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || linebuf_init(&c->in, PGOFF_MAX_REQUEST_LINE) ||
+	    !(c->out = malloc(s->opts.queue_bytes))) {
+		log_warnx("out of memory for a new client");
+		if (c)
+			linebuf_free(&c->in);
+		free(c);
+		close(fd);
+		return;
+	}
+	c->kind = OWNER_CLIENT;
+	c->fd = fd;
+	if (control_socket_peer(fd, &c->peer)) {
+		log_warn("cannot read peer credentials");
+		goto refuse;
+	}
+	if (!peer_allowed(&c->peer, s->opts.group)) {
+		log_warnx("client uid %u pid %d: denied (not in group %s)",
+			  c->peer.uid, c->peer.pid, s->opts.group_name);
+		snprintf(msg, sizeof(msg),
+			 "permission denied: uid %u is not in group '%s'; ask "
+			 "an administrator to add you to it",
+			 c->peer.uid, s->opts.group_name);
+		goto refuse_with;
+	}
+	if (s->nclients >= s->opts.max_clients) {
+		log_warnx("client uid %u pid %d: refused, %zu clients",
+			  c->peer.uid, c->peer.pid, s->nclients);
+		snprintf(msg, sizeof(msg), "pgoffd serves at most %zu clients",
+			 s->opts.max_clients);
+		goto refuse_with;
+	}
+	ev.events = EPOLLIN | EPOLLRDHUP;
+	ev.data.ptr = c;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		log_warn("epoll_ctl");
+		goto refuse;
+	}
+	c->next = s->clients;
+	s->clients = c;
+	s->nclients++;
+	log_info("client uid %u pid %d: connected", c->peer.uid, c->peer.pid);
+	return;
+
+refuse_with: {
+		/* one error line on a fresh socket always fits; then close */
+		json_object *e = pgoff_reply_error(NULL,
+			s->nclients >= s->opts.max_clients &&
+				peer_allowed(&c->peer, s->opts.group) ?
+				PGOFF_ERR_TOO_MANY : PGOFF_ERR_FORBIDDEN,
+			msg);
+		size_t len;
+		const char *line = pgoff_json_line(e, &len);
+
+		if (send(fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ||
+		    send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			log_debug("could not tell the refused client why");
+		json_object_put(e);
+	}
+refuse:
+	close(fd);
+	linebuf_free(&c->in);
+	free(c->out);
+	free(c);
+}
+
+int server_open(struct server **out, const struct server_opts *opts,
+		const struct server_hooks *hooks, int epfd)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd;
+
+	if (!s)
+		return -ENOMEM;
+	fd = control_socket_create(opts->socket_path, opts->group);
+	if (fd < 0) {
+		free(s);
+		return fd;
+	}
+	s->kind = OWNER_LISTEN;
+	s->listen_fd = fd;
+	s->epfd = epfd;
+	s->opts = *opts;
+	s->socket_path = strdup(opts->socket_path);
+	s->opts.socket_path = s->socket_path;
+	s->hooks = *hooks;
+	ev.data.ptr = s;
+	if (!s->socket_path || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int err = s->socket_path ? -errno : -ENOMEM;
+
+		unlink(opts->socket_path);
+		close(fd);
+		free(s->socket_path);
+		free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void server_close(struct server *s, const char *reason)
+{
+	if (!s)
+		return;
+	s->hooks.filter_changed = NULL;
+	while (s->clients) {
+		struct client *c = s->clients;
+		json_object *bye = json_object_new_object();
+		size_t len;
+		const char *line;
+
+		json_object_object_add(bye, "type", json_object_new_string("bye"));
+		json_object_object_add(bye, "reason",
+				       json_object_new_string(reason));
+		line = pgoff_json_line(bye, &len);
+		enqueue(s, c, line, len);
+		json_object_put(bye);
+		c->closing = true;
+		if (flush(s, c) == 0 && s->clients == c)
+			drop_client(s, c, "broker exiting");
+	}
+	server_reap(s);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listen_fd, NULL);
+	close(s->listen_fd);
+	if (unlink(s->socket_path))
+		log_warn("cannot remove %s", s->socket_path);
+	free(s->socket_path);
+	free(s);
+}
+
+void server_handle(struct server *s, void *ptr, uint32_t events)
+{
+	struct client *c = ptr;
+
+	if (ptr == s) {
+		accept_one(s);
+		return;
+	}
+	if (c->dead)
+		return;
+	if (events & EPOLLOUT) {
+		if (flush(s, c))
+			return;
+	}
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		on_readable(s, c);
+}
+
+void server_tick(struct server *s)
+{
+	time_t now = time(NULL);
+	struct client *c = s->clients, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->full_since &&
+		    now - c->full_since >= (time_t)s->opts.stuck_timeout_s)
+			drop_client(s, c, "stopped reading");
+	}
+}
+
+static bool matches(const struct subscription *sub, uint64_t floor_ns,
+		    const struct event_meta *m)
+{
+	const struct pgoff_filter *f = &sub->filter;
+	uint64_t min = f->min_duration_ns > floor_ns ? f->min_duration_ns :
+						       floor_ns;
+
+	if (m->duration_ns < min)
+		return false;
+	if (!f->npids)
+		return true;
+	for (size_t i = 0; i < f->npids; i++)
+		if (f->pids[i] == m->tgid)
+			return true;
+	return false;
+}
+
+static void deliver(struct server *s, struct client *c, const char *line,
+		    size_t len)
+{
+	if (c->dropped) {
+		char note[128];
+		int n = snprintf(note, sizeof(note),
+				 "{\"type\":\"dropped\",\"count\":%llu,"
+				 "\"cause\":\"" PGOFF_DROP_CLIENT_QUEUE "\"}",
+				 (unsigned long long)c->dropped);
+
+		/* the loss is told before the next event, or both wait */
+		if (queued(c) + (size_t)n + len + 2 > s->opts.queue_bytes ||
+		    !enqueue(s, c, note, (size_t)n))
+			goto lost;
+		c->dropped = 0;
+	}
+	if (enqueue(s, c, line, len)) {
+		flush(s, c);
+		return;
+	}
+lost:
+	c->dropped++;
+	s->queue_drops++;
+	if (!c->full_since)
+		c->full_since = time(NULL);
+}
+
+void server_publish(struct server *s, const char *line, size_t len,
+		    const struct event_meta *meta)
+{
+	struct client *c = s->clients, *next;
+
+	for (; c; c = next) {
+		next = c->next;	/* deliver may drop c */
+		for (size_t i = 0; i < c->nsubs; i++) {
+			if (matches(&c->subs[i], s->opts.min_floor_ns, meta)) {
+				deliver(s, c, line, len);
+				break;
+			}
+		}
+	}
+}
+
+void server_publish_drop(struct server *s, const char *cause, uint64_t count)
+{
+	struct client *c = s->clients, *next;
+	char line[160];
+	int n = snprintf(line, sizeof(line),
+			 "{\"type\":\"dropped\",\"count\":%llu,\"cause\":\"%s\"}",
+			 (unsigned long long)count, cause);
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->nsubs)
+			deliver(s, c, line, (size_t)n);
+	}
+}
+
+size_t server_client_count(const struct server *s)
+{
+	return s->nclients;
+}
+
+uint64_t server_queue_drops(const struct server *s)
+{
+	return s->queue_drops;
+}
+
+bool server_filter_union(const struct server *s, uint64_t *min_ns,
+			 uint32_t *pids, size_t max_pids, size_t *npids)
+{
+	bool any = false, all_pids = false;
+	size_t n = 0;
+
+	*min_ns = UINT64_MAX;
+	for (const struct client *c = s->clients; c; c = c->next) {
+		for (size_t i = 0; i < c->nsubs; i++) {
+			const struct pgoff_filter *f = &c->subs[i].filter;
+
+			any = true;
+			if (f->min_duration_ns < *min_ns)
+				*min_ns = f->min_duration_ns;
+			if (!f->npids)
+				all_pids = true;
+			for (size_t j = 0; j < f->npids && !all_pids; j++) {
+				size_t k;
+
+				for (k = 0; k < n && pids[k] != f->pids[j]; k++)
+					;
+				if (k < n)
+					continue;
+				if (n == max_pids)	/* filter the rest here */
+					all_pids = true;
+				else
+					pids[n++] = f->pids[j];
+			}
+		}
+	}
+	if (*min_ns < s->opts.min_floor_ns)
+		*min_ns = s->opts.min_floor_ns;
+	*npids = all_pids ? 0 : n;
+	return any;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * server.h - the permission-checked Unix socket: accept, authorize with
+ * the peer's kernel credentials, answer requests, fan events out to
+ * subscribers through bounded per-client queues.
+ */
+#ifndef PGOFF_SERVER_H
+#define PGOFF_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+#include "broker/event.h"
+#include "protocol/protocol.h"
+
+struct server;
+
+struct server_opts {
+	const char *socket_path;
+	const char *group_name;		/* access group */
+	gid_t group;
+	size_t max_clients;
+	size_t queue_bytes;		/* per-client output queue */
+	unsigned int stuck_timeout_s;	/* queue full this long: cut off */
+	uint64_t min_floor_ns;		/* no subscription goes below this */
+};
+
+struct server_hooks {
+	/* fill a status reply with the broker's own fields */
+	void (*status)(void *ctx, json_object *reply);
+	/* the union of subscriptions changed: push it into the kernel */
+	void (*filter_changed)(void *ctx);
+	void *ctx;
+};
+
+/* Creates the socket (see server.c for the checks) and registers with epfd. */
+int server_open(struct server **out, const struct server_opts *opts,
+		const struct server_hooks *hooks, int epfd);
+/* Tell every client why ("bye"), close them, remove the socket. NULL-safe. */
+void server_close(struct server *s, const char *reason);
+
+/* Every epoll data pointer that is not the broker's own goes here. */
+void server_handle(struct server *s, void *ptr, uint32_t events);
+/* Free clients closed during this loop round; call after each batch. */
+void server_reap(struct server *s);
+/* Once a second: cut off clients that stopped reading. */
+void server_tick(struct server *s);
+
+/* One encoded event to every subscriber whose filter matches. */
+void server_publish(struct server *s, const char *line, size_t len,
+		    const struct event_meta *meta);
+/* Tell every subscriber of a loss that happened before any filter. */
+void server_publish_drop(struct server *s, const char *cause, uint64_t count);
+
+size_t server_client_count(const struct server *s);
+uint64_t server_queue_drops(const struct server *s);
+/*
+ * The union of live subscriptions: the lowest threshold and the pids
+ * (*npids == 0: every process). Returns false when nobody subscribes.
+ */
+bool server_filter_union(const struct server *s, uint64_t *min_ns,
+			 uint32_t *pids, size_t max_pids, size_t *npids);
+
+#endif

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tracer.c - open, configure, load and attach bpf/offcpu.bpf.c.
+ *
+ * Order (libbpf-tools style): open -> choose tp_btf or raw_tp programs
+ * and size the ring buffer -> load -> attach. Nothing is pinned: when
+ * pgoffd exits, even by SIGKILL, the kernel drops programs and maps.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "broker/tracer.h"
+#include "protocol/log.h"
+#include "offcpu.skel.h"
+
+struct tracer {
+	struct offcpu_bpf *skel;
+	struct ring_buffer *rb;
+	bool raw_tp;
+	uint64_t min_duration_ns;
+};
+
+/* libbpf's chatter is for debugging only. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt,
+		      va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	if (level != LIBBPF_WARN && log_get_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	log_vmsg(LOG_LEVEL_DEBUG, fmt, ap);
+	return 0;
+}
+
+/* tp_btf needs the tracepoint's BTF type in vmlinux (5.5+). */
+static bool have_tp_btf(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!vmlinux)
+		return false;
+	ok = btf__find_by_name_kind(vmlinux, "btf_trace_sched_switch",
+				    BTF_KIND_TYPEDEF) > 0;
+	btf__free(vmlinux);
+	return ok;
+}
+
+static void choose_programs(struct offcpu_bpf *s, bool raw)
+{
+	struct bpf_program *btf_progs[] = {
+		s->progs.sched_switch_btf, s->progs.sched_waking_btf,
+		s->progs.sched_fork_btf, s->progs.sched_exit_btf,
+		s->progs.sched_exec_btf,
+	};
+	struct bpf_program *raw_progs[] = {
+		s->progs.sched_switch_raw, s->progs.sched_waking_raw,
+		s->progs.sched_fork_raw, s->progs.sched_exit_raw,
+		s->progs.sched_exec_raw,
+	};
+
+	for (size_t i = 0; i < sizeof(btf_progs) / sizeof(btf_progs[0]); i++) {
+		bpf_program__set_autoload(btf_progs[i], !raw);
+		bpf_program__set_autoload(raw_progs[i], raw);
+	}
+}
+
+int tracer_open(struct tracer **out, const struct tracer_opts *opts,
+		tracer_record_fn fn, void *ctx)
+{
+	struct tracer *t;
+	int err;
+
+	libbpf_set_print(libbpf_log);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->min_duration_ns = UINT64_MAX;
+	t->raw_tp = opts->force_raw_tp || !have_tp_btf();
+
+	t->skel = offcpu_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		log_warnx("cannot open the BPF object");
+		goto cleanup;
+	}
+	choose_programs(t->skel, t->raw_tp);
+	err = bpf_map__set_max_entries(t->skel->maps.events,
+				       (__u32)opts->ringbuf_bytes);
+	if (err) {
+		log_warnx("ring buffer size %zu rejected", opts->ringbuf_bytes);
+		goto cleanup;
+	}
+	err = offcpu_bpf__load(t->skel);
+	if (err) {
+		log_warnx("loading the BPF programs failed (run with -v to see "
+			  "the verifier's log)");
+		goto cleanup;
+	}
+	err = offcpu_bpf__attach(t->skel);
+	if (err) {
+		log_warnx("attaching to the scheduler tracepoints failed");
+		goto cleanup;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx,
+				 NULL);
+	if (!t->rb) {
+		err = -errno;
+		log_warnx("cannot map the ring buffer");
+		goto cleanup;
+	}
+	*out = t;
+	return 0;
+cleanup:
+	tracer_close(t);
+	return err < 0 ? err : -EINVAL;
+}
+
+void tracer_close(struct tracer *t)
+{
+	if (!t)
+		return;
+	ring_buffer__free(t->rb);
+	offcpu_bpf__destroy(t->skel);
+	free(t);
+}
+
+const char *tracer_hook(const struct tracer *t)
+{
+	return t->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+int tracer_ring_fd(const struct tracer *t)
+{
+	return ring_buffer__epoll_fd(t->rb);
+}
+
+int tracer_consume(struct tracer *t)
+{
+	return ring_buffer__consume(t->rb);
+}
+
+int tracer_add_target(struct tracer *t, uint32_t tgid,
+		      const struct pgoff_target *target)
+{
+	int fd = bpf_map__fd(t->skel->maps.targets);
+
+	/* BPF_NOEXIST: an entry inherited at fork stays as the kernel made it */
+	if (bpf_map_update_elem(fd, &tgid, target, BPF_NOEXIST) &&
+	    errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+bool tracer_has_target(const struct tracer *t, uint32_t tgid)
+{
+	struct pgoff_target v;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.targets), &tgid,
+				   &v) == 0;
+}
+
+size_t tracer_target_count(const struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.targets);
+	uint32_t key, next;
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		n++;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+static void clear_watch_pids(int fd)
+{
+	uint32_t key;
+
+	/* Deleting the first key each time never skips one. */
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		bpf_map_delete_elem(fd, &key);
+}
+
+int tracer_set_filter(struct tracer *t, uint64_t min_duration_ns,
+		      const uint32_t *pids, size_t npids)
+{
+	int fd = bpf_map__fd(t->skel->maps.watch_pids);
+	uint8_t one = 1;
+
+	/* Widen first, then narrow: no wanted record is lost on the way. */
+	t->skel->bss->filter_pids = 0;
+	clear_watch_pids(fd);
+	for (size_t i = 0; i < npids; i++)
+		if (bpf_map_update_elem(fd, &pids[i], &one, BPF_ANY))
+			return -errno;
+	t->skel->data->min_duration_ns = min_duration_ns;
+	t->skel->bss->filter_pids = npids > 0;
+	t->min_duration_ns = min_duration_ns;
+	return 0;
+}
+
+void tracer_mute(struct tracer *t)
+{
+	t->skel->data->min_duration_ns = UINT64_MAX;
+	t->min_duration_ns = UINT64_MAX;
+}
+
+uint64_t tracer_min_duration(const struct tracer *t)
+{
+	return t->min_duration_ns;
+}
+
+int tracer_counters(const struct tracer *t, uint64_t out[PGOFF_CNT__COUNT])
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < PGOFF_CNT__COUNT; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tracer.h - the BPF side as pgoffd sees it: load, attach, push the
+ * filter down, feed targets, read records and loss counters.
+ */
+#ifndef PGOFF_TRACER_H
+#define PGOFF_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "bpf/offcpu.h"
+
+struct tracer;
+
+struct tracer_opts {
+	size_t ringbuf_bytes;	/* power of two, >= page size */
+	bool force_raw_tp;	/* test the fallback on a tp_btf kernel */
+};
+
+/* Called for each record; data is a struct pgoff_record. */
+typedef int (*tracer_record_fn)(void *ctx, void *data, size_t size);
+
+int tracer_open(struct tracer **out, const struct tracer_opts *opts,
+		tracer_record_fn fn, void *ctx);
+void tracer_close(struct tracer *t);	/* NULL-safe; detaches everything */
+
+const char *tracer_hook(const struct tracer *t);	/* "tp_btf" / "raw_tp" */
+int tracer_ring_fd(const struct tracer *t);
+int tracer_consume(struct tracer *t);	/* records handled, or -errno */
+
+int tracer_add_target(struct tracer *t, uint32_t tgid,
+		      const struct pgoff_target *target);
+bool tracer_has_target(const struct tracer *t, uint32_t tgid);
+size_t tracer_target_count(const struct tracer *t);
+
+/* The union of live subscriptions; npids == 0 means every process. */
+int tracer_set_filter(struct tracer *t, uint64_t min_duration_ns,
+		      const uint32_t *pids, size_t npids);
+/* Stop emitting records (no subscriber). */
+void tracer_mute(struct tracer *t);
+uint64_t tracer_min_duration(const struct tracer *t);
+
+/* Sum of the per-CPU counters, indexed by enum pgoff_counter. */
+int tracer_counters(const struct tracer *t, uint64_t out[PGOFF_CNT__COUNT]);
+
+#endif

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* conn.c - connect to pgoffd and exchange JSON lines; see conn.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "client/conn.h"
+#include "protocol/log.h"
+
+/* The group that owns the socket (or its directory): the one to join. */
+static const char *socket_group(const char *path)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+	struct group *gr;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	if (stat(path, &st) && stat(dirname(copy), &st))
+		return "pgoff";
+	gr = getgrgid(st.st_gid);
+	return gr ? gr->gr_name : "pgoff";
+}
+
+static int connect_failed(const char *path, int err)
+{
+	if (err == EACCES || err == EPERM)
+		log_warnx("permission denied on %s: join the group '%s' "
+			  "(an administrator runs: usermod -aG %s $USER; then "
+			  "log in again)", path, socket_group(path),
+			  socket_group(path));
+	else if (err == ENOENT || err == ECONNREFUSED)
+		log_warnx("pgoffd is not running (no broker at %s); start it "
+			  "or pass --socket / PGOFF_SOCKET", path);
+	else
+		log_warnx("cannot connect to %s: %s", path, strerror(err));
+	return EXIT_NOCONNECT;
+}
+
+int conn_open(struct conn *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pgoff_request hello = { .op = PGOFF_OP_HELLO };
+	json_object *reply;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->path = path;
+	c->next_id = 1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_warnx("socket path too long: %s", path);
+		return EXIT_USAGE;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (linebuf_init(&c->in, PGOFF_MAX_LINE))
+		return EXIT_ERROR;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return EXIT_ERROR;
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return connect_failed(path, errno);
+	hello.hello.version = PGOFF_PROTO_VERSION;
+	ret = conn_request(c, &hello, &reply);
+	if (ret == EXIT_OK)
+		json_object_put(reply);
+	return ret;
+}
+
+void conn_close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	linebuf_free(&c->in);
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
+{
+	struct pgoff_error err;
+	json_object *obj = NULL;
+	const char *line;
+	size_t len;
+	int ret;
+
+	req->has_id = true;
+	req->id = c->next_id++;
+	obj = pgoff_request_encode(req);
+	line = pgoff_json_line(obj, &len);
+	ret = send_all(c->fd, line, len);
+	if (!ret)
+		ret = send_all(c->fd, "\n", 1);
+	json_object_put(obj);
+	/* a refused connection may be closed before we could write: read why */
+	do {
+		obj = NULL;
+		ret = conn_next(c, &obj, 10000);
+	} while (ret == 1 && !json_object_object_get_ex(obj, "ok", NULL) &&
+		 (json_object_put(obj), 1));
+	if (ret == 0) {
+		log_warnx("pgoffd did not answer within 10 s");
+		return EXIT_ERROR;
+	}
+	if (ret < 0) {
+		log_warnx("connection to pgoffd lost: %s", strerror(-ret));
+		return EXIT_ERROR;
+	}
+	if (pgoff_reply_check(obj, &err)) {
+		json_object_put(obj);
+		if (strcmp(err.code, PGOFF_ERR_FORBIDDEN) == 0) {
+			log_warnx("%s", err.message);
+			return EXIT_NOCONNECT;
+		}
+		if (strcmp(err.code, PGOFF_ERR_VERSION) == 0) {
+			log_warnx("incompatible pgoffctl and pgoffd: %s",
+				  err.message);
+			return EXIT_ERROR;
+		}
+		log_warnx("pgoffd refused the request: %s", err.message);
+		return EXIT_ERROR;
+	}
+	*reply = obj;
+	return EXIT_OK;
+}
+
+int conn_next(struct conn *c, json_object **obj, int timeout_ms)
+{
+	struct pgoff_error err;
+	char *line;
+	size_t len;
+
+	for (;;) {
+		int got = linebuf_next(&c->in, &line, &len);
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (got == 1) {
+			*obj = pgoff_parse_line(line, len, 64, &err);
+			if (!*obj) {
+				log_warnx("bad line from pgoffd: %s", err.message);
+				return -EPROTO;
+			}
+			return 1;
+		}
+		if (got < 0)
+			return -EMSGSIZE;
+		r = poll(&pfd, 1, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return 0;
+		n = linebuf_fill(&c->in, c->fd);
+		if (n == 0 || n == -ECONNRESET)
+			return -EPIPE;
+		if (n < 0 && n != -EAGAIN)
+			return (int)n;
+	}
+}

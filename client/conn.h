@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* conn.h - pgoffctl's connection to pgoffd: connect, hello, requests, stream. */
+#ifndef PGOFF_CONN_H
+#define PGOFF_CONN_H
+
+#include <json-c/json.h>
+#include "protocol/linebuf.h"
+#include "protocol/protocol.h"
+
+/* Exit codes, documented in pgoffctl --help and the README. */
+enum {
+	EXIT_OK = 0,
+	EXIT_ERROR = 1,
+	EXIT_USAGE = 2,
+	EXIT_NOCONNECT = 3,	/* cannot connect or permission denied */
+	EXIT_TIMEOUT = 4,	/* --timeout before --count events */
+};
+
+struct conn {
+	int fd;
+	const char *path;
+	struct linebuf in;
+	int64_t next_id;
+};
+
+/* Connect and say hello. On failure prints why and returns an exit code. */
+int conn_open(struct conn *c, const char *path);
+void conn_close(struct conn *c);
+
+/* Send a request, wait for its reply; exit code on failure (printed). */
+int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply);
+
+/*
+ * Next line from the broker as an object, waiting at most timeout_ms
+ * (-1: forever). Returns 1 with *obj, 0 on timeout, or -errno
+ * (-EPIPE: the broker closed the connection).
+ */
+int conn_next(struct conn *c, json_object **obj, int timeout_ms);
+
+#endif

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pgoffctl - the unprivileged client of pgoffd.
+ *
+ *   pgoffctl status
+ *   pgoffctl watch --pid 4242 --min 5ms --count 1 --timeout 60s --json
+ *
+ * stdout carries data only; messages go to stderr. Exit codes: see conn.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "client/conn.h"
+#include "client/render.h"
+#include "protocol/log.h"
+#include "protocol/units.h"
+
+#define DEFAULT_SOCKET "/run/pgoff/pgoffd.sock"
+
+static const char *socket_path(const char *opt)
+{
+	const char *env = getenv("PGOFF_SOCKET");
+
+	return opt ? opt : (env && *env ? env : DEFAULT_SOCKET);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: pgoffctl [--socket PATH] COMMAND [options]\n"
+"See where PostgreSQL backends spend their time off the CPU.\n"
+"\n"
+"commands:\n"
+"  status    the broker: version, uptime, clients, traced processes, losses\n"
+"  watch     live off-CPU intervals, one line each (--help for options)\n"
+"\n"
+"The socket is --socket, else $PGOFF_SOCKET, else " DEFAULT_SOCKET ".\n"
+"Exit codes: 0 ok, 1 error, 2 usage, 3 cannot connect or permission denied,\n"
+"4 --timeout reached before --count events.\n");
+}
+
+static void watch_usage(FILE *f)
+{
+	fprintf(f,
+"usage: pgoffctl watch [options]\n"
+"Print off-CPU intervals of PostgreSQL processes as they end.\n"
+"\n"
+"  --pid N           only this process (repeatable)\n"
+"  --min DURATION    only intervals at least this long (default 1ms);\n"
+"                    units ns, us, ms, s, m: 500us, 5ms, 1.5s\n"
+"  --count N         exit 0 after N events\n"
+"  --timeout DUR     exit 4 if --count events did not come in time\n"
+"                    (without --count: exit 0 after DUR)\n"
+"  --json            one JSON object per line (see PROTOCOL.md)\n"
+"  --socket PATH     broker socket\n"
+"\n"
+"examples:\n"
+"  pgoffctl watch --pid 4242 --min 100ms\n"
+"  pgoffctl watch --pid 4242 --min 1s --count 1 --timeout 60s --json\n");
+}
+
+/* stdout went away (| head): that is how pipes end, not an error. */
+static void check_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (errno == EPIPE)
+			exit(EXIT_OK);
+		log_warn("writing output");
+		exit(EXIT_ERROR);
+	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int cmd_status(int argc, char **argv, const char *sock)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct pgoff_request req = { .op = PGOFF_OP_STATUS };
+	bool json = false;
+	struct conn c;
+	json_object *reply;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'j') {
+			json = true;
+		} else if (opt == 's') {
+			sock = optarg;
+		} else if (opt == 'h') {
+			printf("usage: pgoffctl status [--json] [--socket PATH]\n");
+			return EXIT_OK;
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	ret = conn_open(&c, socket_path(sock));
+	if (ret == EXIT_OK && (ret = conn_request(&c, &req, &reply)) == EXIT_OK) {
+		if (json) {
+			json_object_object_del(reply, "id");
+			json_object_object_del(reply, "ok");
+			printf("%s\n", pgoff_json_line(reply, NULL));
+		} else {
+			render_status(stdout, reply);
+		}
+		json_object_put(reply);
+		check_stdout();
+	}
+	conn_close(&c);
+	return ret;
+}
+
+struct watch_opts {
+	struct pgoff_request req;
+	uint64_t count;			/* 0: unlimited */
+	uint64_t timeout_ns;		/* 0: none */
+	bool json;
+};
+
+static int parse_watch(int argc, char **argv, struct watch_opts *w,
+		       const char **sock)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "min", required_argument, NULL, 'm' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct pgoff_filter *f = &w->req.subscribe;
+	uint64_t v;
+	int opt;
+
+	w->req.op = PGOFF_OP_SUBSCRIBE;
+	f->min_duration_ns = 1000000;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (pgoff_parse_u64(optarg, 1, PGOFF_PID_MAX, &v)) {
+				log_warnx("--pid: '%s' is not a process id", optarg);
+				return EXIT_USAGE;
+			}
+			if (f->npids == PGOFF_MAX_FILTER_PIDS) {
+				log_warnx("--pid: at most %d processes",
+					  PGOFF_MAX_FILTER_PIDS);
+				return EXIT_USAGE;
+			}
+			f->pids[f->npids++] = (uint32_t)v;
+			break;
+		case 'm':
+			if (pgoff_parse_duration(optarg, &f->min_duration_ns)) {
+				log_warnx("--min: '%s' is not a duration such as "
+					  "500us, 5ms or 1.5s", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			if (pgoff_parse_u64(optarg, 1, UINT32_MAX, &w->count)) {
+				log_warnx("--count: '%s' is not a positive number",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 't':
+			if (pgoff_parse_duration(optarg, &w->timeout_ns) ||
+			    !w->timeout_ns) {
+				log_warnx("--timeout: '%s' is not a duration such "
+					  "as 30s or 5m", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			w->json = true;
+			break;
+		case 's':
+			*sock = optarg;
+			break;
+		case 'h':
+			watch_usage(stdout);
+			exit(EXIT_OK);
+		default:
+			watch_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		log_warnx("watch: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* A stream item: print an event, report a loss. Returns 1 for an event. */
+static int handle_item(json_object *obj, bool json)
+{
+	const char *type = "", *cause = "?";
+	int64_t n = 0;
+
+	pgoff_get_string(obj, "type", &type);
+	if (strcmp(type, "offcpu") == 0) {
+		if (json)
+			printf("%s\n", pgoff_json_line(obj, NULL));
+		else
+			render_event(stdout, obj);
+		check_stdout();
+		return 1;
+	}
+	if (strcmp(type, "dropped") == 0) {
+		pgoff_get_int64(obj, "count", &n);
+		pgoff_get_string(obj, "cause", &cause);
+		log_warnx("%lld events lost before this point (%s)",
+			  (long long)n, cause);
+	} else if (strcmp(type, "bye") == 0) {
+		pgoff_get_string(obj, "reason", &cause);
+		log_warnx("pgoffd closed the stream (%s)", cause);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_watch(int argc, char **argv, const char *sock)
+{
+	struct watch_opts w = { 0 };
+	int64_t deadline = 0;
+	uint64_t seen = 0;
+	json_object *reply;
+	struct conn c;
+	int ret;
+
+	ret = parse_watch(argc, argv, &w, &sock);
+	if (ret != EXIT_OK)
+		return ret;
+	ret = conn_open(&c, socket_path(sock));
+	if (ret != EXIT_OK)
+		goto out;
+	ret = conn_request(&c, &w.req, &reply);
+	if (ret != EXIT_OK)
+		goto out;
+	json_object_put(reply);
+	if (w.timeout_ns)
+		deadline = now_ms() + (int64_t)(w.timeout_ns / 1000000);
+	if (!w.json && isatty(STDOUT_FILENO))
+		render_event_header(stdout);
+
+	while (!w.count || seen < w.count) {
+		int64_t left = deadline ? deadline - now_ms() : -1;
+		json_object *obj;
+		int r, item;
+
+		if (deadline && left <= 0) {
+			ret = w.count ? EXIT_TIMEOUT : EXIT_OK;
+			if (w.count)
+				log_warnx("timeout: %llu of %llu events",
+					  (unsigned long long)seen,
+					  (unsigned long long)w.count);
+			goto out;
+		}
+		r = conn_next(&c, &obj, deadline ? (int)left : -1);
+		if (r == 0)
+			continue;
+		if (r < 0) {
+			log_warnx("connection to pgoffd lost: %s", strerror(-r));
+			ret = EXIT_ERROR;
+			goto out;
+		}
+		item = handle_item(obj, w.json);
+		json_object_put(obj);
+		if (item < 0) {
+			ret = EXIT_ERROR;
+			goto out;
+		}
+		seen += (uint64_t)item;
+	}
+	ret = EXIT_OK;
+out:
+	conn_close(&c);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	const char *sock = NULL, *cmd;
+	int opt;
+
+	log_init("pgoffctl", LOG_LEVEL_INFO);
+	signal(SIGPIPE, SIG_IGN);	/* EPIPE is handled where it happens */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* "+": options after the command belong to the command */
+	while ((opt = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			sock = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("pgoffctl %s\n", PGOFF_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[optind];
+	argc -= optind;
+	argv += optind;
+	optind = 1;
+	if (strcmp(cmd, "status") == 0)
+		return cmd_status(argc, argv, sock);
+	if (strcmp(cmd, "watch") == 0)
+		return cmd_watch(argc, argv, sock);
+	if (strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	log_warnx("unknown command '%s' (try pgoffctl --help)", cmd);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* render.c - tables for humans; --json output never passes through here. */
+#include <inttypes.h>
+#include <string.h>
+#include "client/render.h"
+#include "protocol/protocol.h"
+#include "protocol/units.h"
+
+static const char *str_or(json_object *o, const char *key, const char *dflt)
+{
+	const char *s;
+
+	return o && pgoff_get_string(o, key, &s) ? s : dflt;
+}
+
+static const char *dur(json_object *o, const char *key, char *buf, size_t len)
+{
+	int64_t ns;
+
+	if (!pgoff_get_int64(o, key, &ns) || ns < 0)
+		return "?";
+	return pgoff_format_duration((uint64_t)ns, buf, len);
+}
+
+void render_event_header(FILE *out)
+{
+	fprintf(out, "%-15s %7s %9s %9s %-6s %-28s %-18s %-22s %s\n", "TIME",
+		"PID", "DURATION", "RUNQ", "WAIT", "PG WAIT EVENT", "BACKEND",
+		"WOKEN BY", "STACK");
+}
+
+void render_event(FILE *out, json_object *ev)
+{
+	char d[PGOFF_DURATION_BUFSZ], rq[PGOFF_DURATION_BUFSZ];
+	char pgwait[64] = "-", waker[48] = "-", stack[160] = "";
+	json_object *pg = NULL, *w = NULL, *st = NULL;
+	const char *time = str_or(ev, "time", "?");
+	int64_t pid = 0, wpid;
+
+	json_object_object_get_ex(ev, "pg", &pg);
+	json_object_object_get_ex(ev, "waker", &w);
+	json_object_object_get_ex(ev, "stack", &st);
+	pgoff_get_int64(ev, "pid", &pid);
+	if (pg && str_or(pg, "wait_event_type", NULL))
+		snprintf(pgwait, sizeof(pgwait), "%s:%s",
+			 str_or(pg, "wait_event_type", "?"),
+			 str_or(pg, "wait_event", "?"));
+	if (w && pgoff_get_int64(w, "pid", &wpid))
+		snprintf(waker, sizeof(waker), "%" PRId64 " %s", wpid,
+			 str_or(w, "comm", "?"));
+	/* the first frames say why; the full stack is in --json */
+	for (size_t i = 0; st && i < json_object_array_length(st) && i < 3; i++) {
+		const char *f = json_object_get_string(
+			json_object_array_get_idx(st, i));
+		size_t used = strlen(stack);
+
+		snprintf(stack + used, sizeof(stack) - used, "%s%s",
+			 i ? " < " : "", f ? f : "?");
+	}
+	/* "2026-12-02T14:26:25.178564Z" -> "14:26:25.178564" */
+	if (strlen(time) >= 26)
+		time += 11;
+	fprintf(out, "%-15.15s %7" PRId64 " %9s %9s %-6s %-28s %-18s %-22s %s\n",
+		time, pid, dur(ev, "duration_ns", d, sizeof(d)),
+		dur(ev, "runq_ns", rq, sizeof(rq)), str_or(ev, "wait", "?"),
+		pgwait, str_or(pg, "backend_type", "-"), waker, stack);
+}
+
+void render_status(FILE *out, json_object *status)
+{
+	json_object_object_foreach(status, key, val) {
+		if (strcmp(key, "id") == 0 || strcmp(key, "ok") == 0)
+			continue;
+		if (json_object_is_type(val, json_type_object)) {
+			fprintf(out, "%s:\n", key);
+			json_object_object_foreach(val, k2, v2)
+				fprintf(out, "  %-20s %s\n", k2,
+					json_object_get_string(v2));
+		} else {
+			fprintf(out, "%-22s %s\n", key,
+				val ? json_object_get_string(val) : "-");
+		}
+	}
+}

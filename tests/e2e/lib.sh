@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared by the end-to-end tests and the demo: a real PostgreSQL 15 cluster
+# in a temp dir, pgoff installed into a world-readable prefix, a real
+# pgoffd, and two real users: one in the access group, one outside it.
+#
+# Output: TAP-style "ok - name" / "not ok - name" lines (tests/run.sh counts
+# them). With CI=true a missing prerequisite is a failure, never a skip.
+
+set -u
+E2E_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+E2E_GROUP=pgoffe2e
+E2E_MEMBER=pgoffe2e_in
+E2E_OUTSIDER=pgoffe2e_out
+E2E_BROKER_PID=
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+# check NAME COMMAND...: one test line from a command's status
+check() {
+	local name=$1; shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+note() { echo "# $*"; }
+
+# Prerequisites: root, BTF, BPF, PostgreSQL 15. Outside CI a missing one
+# skips the file with a reason; in CI it fails.
+e2e_require() {
+	local why=
+	[ "$(id -u)" = 0 ] || why="not root"
+	[ -r /sys/kernel/btf/vmlinux ] || why="${why:+$why, }no kernel BTF"
+	[ -x "$PGBIN/postgres" ] || why="${why:+$why, }no PostgreSQL 15 in $PGBIN"
+	id postgres >/dev/null 2>&1 || why="${why:+$why, }no postgres user"
+	[ -x "$E2E_TOP/build/pgoffd" ] || why="${why:+$why, }pgoffd not built"
+	if [ -n "$why" ]; then
+		if [ "${CI:-}" = true ]; then
+			not_ok "e2e prerequisites: $why"
+			exit 1
+		fi
+		echo "# SKIP e2e: $why (set CI=true to make this a failure)"
+		exit 0
+	fi
+}
+
+e2e_setup() {
+	E2E_DIR=$(mktemp -d /tmp/pgoff-e2e.XXXXXX)
+	chmod 0755 "$E2E_DIR"
+	trap e2e_cleanup EXIT
+	# a world-readable install: a 0700 home would hide the binaries
+	make -s -C "$E2E_TOP" install PREFIX="$E2E_DIR/prefix" >/dev/null
+	PGOFFD=$E2E_DIR/prefix/sbin/pgoffd
+	PGOFFCTL=$E2E_DIR/prefix/bin/pgoffctl
+	getent group "$E2E_GROUP" >/dev/null || groupadd --system "$E2E_GROUP"
+	id "$E2E_MEMBER" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /bin/sh -G "$E2E_GROUP" "$E2E_MEMBER"
+	id "$E2E_OUTSIDER" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /bin/sh "$E2E_OUTSIDER"
+	SOCK=$E2E_DIR/run/pgoffd.sock
+	# for jobs whose $! must be pgoffctl itself (a function call would fork)
+	AS_MEMBER=(setpriv --reuid="$E2E_MEMBER" --regid="$(id -g "$E2E_MEMBER")" --init-groups --)
+}
+
+e2e_cleanup() {
+	e2e_stop_broker TERM
+	if [ -n "${PGDATA_DIR:-}" ] && [ -f "$PGDATA_DIR/postmaster.pid" ]; then
+		su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m immediate stop" >/dev/null 2>&1
+	fi
+	pkill -KILL -u "$E2E_MEMBER" 2>/dev/null
+	pkill -KILL -u "$E2E_OUTSIDER" 2>/dev/null
+	[ -n "${E2E_DIR:-}" ] && rm -rf "$E2E_DIR"
+	userdel "$E2E_MEMBER" 2>/dev/null
+	userdel "$E2E_OUTSIDER" 2>/dev/null
+	groupdel "$E2E_GROUP" 2>/dev/null
+	return 0
+}
+
+# pg_start [extra postgres -c options...]: a throwaway cluster, PGPORT set
+pg_start() {
+	local opts="-c listen_addresses= -k $E2E_DIR/pg"
+	for o in "$@"; do opts="$opts -c $o"; done
+	PGDATA_DIR=$E2E_DIR/pg/data
+	PGPORT=$((20000 + RANDOM % 20000))
+	mkdir -p "$E2E_DIR/pg" && chown postgres "$E2E_DIR/pg"
+	su postgres -s /bin/sh -c "$PGBIN/initdb -D '$PGDATA_DIR' -A trust -U postgres" \
+		>"$E2E_DIR/initdb.log" 2>&1 || { cat "$E2E_DIR/initdb.log"; return 1; }
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -w -l '$E2E_DIR/pg/log' -o '-p $PGPORT $opts' start" \
+		>/dev/null 2>&1 || { cat "$E2E_DIR/pg/log"; return 1; }
+	export PGHOST=$E2E_DIR/pg PGPORT PGUSER=postgres PGDATABASE=postgres
+}
+
+sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# start_broker [pgoffd options...]: wait until it answers status
+e2e_start_broker() {
+	"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" "$@" 2>"$E2E_DIR/pgoffd.log" &
+	E2E_BROKER_PID=$!
+	for _ in $(seq 100); do
+		"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
+		kill -0 "$E2E_BROKER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "# pgoffd did not come up:"; sed 's/^/#   /' "$E2E_DIR/pgoffd.log"
+	return 1
+}
+
+# e2e_stop_broker SIGNAL: stop it and wait; its exit status in E2E_BROKER_RC
+e2e_stop_broker() {
+	E2E_BROKER_RC=
+	[ -n "$E2E_BROKER_PID" ] || return 0
+	kill "-$1" "$E2E_BROKER_PID" 2>/dev/null
+	wait "$E2E_BROKER_PID"
+	E2E_BROKER_RC=$?
+	E2E_BROKER_PID=
+}
+
+# as USER COMMAND...: run as one of the test users. setpriv execs the
+# command itself (runuser would stay as its parent), so $! is pgoffctl.
+as() {
+	local u=$1; shift
+	setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
+}
+
+# backend_sleep SECONDS [psql options]: a backend that prints its pid and
+# then sleeps; sets SLEEPER_PID (the backend) and SLEEPER_JOB (psql).
+backend_sleep() {
+	local secs=$1; shift
+	local out
+	out=$(mktemp "$E2E_DIR/sleeper.XXXXXX")
+	psql -X -q -At "$@" -c "select pg_backend_pid()" -c "select pg_sleep($secs)" >"$out" &
+	SLEEPER_JOB=$!
+	for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.01; done
+	SLEEPER_PID=$(head -n1 "$out")
+}
+
+# our_progs: pgoff programs loaded in the kernel (names cut at 15 chars)
+our_progs() {
+	bpftool prog show 2>/dev/null |
+		grep -cE 'name (sched_switch_|sched_waking_|sched_fork_|sched_exit_|sched_exec_)'
+}
+
+# progs_settle N: the kernel frees programs after their last fd closes,
+# a little later; wait up to 3 s for the count to come back to N
+progs_settle() {
+	for _ in $(seq 30); do [ "$(our_progs)" = "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# float comparison: between VALUE LOW HIGH
+between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }

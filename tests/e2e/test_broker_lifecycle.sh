@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# pgoffd's life: bad requests, clients killed mid-stream, clusters started
+# later, SIGTERM (bye, socket removed, nothing left in the kernel), and the
+# raw_tp fallback.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+progs_before=$(our_progs)
+
+pg_start || { not_ok "start PostgreSQL 15"; exit 1; }
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+check "BPF programs are loaded while pgoffd runs" [ "$(our_progs)" -gt "$progs_before" ]
+check "socket is 0660 with the access group" \
+	[ "$(stat -c '%a %G' "$SOCK")" = "660 $E2E_GROUP" ]
+check "socket directory is 0750" [ "$(stat -c '%a' "$(dirname "$SOCK")")" = 750 ]
+
+# Requests that are wrong in every way get an error code; the connection
+# survives all but a framing error.
+/usr/bin/python3 - "$SOCK" >"$E2E_DIR/proto.out" 2>&1 <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rwb")
+def ask(raw):
+    f.write(raw + b"\n"); f.flush()
+    line = f.readline()
+    return json.loads(line) if line else None
+def code(r): return r["error"]["code"] if r and not r["ok"] else ("ok" if r else "closed")
+print("before_hello", code(ask(b'{"op":"status","id":1}')))
+print("bad_version", code(ask(b'{"op":"hello","version":99}')))
+print("hello", code(ask(b'{"op":"hello","version":1,"id":2}')))
+print("garbage", code(ask(b'{"op":')))
+print("trailing", code(ask(b'{"op":"status"} x')))
+print("not_object", code(ask(b'[1,2]')))
+print("unknown_op", code(ask(b'{"op":"frobnicate"}')))
+print("string_pid", code(ask(b'{"op":"subscribe","pids":["123"]}')))
+print("huge_min", code(ask(b'{"op":"subscribe","min_duration_ns":99999999999999999999999}')))
+print("deep", code(ask(b'{"op":"status","x":[[[[[[[[[[1]]]]]]]]]]}')))
+print("still_alive", code(ask(b'{"op":"status","id":3}')))
+print("too_long", code(ask(b'{"op":"status","pad":"' + b"x" * 5000 + b'"}')))
+try:
+    print("after_too_long", code(ask(b'{"op":"status"}')))
+except OSError:
+    print("after_too_long closed")
+PY
+p() { grep -q "^$1 $2\$" "$E2E_DIR/proto.out"; }
+check "a request before hello: hello_required" p before_hello hello_required
+check "an unknown protocol version: unsupported_version" p bad_version unsupported_version
+check "hello: ok" p hello ok
+check "broken JSON: bad_json" p garbage bad_json
+check "data after the object: bad_json" p trailing bad_json
+check "an array: bad_json" p not_object bad_json
+check "an unknown op: unknown_op" p unknown_op unknown_op
+check "a pid as a string: bad_request" p string_pid bad_request
+check "an overflowing number: bad_request" p huge_min bad_request
+check "nesting too deep: bad_json" p deep bad_json
+check "the connection survives those errors" p still_alive ok
+check "a line over the limit: line_too_long" p too_long line_too_long
+check "... and the connection is closed" p after_too_long closed
+grep -v '^[a-z_]* [a-z_]*$' "$E2E_DIR/proto.out" | sed 's/^/# /'
+
+# A client killed while events stream to it does not hurt the broker.
+( while :; do sql -c "select pg_sleep(0.002)" >/dev/null 2>&1; done ) &
+load=$!
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --min 1ms --json >/dev/null 2>&1 &
+watcher=$!
+sleep 1.5
+{ kill -KILL "$watcher"; wait "$watcher"; } 2>/dev/null
+kill "$load"; wait "$load" 2>/dev/null
+check "pgoffd is alive after a client was killed mid-stream" kill -0 "$E2E_BROKER_PID"
+clients=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq .clients)
+check "the killed client is gone (clients = $clients, want 1: the asker)" [ "$clients" = 1 ]
+
+# A cluster started after pgoffd is found within 2 s.
+clusters_before=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq .clusters)
+second=$E2E_DIR/pg2
+mkdir -p "$second" && chown postgres "$second"
+su postgres -s /bin/sh -c "$PGBIN/initdb -D '$second/data' -A trust -U postgres" >/dev/null 2>&1
+port2=$((PGPORT + 1))
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$second/data' -w -l '$second/log' -o '-p $port2 -k $second -c listen_addresses=' start" >/dev/null 2>&1
+sleep 2.2
+clusters=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq .clusters)
+check "a cluster started after pgoffd is traced within 2 s" [ "$clusters" = $((clusters_before + 1)) ]
+backend_sleep 0.6 -h "$second" -p "$port2" -U postgres
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$SLEEPER_PID" --min 200ms \
+	--json --count 1 --timeout 15s >"$E2E_DIR/second.out" 2>&1
+wait "$SLEEPER_JOB"
+check "... and its backends' waits are reported" \
+	[ "$(jq -r '.pg.cluster.port' "$E2E_DIR/second.out" 2>/dev/null)" = "$port2" ]
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$second/data' -m fast stop" >/dev/null 2>&1
+
+# SIGTERM: subscribers are told, the socket goes, nothing stays loaded.
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --json >/dev/null 2>"$E2E_DIR/bye.err" &
+w3=$!
+sleep 0.5
+e2e_stop_broker TERM
+wait "$w3"
+check "pgoffd exits 0 on SIGTERM" [ "$E2E_BROKER_RC" = 0 ]
+check "a subscriber is told the broker is shutting down" grep -q "closed the stream (shutdown)" "$E2E_DIR/bye.err"
+check "the socket is removed" [ ! -e "$SOCK" ]
+check "no pgoff BPF program stays loaded" progs_settle "$progs_before"
+
+# A stale socket from a crashed broker is replaced; raw_tp fallback works.
+e2e_start_broker --raw-tp || { not_ok "start pgoffd --raw-tp"; exit 1; }
+kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
+check "a killed broker leaves a stale socket" [ -S "$SOCK" ]
+check "... and its BPF programs are gone with it" progs_settle "$progs_before"
+e2e_start_broker --raw-tp
+check "a new broker replaces the stale socket" [ $? = 0 ]
+"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" 2>"$E2E_DIR/second-broker.log"
+check "a second broker on a live socket refuses to start" \
+	grep -q "another pgoffd is already serving" "$E2E_DIR/second-broker.log"
+hook=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq -r .hook)
+check "--raw-tp uses the raw_tp programs" [ "$hook" = raw_tp ]
+backend_sleep 0.6
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$SLEEPER_PID" --min 200ms \
+	--json --count 1 --timeout 15s >"$E2E_DIR/raw.out" 2>&1
+wait "$SLEEPER_JOB"
+check "raw_tp: pg_sleep is reported as sleep, Timeout/PgSleep" \
+	[ "$(jq -r '.wait + " " + .pg.wait_event_type + "/" + .pg.wait_event' "$E2E_DIR/raw.out")" = "sleep Timeout/PgSleep" ]
+check "raw_tp: the event says why it has no stack" \
+	[ "$(jq -r .stack_error "$E2E_DIR/raw.out")" = "not available with the raw_tp fallback" ]

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A DBA in the group sees a real row-lock wait with `pgoffctl watch --pid`;
+# a user outside the group is refused, even on a world-writable socket.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+# deadlock_timeout well above the wait: the deadlock check's timer would
+# otherwise wake the waiter at 1 s and split the wait into two intervals.
+pg_start deadlock_timeout=10s || { not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+ok "pgoffd starts and answers status"
+
+# Session A holds the row lock for 1.2 s; session B waits for it.
+cat >"$E2E_DIR/a.sql" <<'SQL'
+select pg_backend_pid();
+begin;
+update t set v = 1 where id = 1;
+select pg_sleep(1.2);
+commit;
+SQL
+cat >"$E2E_DIR/b.sql" <<'SQL'
+select extract(epoch from clock_timestamp());
+update t set v = 2 where id = 1;
+select extract(epoch from clock_timestamp());
+SQL
+sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
+a_job=$!
+for _ in $(seq 50); do [ -s "$E2E_DIR/a.out" ] && break; sleep 0.02; done
+sleep 0.1
+sql -f "$E2E_DIR/b.sql" >"$E2E_DIR/b.out" &
+b_job=$!
+b_pid= psa=
+for _ in $(seq 50); do
+	psa=$(sql -c "select pid, wait_event_type, wait_event from pg_stat_activity where wait_event_type = 'Lock'")
+	[ -n "$psa" ] && break
+	sleep 0.02
+done
+IFS='|' read -r b_pid psa_type psa_event <<<"$psa"
+a_pid=$(head -n1 "$E2E_DIR/a.out")
+note "session A (holds the lock): $a_pid, session B (waits): $b_pid; pg_stat_activity says $psa_type/$psa_event"
+
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$b_pid" --min 100ms \
+	--json --count 1 --timeout 20s >"$E2E_DIR/watch.out" 2>"$E2E_DIR/watch.err"
+rc=$?
+wait "$a_job" "$b_job"
+check "watch as a group member exits 0 after one event" [ "$rc" = 0 ]
+check "watch printed exactly one JSON line" [ "$(wc -l <"$E2E_DIR/watch.out")" = 1 ]
+ev=$(cat "$E2E_DIR/watch.out")
+field() { jq -r "$1" <<<"$ev"; }
+
+dur_s=$(field '.duration_ns / 1e9')
+b_measured=$(awk 'NR==1{t0=$1} NR==2{printf "%.6f", $1 - t0}' "$E2E_DIR/b.out")
+note "pgoff: B waited ${dur_s}s; B's own clock around its UPDATE: ${b_measured}s"
+check "the event is B's" [ "$(field .pid)" = "$b_pid" ]
+check "duration within 0.8-1.5 s" between "$dur_s" 0.8 1.5
+check "duration within 50 ms of B's own measurement" \
+	between "$(awk -v a="$dur_s" -v b="$b_measured" 'BEGIN{print a - b}')" -0.05 0.05
+check "wait type is lock" [ "$(field .wait)" = lock ]
+check "PG wait event matches pg_stat_activity ($psa_type/$psa_event)" \
+	[ "$(field '.pg.wait_event_type + "/" + .pg.wait_event')" = "$psa_type/$psa_event" ]
+check "PG wait event is Lock/transactionid" \
+	[ "$(field '.pg.wait_event_type + "/" + .pg.wait_event')" = Lock/transactionid ]
+check "backend type is client backend" [ "$(field .pg.backend_type)" = "client backend" ]
+check "woken by session A ($a_pid), which committed" [ "$(field .waker.pid)" = "$a_pid" ]
+# PostgreSQL 15 sleeps on its latch in epoll_wait for a heavyweight lock
+check "stack starts at the latch wait (epoll), no scheduler frames" \
+	bash -c "jq -e '.stack[0] | test(\"epoll|ep_poll\")' >/dev/null <<<'$ev'"
+check "stack has no scheduler or BPF frames" \
+	bash -c "jq -e '[.stack[] | select(test(\"^(__schedule|schedule|bpf_|__traceiter)\"))] | length == 0' >/dev/null <<<'$ev'"
+check "event has seq, RFC 3339 time, blocked and runqueue parts" \
+	bash -c "jq -e '(.seq > 0) and (.time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\\\.[0-9]{6}Z$\")) and (.blocked_ns + .runq_ns == .duration_ns)' >/dev/null <<<'$ev'"
+
+# The outsider: refused with exit 3 and told which group to join.
+as "$E2E_OUTSIDER" "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>"$E2E_DIR/out.err"
+rc=$?
+check "outsider gets exit code 3" [ "$rc" = 3 ]
+check "outsider is told to join group $E2E_GROUP" grep -q "$E2E_GROUP" "$E2E_DIR/out.err"
+
+# Loosen the file modes: the broker's own SO_PEERCRED check still refuses.
+chmod 0755 "$(dirname "$SOCK")"
+chmod 0666 "$SOCK"
+as "$E2E_OUTSIDER" "$PGOFFCTL" --socket "$SOCK" watch --json --count 1 --timeout 5s \
+	>"$E2E_DIR/out2.out" 2>"$E2E_DIR/out2.err"
+rc=$?
+check "outsider on a world-writable socket still gets exit code 3" [ "$rc" = 3 ]
+check "... with a message naming group $E2E_GROUP" grep -q "group '$E2E_GROUP'" "$E2E_DIR/out2.err"
+check "... and no event" [ ! -s "$E2E_DIR/out2.out" ]
+check "the denial is logged with uid and pid" \
+	grep -q "client uid $(id -u "$E2E_OUTSIDER") pid [0-9]*: denied" "$E2E_DIR/pgoffd.log"
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status >/dev/null
+check "the member still gets in" [ $? = 0 ]

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Run the test tiers and count TAP-style lines ("ok - x" / "not ok - x").
+# usage: tests/run.sh unit|all UNIT_TEST_BINARIES...
+# Ends with "N passed, N failed"; exits 1 if anything failed.
+set -u
+mode=$1; shift
+here=$(cd "$(dirname "$0")" && pwd)
+pass=0 fail=0
+
+count() {	# reads a test's output, echoes it, counts its lines
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"ok - "*) pass=$((pass + 1)) ;;
+		"not ok - "*) fail=$((fail + 1)) ;;
+		esac
+	done
+}
+
+run() {	# a test program that exits non-zero without a "not ok" line failed too
+	local name=$1; shift
+	local out rc
+	out=$("$@" 2>&1); rc=$?
+	count <<<"$out"
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' <<<"$out"; then
+		echo "not ok - $name exited with status $rc"
+		fail=$((fail + 1))
+	fi
+}
+
+echo "# unit tests"
+for t in "$@"; do
+	run "$(basename "$t")" "$t"
+done
+
+if [ "$mode" = all ]; then
+	echo "# end-to-end tests (root, BPF, PostgreSQL 15)"
+	for t in "$here"/e2e/test_*.sh; do
+		run "$(basename "$t")" bash "$t"
+	done
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_pg_wait_names.c - wait_event_info -> pg_stat_activity names.
+ *
+ * The expected values were read from PostgreSQL's sources of each branch
+ * (see the table comments in broker/pg_wait_names.c); the 15 ones also match
+ * what a PostgreSQL 15 server shows in pg_stat_activity.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tests/unit/check.h"
+#include "broker/pg_wait_names.h"
+
+/* Both columns of pg_stat_activity for one wait_event_info. */
+#define EXPECT(major, info, type, name)                                    \
+	do {                                                               \
+		CHECK_STR(pg_wait_event_type((major), (info)), (type));    \
+		CHECK_STR(pg_wait_event_name((major), (info)), (name));    \
+	} while (0)
+
+/* A known class whose event has no name we can know. */
+#define EXPECT_NO_NAME(major, info, type)                                  \
+	do {                                                               \
+		CHECK_STR(pg_wait_event_type((major), (info)), (type));    \
+		CHECK(pg_wait_event_name((major), (info)) == NULL);        \
+	} while (0)
+
+/* Neither column. */
+#define EXPECT_NOTHING(major, info)                                        \
+	do {                                                               \
+		CHECK(pg_wait_event_type((major), (info)) == NULL);        \
+		CHECK(pg_wait_event_name((major), (info)) == NULL);        \
+	} while (0)
+
+static void test_known_majors(void)
+{
+	CHECK(pg_wait_names_known_major(14) == 1);
+	CHECK(pg_wait_names_known_major(15) == 1);
+	CHECK(pg_wait_names_known_major(16) == 1);
+	CHECK(pg_wait_names_known_major(17) == 1);
+	CHECK(pg_wait_names_known_major(13) == 0);
+	CHECK(pg_wait_names_known_major(18) == 0);
+	CHECK(pg_wait_names_known_major(0) == 0);
+	CHECK(pg_wait_names_known_major(-1) == 0);
+}
+
+static void test_not_waiting(void)
+{
+	int m;
+
+	for (m = 14; m <= 17; m++)
+		EXPECT_NOTHING(m, 0);
+}
+
+static void test_unknown_major(void)
+{
+	EXPECT_NOTHING(13, 0x06000000);
+	EXPECT_NOTHING(18, 0x06000000);
+	EXPECT_NOTHING(0, 0x03000005);
+	EXPECT_NOTHING(1500, 0x09000002);
+}
+
+static void test_unknown_class(void)
+{
+	int m;
+
+	for (m = 14; m <= 17; m++) {
+		EXPECT_NOTHING(m, 0x00000001);	/* class 0 */
+		EXPECT_NOTHING(m, 0x02000000);	/* class 2 is not used */
+		EXPECT_NOTHING(m, 0x0C000000);
+		EXPECT_NOTHING(m, 0xFF000001);
+	}
+	/* InjectionPoint exists from 17 on. */
+	EXPECT_NOTHING(14, 0x0B000000);
+	EXPECT_NOTHING(15, 0x0B000001);
+	EXPECT_NOTHING(16, 0x0B000000);
+}
+
+static void test_pg15_lock(void)
+{
+	EXPECT(15, 0x03000000, "Lock", "relation");
+	EXPECT(15, 0x03000001, "Lock", "extend");
+	EXPECT(15, 0x03000002, "Lock", "frozenid");
+	EXPECT(15, 0x03000003, "Lock", "page");
+	EXPECT(15, 0x03000004, "Lock", "tuple");
+	EXPECT(15, 0x03000005, "Lock", "transactionid");
+	EXPECT(15, 0x03000006, "Lock", "virtualxid");
+	EXPECT(15, 0x03000007, "Lock", "spectoken");
+	EXPECT(15, 0x03000008, "Lock", "object");
+	EXPECT(15, 0x03000009, "Lock", "userlock");
+	EXPECT(15, 0x0300000a, "Lock", "advisory");
+	/* applytransaction only exists from 16 on */
+	EXPECT_NO_NAME(15, 0x0300000b, "Lock");
+}
+
+static void test_lock_other_versions(void)
+{
+	EXPECT(14, 0x03000005, "Lock", "transactionid");
+	EXPECT(14, 0x0300000a, "Lock", "advisory");
+	EXPECT_NO_NAME(14, 0x0300000b, "Lock");
+	EXPECT(16, 0x03000005, "Lock", "transactionid");
+	EXPECT(16, 0x0300000b, "Lock", "applytransaction");
+	EXPECT_NO_NAME(16, 0x0300000c, "Lock");
+	EXPECT(17, 0x03000000, "Lock", "relation");
+	EXPECT(17, 0x0300000a, "Lock", "advisory");
+	EXPECT(17, 0x0300000b, "Lock", "applytransaction");
+	EXPECT_NO_NAME(17, 0x0300ffff, "Lock");
+	/* Like PostgreSQL, only the low 16 bits are the lock tag type. */
+	EXPECT(15, 0x03010005, "Lock", "transactionid");
+}
+
+static void test_pg15_client(void)
+{
+	EXPECT(15, 0x06000000, "Client", "ClientRead");
+	EXPECT(15, 0x06000001, "Client", "ClientWrite");
+	EXPECT(15, 0x06000002, "Client", "GSSOpenServer");
+	EXPECT(15, 0x06000005, "Client", "SSLOpenServer");
+	EXPECT(15, 0x06000006, "Client", "WalSenderWaitForWAL");
+	EXPECT(15, 0x06000007, "Client", "WalSenderWriteData");
+	EXPECT_NO_NAME(15, 0x06000008, "Client");
+}
+
+static void test_pg15_activity_timeout_ipc_io(void)
+{
+	/* as seen in pg_stat_activity of a 15 server */
+	EXPECT(15, 0x05000001, "Activity", "AutoVacuumMain");
+	EXPECT(15, 0x05000003, "Activity", "BgWriterMain");
+	EXPECT(15, 0x05000004, "Activity", "CheckpointerMain");
+	EXPECT(15, 0x05000006, "Activity", "LogicalLauncherMain");
+	EXPECT(15, 0x0500000b, "Activity", "WalWriterMain");
+	EXPECT_NO_NAME(15, 0x0500000c, "Activity");
+	EXPECT(15, 0x09000000, "Timeout", "BaseBackupThrottle");
+	EXPECT(15, 0x09000001, "Timeout", "CheckpointWriteDelay");
+	EXPECT(15, 0x09000002, "Timeout", "PgSleep");
+	EXPECT(15, 0x09000007, "Timeout", "VacuumTruncate");
+	EXPECT_NO_NAME(15, 0x09000008, "Timeout");
+	EXPECT(15, 0x08000000, "IPC", "AppendReady");
+	EXPECT(15, 0x08000002, "IPC", "ArchiveCommand");
+	EXPECT(15, 0x08000008, "IPC", "BufferIO");
+	EXPECT(15, 0x0800001f, "IPC", "MessageQueueReceive");
+	EXPECT(15, 0x0800002f, "IPC", "SyncRep");
+	EXPECT(15, 0x08000032, "IPC", "XactGroupUpdate");
+	EXPECT_NO_NAME(15, 0x08000033, "IPC");
+	EXPECT(15, 0x0A000000, "IO", "BaseBackupRead");
+	EXPECT(15, 0x0A00000d, "IO", "DataFileExtend");
+	EXPECT(15, 0x0A000011, "IO", "DataFileRead");
+	EXPECT(15, 0x0A000014, "IO", "DataFileWrite");
+	EXPECT(15, 0x0A00002e, "IO", "SLRURead");
+	EXPECT(15, 0x0A000046, "IO", "WALSync");
+	EXPECT(15, 0x0A000048, "IO", "WALWrite");
+	/* appended at the end of the enum, out of alphabetical order */
+	EXPECT(15, 0x0A000049, "IO", "VersionFileSync");
+	EXPECT_NO_NAME(15, 0x0A00004a, "IO");
+}
+
+static void test_pg14(void)
+{
+	EXPECT(14, 0x05000007, "Activity", "PgStatMain");
+	EXPECT(14, 0x0500000c, "Activity", "WalWriterMain");
+	EXPECT(14, 0x06000000, "Client", "ClientRead");
+	EXPECT(14, 0x06000001, "Client", "ClientWrite");
+	EXPECT(14, 0x08000006, "IPC", "BufferIO");
+	EXPECT(14, 0x0800002e, "IPC", "XactGroupUpdate");
+	EXPECT_NO_NAME(14, 0x0800002f, "IPC");
+	EXPECT(14, 0x09000001, "Timeout", "PgSleep");
+	EXPECT(14, 0x09000006, "Timeout", "RegisterSyncRequest");
+	EXPECT_NO_NAME(14, 0x09000007, "Timeout");
+	EXPECT(14, 0x0A00000f, "IO", "DataFileRead");
+	EXPECT(14, 0x0A000045, "IO", "WALWrite");
+	EXPECT(14, 0x0A000046, "IO", "LogicalChangesRead");
+	EXPECT(14, 0x0A000049, "IO", "LogicalSubxactWrite");
+	EXPECT_NO_NAME(14, 0x0A00004a, "IO");
+}
+
+static void test_pg16(void)
+{
+	EXPECT(16, 0x05000007, "Activity", "LogicalParallelApplyMain");
+	EXPECT(16, 0x0500000c, "Activity", "WalWriterMain");
+	EXPECT(16, 0x06000000, "Client", "ClientRead");
+	EXPECT(16, 0x06000006, "Client", "WalSenderWaitForWAL");
+	EXPECT(16, 0x08000008, "IPC", "BufferIO");
+	EXPECT(16, 0x08000016, "IPC", "HashGrowBatchesReallocate");
+	EXPECT(16, 0x08000034, "IPC", "XactGroupUpdate");
+	EXPECT_NO_NAME(16, 0x08000035, "IPC");
+	EXPECT(16, 0x09000002, "Timeout", "PgSleep");
+	EXPECT(16, 0x09000006, "Timeout", "SpinDelay");
+	EXPECT(16, 0x0A000011, "IO", "DataFileRead");
+	EXPECT(16, 0x0A000015, "IO", "DSMAllocate");
+	EXPECT(16, 0x0A000025, "IO", "RelationMapReplace");
+	EXPECT(16, 0x0A000049, "IO", "WALWrite");
+	EXPECT(16, 0x0A00004a, "IO", "VersionFileSync");
+	EXPECT_NO_NAME(16, 0x0A00004b, "IO");
+}
+
+static void test_pg17(void)
+{
+	/* 17 generates names from wait_event_names.txt: new spellings */
+	EXPECT(17, 0x05000001, "Activity", "AutovacuumMain");
+	EXPECT(17, 0x05000003, "Activity", "BgwriterMain");
+	EXPECT(17, 0x05000009, "Activity", "ReplicationSlotsyncMain");
+	EXPECT(17, 0x0500000e, "Activity", "WalSummarizerWal");
+	EXPECT(17, 0x0500000f, "Activity", "WalWriterMain");
+	EXPECT_NO_NAME(17, 0x05000010, "Activity");
+	EXPECT(17, 0x06000000, "Client", "ClientRead");
+	EXPECT(17, 0x06000001, "Client", "ClientWrite");
+	EXPECT(17, 0x06000005, "Client", "SslOpenServer");
+	EXPECT(17, 0x06000006, "Client", "WaitForStandbyConfirmation");
+	EXPECT(17, 0x06000007, "Client", "WalSenderWaitForWal");
+	EXPECT(17, 0x08000008, "IPC", "BufferIo");
+	EXPECT(17, 0x0800000a, "IPC", "CheckpointDelayStart");
+	EXPECT(17, 0x08000029, "IPC", "ProcarrayGroupUpdate");
+	EXPECT(17, 0x08000038, "IPC", "XactGroupUpdate");
+	EXPECT_NO_NAME(17, 0x08000039, "IPC");
+	EXPECT(17, 0x09000002, "Timeout", "PgSleep");
+	EXPECT(17, 0x09000009, "Timeout", "WalSummarizerError");
+	EXPECT(17, 0x0A000003, "IO", "BuffileRead");
+	EXPECT(17, 0x0A000011, "IO", "DataFileRead");
+	EXPECT(17, 0x0A00002f, "IO", "SlruRead");
+	EXPECT(17, 0x0A00003d, "IO", "VersionFileSync");
+	EXPECT(17, 0x0A00003f, "IO", "WalsenderTimelineHistoryRead");
+	EXPECT(17, 0x0A000040, "IO", "WalBootstrapSync");
+	EXPECT(17, 0x0A00004c, "IO", "WalWrite");
+	EXPECT_NO_NAME(17, 0x0A00004d, "IO");
+}
+
+static void test_lwlock_individual(void)
+{
+	int m;
+
+	for (m = 14; m <= 17; m++) {
+		EXPECT(m, 0x01000001, "LWLock", "ShmemIndex");
+		EXPECT(m, 0x01000003, "LWLock", "XidGen");
+		EXPECT(m, 0x01000004, "LWLock", "ProcArray");
+		EXPECT(m, 0x01000008, "LWLock", "WALWrite");
+		EXPECT(m, 0x01000009, "LWLock", "ControlFile");
+		EXPECT(m, 0x0100002f, "LWLock", "NotifyQueueTail");
+		/* unused numbers */
+		EXPECT_NO_NAME(m, 0x01000000, "LWLock");
+		EXPECT_NO_NAME(m, 0x0100000a, "LWLock");
+		EXPECT_NO_NAME(m, 0x0100002d, "LWLock");
+	}
+	EXPECT(14, 0x0100000b, "LWLock", "XactSLRU");
+	EXPECT(15, 0x0100001a, "LWLock", "NotifySLRU");
+	EXPECT(16, 0x0100002a, "LWLock", "OldSnapshotTimeMap");
+	/* 17 dropped the SLRU locks and OldSnapshotTimeMap, added new ones */
+	EXPECT_NO_NAME(17, 0x0100000b, "LWLock");
+	EXPECT_NO_NAME(17, 0x0100002a, "LWLock");
+	EXPECT(17, 0x01000030, "LWLock", "WaitEventCustom");
+	EXPECT(17, 0x01000031, "LWLock", "WALSummarizer");
+	EXPECT(17, 0x01000033, "LWLock", "InjectionPoint");
+	EXPECT(17, 0x01000034, "LWLock", "SerialControl");
+	/* Like PostgreSQL, only the low 16 bits are the tranche id. */
+	EXPECT(15, 0x01010004, "LWLock", "ProcArray");
+}
+
+static void test_lwlock_tranches(void)
+{
+	int m;
+
+	for (m = 14; m <= 16; m++) {
+		EXPECT(m, 0x01000030, "LWLock", "XactBuffer");	/* 48 */
+		EXPECT(m, 0x01000037, "LWLock", "WALInsert");	/* 55 */
+		EXPECT(m, 0x01000038, "LWLock", "BufferContent");	/* 56 */
+		EXPECT(m, 0x0100003c, "LWLock", "BufferMapping");	/* 60 */
+		EXPECT(m, 0x0100003d, "LWLock", "LockManager");	/* 61 */
+		EXPECT(m, 0x01000047, "LWLock", "PerXactPredicateList");	/* 71 */
+	}
+	EXPECT(15, 0x01000048, "LWLock", "PgStatsDSA");
+	EXPECT(16, 0x0100004c, "LWLock", "LogicalRepLauncherHash");
+	EXPECT(17, 0x01000035, "LWLock", "XactBuffer");	/* 53 */
+	EXPECT(17, 0x0100003c, "LWLock", "WALInsert");	/* 60 */
+	EXPECT(17, 0x01000041, "LWLock", "BufferMapping");	/* 65 */
+	EXPECT(17, 0x01000042, "LWLock", "LockManager");	/* 66 */
+	/* enum order differs from the order of the names in lwlock.c */
+	EXPECT(17, 0x01000055, "LWLock", "MultixactMemberSLRU");	/* 85 */
+	EXPECT(17, 0x01000056, "LWLock", "MultixactOffsetSLRU");	/* 86 */
+	EXPECT(17, 0x0100005a, "LWLock", "XactSLRU");	/* 90 */
+}
+
+static void test_lwlock_extension_tranches(void)
+{
+	int m;
+
+	/* last builtin tranche, then LWTRANCHE_FIRST_USER_DEFINED */
+	EXPECT(14, 0x01000047, "LWLock", "PerXactPredicateList");
+	EXPECT(14, 0x01000048, "LWLock", "extension");
+	EXPECT(15, 0x0100004a, "LWLock", "PgStatsData");
+	EXPECT(15, 0x0100004b, "LWLock", "extension");
+	EXPECT(16, 0x0100004c, "LWLock", "LogicalRepLauncherHash");
+	EXPECT(16, 0x0100004d, "LWLock", "extension");
+	EXPECT(17, 0x0100005b, "LWLock", "ParallelVacuumDSA");
+	EXPECT(17, 0x0100005c, "LWLock", "extension");
+	for (m = 14; m <= 17; m++)
+		EXPECT(m, 0x0100ffff, "LWLock", "extension");
+}
+
+static void test_ids_differ_between_versions(void)
+{
+	EXPECT(14, 0x0100003c, "LWLock", "BufferMapping");
+	EXPECT(17, 0x0100003c, "LWLock", "WALInsert");
+	EXPECT(14, 0x01000049, "LWLock", "extension");
+	EXPECT(15, 0x01000049, "LWLock", "PgStatsHash");
+	EXPECT(14, 0x05000007, "Activity", "PgStatMain");
+	EXPECT(15, 0x05000007, "Activity", "RecoveryWalStream");
+	EXPECT(16, 0x05000007, "Activity", "LogicalParallelApplyMain");
+	EXPECT(17, 0x05000007, "Activity", "LogicalParallelApplyMain");
+	EXPECT(14, 0x09000001, "Timeout", "PgSleep");
+	EXPECT(15, 0x09000001, "Timeout", "CheckpointWriteDelay");
+	EXPECT(14, 0x0A000011, "IO", "DataFileTruncate");
+	EXPECT(15, 0x0A000011, "IO", "DataFileRead");
+	EXPECT(16, 0x0A00002f, "IO", "SLRURead");
+	EXPECT(17, 0x0A00002f, "IO", "SlruRead");
+	EXPECT(16, 0x06000007, "Client", "WalSenderWriteData");
+	EXPECT(17, 0x06000007, "Client", "WalSenderWaitForWal");
+}
+
+static void test_buffer_pin_and_extension(void)
+{
+	int m;
+
+	for (m = 14; m <= 17; m++) {
+		EXPECT(m, 0x04000000, "BufferPin", "BufferPin");
+		EXPECT(m, 0x07000000, "Extension", "Extension");
+	}
+	/* 14-16 name the whole class; 17 has real ids */
+	EXPECT(14, 0x04000001, "BufferPin", "BufferPin");
+	EXPECT(16, 0x04000001, "BufferPin", "BufferPin");
+	EXPECT_NO_NAME(17, 0x04000001, "BufferPin");
+	EXPECT(15, 0x07000005, "Extension", "Extension");
+	/* 17: custom names registered at run time */
+	EXPECT_NO_NAME(17, 0x07000001, "Extension");
+	EXPECT_NO_NAME(17, 0x0B000000, "InjectionPoint");
+	EXPECT_NO_NAME(17, 0x0B000003, "InjectionPoint");
+}
+
+static void test_enum_classes_need_clean_high_bits(void)
+{
+	/* PostgreSQL compares the whole value with the enum members. */
+	EXPECT_NO_NAME(15, 0x05010000, "Activity");
+	EXPECT_NO_NAME(15, 0x06800000, "Client");
+	EXPECT_NO_NAME(17, 0x0A010011, "IO");
+	EXPECT_NO_NAME(16, 0x0900ffff, "Timeout");
+}
+
+int main(void)
+{
+	RUN(test_known_majors);
+	RUN(test_not_waiting);
+	RUN(test_unknown_major);
+	RUN(test_unknown_class);
+	RUN(test_pg15_lock);
+	RUN(test_lock_other_versions);
+	RUN(test_pg15_client);
+	RUN(test_pg15_activity_timeout_ipc_io);
+	RUN(test_pg14);
+	RUN(test_pg16);
+	RUN(test_pg17);
+	RUN(test_lwlock_individual);
+	RUN(test_lwlock_tranches);
+	RUN(test_lwlock_extension_tranches);
+	RUN(test_ids_differ_between_versions);
+	RUN(test_buffer_pin_and_extension);
+	RUN(test_enum_classes_need_clean_high_bits);
+	return CHECK_DONE();
+}

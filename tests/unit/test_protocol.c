@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Request decoding as a table: request line -> expected error code. */
+#include <errno.h>
+#include <unistd.h>
+#include "protocol/protocol.h"
+#include "protocol/linebuf.h"
+#include "tests/unit/check.h"
+
+static const struct {
+	const char *line;
+	const char *code;	/* NULL: accepted */
+} cases[] = {
+	{ "{\"op\":\"hello\",\"version\":1}", NULL },
+	{ "{\"op\":\"hello\",\"version\":1,\"id\":7,\"extra\":\"ignored\"}", NULL },
+	{ "{\"op\":\"status\"}", NULL },
+	{ "{\"op\":\"subscribe\",\"pids\":[1,4194304],\"min_duration_ns\":0}", NULL },
+	{ "  {\"op\":\"status\"}\r", NULL },
+	{ "", PGOFF_ERR_BAD_JSON },
+	{ "{", PGOFF_ERR_BAD_JSON },
+	{ "{\"op\":\"status\"} {}", PGOFF_ERR_BAD_JSON },
+	{ "[]", PGOFF_ERR_BAD_JSON },
+	{ "\"op\"", PGOFF_ERR_BAD_JSON },
+	{ "{'op':'status'}", PGOFF_ERR_BAD_JSON },
+	{ "{\"op\":\"st\xff\"}", PGOFF_ERR_BAD_JSON },
+	{ "{\"a\":[[[[[[[[[[1]]]]]]]]]]}", PGOFF_ERR_BAD_JSON },
+	{ "{}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":7}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"fly\"}", PGOFF_ERR_UNKNOWN_OP },
+	{ "{\"op\":\"hello\"}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"hello\",\"version\":\"1\"}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"hello\",\"version\":1.0}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"status\",\"id\":-1}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"status\",\"id\":true}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"pids\":[0]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"pids\":[4194305]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"pids\":[\"12\"]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"pids\":12}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"pids\":[NaN]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"min_duration_ns\":-1}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"min_duration_ns\":1e400}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"min_duration_ns\":99999999999999999999}",
+	  PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"min_duration_ns\":86400000000001}",
+	  PGOFF_ERR_BAD_REQUEST },
+};
+
+static void test_decode_table(void)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pgoff_request req;
+		struct pgoff_error err = { 0 };
+		int ret = pgoff_request_decode(cases[i].line,
+					       strlen(cases[i].line), &req, &err);
+
+		if (!cases[i].code) {
+			if (ret)
+				fprintf(stderr, "case %zu: %s\n", i, err.message);
+			CHECK(ret == 0);
+		} else {
+			if (ret == 0 || strcmp(err.code, cases[i].code))
+				fprintf(stderr, "case %zu: got %s, want %s\n", i,
+					ret ? err.code : "ok", cases[i].code);
+			CHECK(ret == -EINVAL);
+			CHECK_STR(err.code, cases[i].code);
+		}
+	}
+}
+
+static void test_too_many_pids(void)
+{
+	char line[1024] = "{\"op\":\"subscribe\",\"pids\":[1";
+	struct pgoff_request req;
+	struct pgoff_error err;
+
+	for (int i = 0; i < PGOFF_MAX_FILTER_PIDS; i++)
+		strcat(line, ",2");
+	strcat(line, "]}");
+	CHECK(pgoff_request_decode(line, strlen(line), &req, &err) == -EINVAL);
+	CHECK_STR(err.code, PGOFF_ERR_LIMIT);
+}
+
+static void test_roundtrip_subscribe(void)
+{
+	struct pgoff_request in = { .op = PGOFF_OP_SUBSCRIBE, .has_id = true,
+				    .id = 42 }, out;
+	struct pgoff_error err;
+	json_object *obj;
+	const char *line;
+	size_t len;
+
+	in.subscribe.pids[0] = 4242;
+	in.subscribe.pids[1] = 17;
+	in.subscribe.npids = 2;
+	in.subscribe.min_duration_ns = 5000000;
+	obj = pgoff_request_encode(&in);
+	line = pgoff_json_line(obj, &len);
+	CHECK(pgoff_request_decode(line, len, &out, &err) == 0);
+	json_object_put(obj);
+	CHECK(out.op == PGOFF_OP_SUBSCRIBE && out.has_id && out.id == 42);
+	CHECK(out.subscribe.npids == 2 && out.subscribe.pids[0] == 4242 &&
+	      out.subscribe.pids[1] == 17);
+	CHECK(out.subscribe.min_duration_ns == 5000000);
+}
+
+static void test_id_echoed_on_error(void)
+{
+	const char *line = "{\"op\":\"nope\",\"id\":9}";
+	struct pgoff_request req;
+	struct pgoff_error err;
+	json_object *reply;
+
+	CHECK(pgoff_request_decode(line, strlen(line), &req, &err) == -EINVAL);
+	CHECK(req.has_id && req.id == 9);
+	reply = pgoff_reply_error(&req, err.code, err.message);
+	CHECK_STR(pgoff_json_line(reply, NULL),
+		  "{\"id\":9,\"ok\":false,\"error\":{\"code\":\"unknown_op\","
+		  "\"message\":\"unknown op \\\"nope\\\"\"}}");
+	CHECK(pgoff_reply_check(reply, &err) == -EPROTO);
+	CHECK_STR(err.code, PGOFF_ERR_UNKNOWN_OP);
+	json_object_put(reply);
+}
+
+static void test_linebuf_framing(void)
+{
+	struct linebuf lb;
+	int fds[2];
+	char *line;
+	size_t len;
+
+	CHECK(pipe(fds) == 0);
+	CHECK(linebuf_init(&lb, 16) == 0);
+	CHECK(write(fds[1], "ab\ncd", 5) == 5);
+	CHECK(linebuf_fill(&lb, fds[0]) == 5);
+	CHECK(linebuf_next(&lb, &line, &len) == 1);
+	CHECK_STR(line, "ab");
+	CHECK(linebuf_next(&lb, &line, &len) == 0);	/* "cd" is partial */
+	CHECK(write(fds[1], "e\n0123456789abcdefgh", 20) == 20);
+	CHECK(linebuf_fill(&lb, fds[0]) > 0);
+	CHECK(linebuf_next(&lb, &line, &len) == 1);
+	CHECK_STR(line, "cde");
+	CHECK(linebuf_fill(&lb, fds[0]) > 0);
+	CHECK(linebuf_next(&lb, &line, &len) == -EMSGSIZE);
+	linebuf_free(&lb);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+int main(void)
+{
+	RUN(test_decode_table);
+	RUN(test_too_many_pids);
+	RUN(test_roundtrip_subscribe);
+	RUN(test_id_echoed_on_error);
+	RUN(test_linebuf_framing);
+	return CHECK_DONE();
+}
