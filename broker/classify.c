@@ -18,7 +18,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "classify.h"
+#include "broker/classify.h"
+#include "broker/pg_wait_names.h"
 
 static const char *const wait_names[PGOFF_WAIT__COUNT] = {
 	[PGOFF_WAIT_OTHER] = "other",
@@ -401,17 +402,6 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
 	return weak ? (enum pgoff_wait)weak->type : PGOFF_WAIT_OTHER;
 }
 
-/* High byte of wait_event_info: PostgreSQL's PG_WAIT_* classes. */
-enum {
-	PG_CLASS_LWLOCK = 0x01,
-	PG_CLASS_LOCK = 0x03,
-	PG_CLASS_BUFFERPIN = 0x04,
-	PG_CLASS_ACTIVITY = 0x05,
-	PG_CLASS_CLIENT = 0x06,
-	PG_CLASS_IPC = 0x08,
-	PG_CLASS_TIMEOUT = 0x09,
-	PG_CLASS_IO = 0x0A,
-};
 
 enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 				  uint32_t pg_wait_event_info)

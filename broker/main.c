@@ -61,6 +61,16 @@ static void usage(FILE *f)
 "  -V, --version        print the version\n");
 }
 
+/* Names in status replies, by enum pgoff_counter (see PROTOCOL.md). */
+static const char *const counter_names[PGOFF_CNT__COUNT] = {
+	[PGOFF_CNT_SWITCHES] = "switches",
+	[PGOFF_CNT_EVENTS] = "events",
+	[PGOFF_CNT_RINGBUF_FULL] = "ringbuf_full",
+	[PGOFF_CNT_START_FULL] = "start_map_full",
+	[PGOFF_CNT_STACK_FAIL] = "stack_failed",
+	[PGOFF_CNT_PG_READ_FAIL] = "pg_read_failed",
+};
+
 static void status_hook(void *ctx, json_object *r)
 {
 	struct broker *b = ctx;
@@ -86,18 +96,9 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "kernel_min_duration_ns",
 			       min == UINT64_MAX ? NULL :
 			       json_object_new_int64((int64_t)min));
-	json_object_object_add(c, "switches",
-			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_SWITCHES]));
-	json_object_object_add(c, "events",
-			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_EVENTS]));
-	json_object_object_add(c, "ringbuf_full",
-			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_RINGBUF_FULL]));
-	json_object_object_add(c, "start_map_full",
-			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_START_FULL]));
-	json_object_object_add(c, "stack_failed",
-			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_STACK_FAIL]));
-	json_object_object_add(c, "pg_read_failed",
-			       json_object_new_int64((int64_t)cnt[PGOFF_CNT_PG_READ_FAIL]));
+	for (size_t i = 0; i < PGOFF_CNT__COUNT; i++)
+		json_object_object_add(c, counter_names[i],
+				       json_object_new_int64((int64_t)cnt[i]));
 	json_object_object_add(c, "client_queue_full", json_object_new_int64(
 		(int64_t)server_queue_drops(b->server)));
 	json_object_object_add(r, "counters", c);

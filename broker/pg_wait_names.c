@@ -39,19 +39,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Wait classes: the high byte of wait_event_info (utils/wait_event.h). */
-enum {
-	CLASS_LWLOCK = 0x01,
-	CLASS_LOCK = 0x03,
-	CLASS_BUFFER_PIN = 0x04,
-	CLASS_ACTIVITY = 0x05,
-	CLASS_CLIENT = 0x06,
-	CLASS_EXTENSION = 0x07,
-	CLASS_IPC = 0x08,
-	CLASS_TIMEOUT = 0x09,
-	CLASS_IO = 0x0A,
-	CLASS_INJECTION_POINT = 0x0B,	/* 17 */
-};
 
 /* ---- Activity ---- */
 
@@ -1338,25 +1325,25 @@ const char *pg_wait_event_type(int pg_major, uint32_t wait_event_info)
 		return NULL;
 
 	switch (wait_event_info >> 24) {
-	case CLASS_LWLOCK:
+	case PG_CLASS_LWLOCK:
 		return "LWLock";
-	case CLASS_LOCK:
+	case PG_CLASS_LOCK:
 		return "Lock";
-	case CLASS_BUFFER_PIN:
+	case PG_CLASS_BUFFERPIN:
 		return "BufferPin";
-	case CLASS_ACTIVITY:
+	case PG_CLASS_ACTIVITY:
 		return "Activity";
-	case CLASS_CLIENT:
+	case PG_CLASS_CLIENT:
 		return "Client";
-	case CLASS_EXTENSION:
+	case PG_CLASS_EXTENSION:
 		return "Extension";
-	case CLASS_IPC:
+	case PG_CLASS_IPC:
 		return "IPC";
-	case CLASS_TIMEOUT:
+	case PG_CLASS_TIMEOUT:
 		return "Timeout";
-	case CLASS_IO:
+	case PG_CLASS_IO:
 		return "IO";
-	case CLASS_INJECTION_POINT:
+	case PG_CLASS_INJECTION_POINT:
 		return v->custom_events ? "InjectionPoint" : NULL;
 	default:
 		return NULL;
@@ -1372,30 +1359,30 @@ const char *pg_wait_event_name(int pg_major, uint32_t wait_event_info)
 		return NULL;
 
 	switch (wait_event_info >> 24) {
-	case CLASS_LWLOCK:
+	case PG_CLASS_LWLOCK:
 		return lwlock_name(v, id);
-	case CLASS_LOCK:
+	case PG_CLASS_LOCK:
 		return lookup(&v->lock, id);
-	case CLASS_BUFFER_PIN:
+	case PG_CLASS_BUFFERPIN:
 		if (!v->buffer_pin.names)
 			return "BufferPin";
 		return lookup_enum(&v->buffer_pin, wait_event_info);
-	case CLASS_ACTIVITY:
+	case PG_CLASS_ACTIVITY:
 		return lookup_enum(&v->activity, wait_event_info);
-	case CLASS_CLIENT:
+	case PG_CLASS_CLIENT:
 		return lookup_enum(&v->client, wait_event_info);
-	case CLASS_EXTENSION:
+	case PG_CLASS_EXTENSION:
 		/* 17: only the built-in id 0; others are registered names. */
 		if (v->custom_events && (wait_event_info & 0x00FFFFFFu) != 0)
 			return NULL;
 		return "Extension";
-	case CLASS_IPC:
+	case PG_CLASS_IPC:
 		return lookup_enum(&v->ipc, wait_event_info);
-	case CLASS_TIMEOUT:
+	case PG_CLASS_TIMEOUT:
 		return lookup_enum(&v->timeout, wait_event_info);
-	case CLASS_IO:
+	case PG_CLASS_IO:
 		return lookup_enum(&v->io, wait_event_info);
-	case CLASS_INJECTION_POINT:
+	case PG_CLASS_INJECTION_POINT:
 		/* 17: every injection point wait is a registered name. */
 		return NULL;
 	default:

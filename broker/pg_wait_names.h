@@ -12,6 +12,20 @@
 
 #include <stdint.h>
 
+/* Wait classes: the high byte of wait_event_info (utils/wait_event.h). */
+enum pg_wait_class {
+	PG_CLASS_LWLOCK = 0x01,
+	PG_CLASS_LOCK = 0x03,
+	PG_CLASS_BUFFERPIN = 0x04,
+	PG_CLASS_ACTIVITY = 0x05,
+	PG_CLASS_CLIENT = 0x06,
+	PG_CLASS_EXTENSION = 0x07,
+	PG_CLASS_IPC = 0x08,
+	PG_CLASS_TIMEOUT = 0x09,
+	PG_CLASS_IO = 0x0A,
+	PG_CLASS_INJECTION_POINT = 0x0B,	/* 17 */
+};
+
 /* pg_stat_activity.wait_event_type for this wait_event_info ("LWLock", "Lock", "BufferPin",
  * "Activity", "Client", "Extension", "IPC", "Timeout", "IO", and "InjectionPoint" for 17),
  * or NULL when wait_event_info is 0 or the class is unknown for that major version. */

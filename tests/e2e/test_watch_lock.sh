@@ -92,3 +92,21 @@ check "the denial is logged with uid and pid" \
 	grep -q "client uid $(id -u "$E2E_OUTSIDER") pid [0-9]*: denied" "$E2E_DIR/pgoffd.log"
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status >/dev/null
 check "the member still gets in" [ $? = 0 ]
+
+# Runbook behaviour: usage errors, --timeout, pipes.
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --min 5 2>"$E2E_DIR/usage.err"
+rc=$?
+check "a duration without unit is a usage error (exit 2) naming the argument" \
+	bash -c "[ $rc = 2 ] && grep -q -- '--min' '$E2E_DIR/usage.err'"
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$a_pid" --min 1s --count 1 \
+	--timeout 1s >/dev/null 2>&1
+check "--timeout before --count events exits 4" [ $? = 4 ]
+( as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --min 100us --json 2>"$E2E_DIR/pipe.err" |
+	head -n 1 >"$E2E_DIR/pipe.out" ) &
+pipe_job=$!
+sql -c "select pg_sleep(0.01)" -c "select pg_sleep(0.01)" >/dev/null
+wait "$pipe_job"
+check "watch | head -n 1 ends quietly" \
+	bash -c "[ \"\$(jq -r .type '$E2E_DIR/pipe.out')\" = offcpu ] && [ ! -s '$E2E_DIR/pipe.err' ]"
+PGOFF_SOCKET=$SOCK as "$E2E_MEMBER" "$PGOFFCTL" status >/dev/null
+check "PGOFF_SOCKET names the socket" [ $? = 0 ]
