@@ -200,6 +200,9 @@ static __always_inline void on_waking(struct task_struct *p)
 	s->waker_pid = (__u32)id;
 	s->waker_tgid = id >> 32;
 	s->flags |= PGOFF_F_WOKEN;
+	/* only wakeups of waiting targets get here: the lookup is rare */
+	if (bpf_map_lookup_elem(&targets, &s->waker_tgid))
+		s->flags |= PGOFF_F_WAKER_TRACED;
 	bpf_get_current_comm(s->waker_comm, sizeof(s->waker_comm));
 }
 

@@ -35,6 +35,7 @@ enum pgoff_counter {
 #define PGOFF_F_WOKEN		(1u << 1)	/* a wakeup was seen: waker fields valid */
 #define PGOFF_F_PG_WAIT		(1u << 2)	/* pg_wait_event_info was read */
 #define PGOFF_F_PG_NO_SYMBOL	(1u << 3)	/* process has no known my_wait_event_info */
+#define PGOFF_F_WAKER_TRACED	(1u << 4)	/* the waker is a traced PostgreSQL process */
 
 /* One off-CPU interval of a traced thread, sent through the ring buffer. */
 struct pgoff_record {

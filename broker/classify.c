@@ -402,7 +402,6 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
 	return weak ? (enum pgoff_wait)weak->type : PGOFF_WAIT_OTHER;
 }
 
-
 enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 				  uint32_t pg_wait_event_info)
 {

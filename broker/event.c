@@ -127,7 +127,9 @@ static json_object *encode_waker(struct event_ctx *ctx,
 				 const struct pgoff_record *r)
 {
 	json_object *w = json_object_new_object();
-	const struct pg_proc *p = pg_registry_proc(ctx->registry, r->waker_tgid);
+	/* the kernel says whether to ask: no /proc probe for kernel threads */
+	const struct pg_proc *p = (r->flags & PGOFF_F_WAKER_TRACED) ?
+		pg_registry_proc(ctx->registry, r->waker_tgid) : NULL;
 	char comm[PGOFF_COMM_LEN + 1];
 
 	memcpy(comm, r->waker_comm, PGOFF_COMM_LEN);

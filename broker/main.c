@@ -34,7 +34,7 @@ struct broker {
 	struct ksyms *ksyms;
 	struct server *server;
 	struct event_ctx events;
-	time_t started;
+	struct timespec started;		/* CLOCK_MONOTONIC */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 };
 
@@ -77,6 +77,9 @@ static void status_hook(void *ctx, json_object *r)
 	uint64_t cnt[PGOFF_CNT__COUNT] = { 0 };
 	json_object *c = json_object_new_object();
 	uint64_t min = tracer_min_duration(b->tracer);
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
 
 	tracer_counters(b->tracer, cnt);
 	json_object_object_add(r, "broker", json_object_new_string(
@@ -84,7 +87,7 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "version",
 			       json_object_new_int(PGOFF_PROTO_VERSION));
 	json_object_object_add(r, "uptime_s",
-			       json_object_new_int64(time(NULL) - b->started));
+			       json_object_new_int64(now.tv_sec - b->started.tv_sec));
 	json_object_object_add(r, "hook", json_object_new_string(
 				       tracer_hook(b->tracer)));
 	json_object_object_add(r, "clients", json_object_new_int64(
@@ -318,11 +321,12 @@ int main(int argc, char **argv)
 	};
 	struct tracer_opts to = { .ringbuf_bytes = 4 << 20 };
 	struct server_hooks hooks = { status_hook, filter_hook, NULL };
-	struct broker b = { .started = time(NULL) };
+	struct broker b = { 0 };
 	struct group *gr;
 	int epfd = -1, tfd = -1, sfd = -1, err;
 	bool running = true;
 
+	clock_gettime(CLOCK_MONOTONIC, &b.started);
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	parse_args(argc, argv, &so, &to);
 	gr = getgrnam(so.group_name);

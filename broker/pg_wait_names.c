@@ -39,7 +39,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-
 /* ---- Activity ---- */
 
 /*

@@ -157,14 +157,6 @@ int tracer_add_target(struct tracer *t, uint32_t tgid,
 	return 0;
 }
 
-bool tracer_has_target(const struct tracer *t, uint32_t tgid)
-{
-	struct pgoff_target v;
-
-	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.targets), &tgid,
-				   &v) == 0;
-}
-
 size_t tracer_target_count(const struct tracer *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.targets);

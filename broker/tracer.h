@@ -32,7 +32,6 @@ int tracer_consume(struct tracer *t);	/* records handled, or -errno */
 
 int tracer_add_target(struct tracer *t, uint32_t tgid,
 		      const struct pgoff_target *target);
-bool tracer_has_target(const struct tracer *t, uint32_t tgid);
 size_t tracer_target_count(const struct tracer *t);
 
 /* The union of live subscriptions; npids == 0 means every process. */

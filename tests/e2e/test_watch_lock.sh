@@ -65,6 +65,7 @@ check "PG wait event is Lock/transactionid" \
 	[ "$(field '.pg.wait_event_type + "/" + .pg.wait_event')" = Lock/transactionid ]
 check "backend type is client backend" [ "$(field .pg.backend_type)" = "client backend" ]
 check "woken by session A ($a_pid), which committed" [ "$(field .waker.pid)" = "$a_pid" ]
+check "the waker is told as a client backend" [ "$(field .waker.backend_type)" = "client backend" ]
 # PostgreSQL 15 sleeps on its latch in epoll_wait for a heavyweight lock
 check "stack starts at the latch wait (epoll), no scheduler frames" \
 	bash -c "jq -e '.stack[0] | test(\"epoll|ep_poll\")' >/dev/null <<<'$ev'"
