@@ -30,10 +30,12 @@ Q := @
 msg = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c
+PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c \
+		 protocol/utf8.c
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
-	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c
+	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
+	broker/filter.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
@@ -73,11 +75,17 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(CLIENT_LIBS) -o $@
 
-# Each unit test links the one module it tests (named after it), plus protocol/.
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(PROTOCOL_OBJS) $(BUILD)/vmlinux.h
+# Each unit test links the one module it tests (named after it), plus
+# protocol/ and the pure modules that one needs.
+TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
+
+.SECONDEXPANSION:
+$(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
+		$(PROTOCOL_OBJS) $(BUILD)/vmlinux.h
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(PROTOCOL_OBJS) $(BROKER_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) $(PROTOCOL_OBJS) \
+		$(BROKER_LIBS) -o $@
 
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \

@@ -23,9 +23,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_RUNNING 0
 
-/* Written by pgoffd through the mmap'ed .data map: the filter pushdown. */
+/* Written by pgoffd through the mmap'ed .data/.bss maps: the filter pushdown. */
 volatile __u64 min_duration_ns = ~0ULL;	/* ~0: no subscriber, send nothing */
 volatile __u32 filter_pids;		/* 1: only tgids in watch_pids */
+volatile __u32 cpu_filter;		/* PGOFF_CPU_* */
+volatile __u32 filter_pg_classes;	/* 1: only PG wait classes in pg_classes */
+volatile __u64 pg_classes[4];		/* bitmap by class byte (wait_event_info >> 24) */
+volatile __u32 want_query;		/* 1: a subscriber may see SQL */
 
 struct start {
 	__u64 start_ns;
@@ -35,8 +39,15 @@ struct start {
 	__u32 pg_wait_event_info;
 	__u32 flags;
 	__u32 cluster;
-	__u32 pad;
+	__u32 waker_pg_wait_event_info;
 	char waker_comm[PGOFF_COMM_LEN];
+};
+
+/* The SQL a thread was running when it last went off the CPU. */
+struct query {
+	__u32 len;			/* bytes, NUL excluded */
+	__u32 pad;
+	char text[PGOFF_QUERY_MAX];
 };
 
 struct {
@@ -60,9 +71,26 @@ struct {
 	__type(value, __u8);
 } watch_pids SEC(".maps");
 
+/* Kept per thread (not per interval): created once, rewritten in place. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PGOFF_MAX_QUERIES);
+	__type(key, __u32);			/* pid (thread id) */
+	__type(value, struct query);
+} queries SEC(".maps");
+
+/* Zeroes to create a queries entry from (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct query);
+} query_zero SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PGOFF_CNT__COUNT);
+
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
@@ -92,7 +120,58 @@ static __always_inline long task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
 }
 
-/* prev is current here: its user memory is the backend's. */
+/* Read a uint32 through a pointer variable of the current process. */
+static __always_inline bool read_pg_u32(__u64 var_addr, __u32 *out)
+{
+	__u64 ptr = 0;
+
+	return bpf_probe_read_user(&ptr, sizeof(ptr), (void *)var_addr) == 0 &&
+	       ptr && bpf_probe_read_user(out, sizeof(*out), (void *)ptr) == 0;
+}
+
+static __always_inline bool pg_class_wanted(__u32 info)
+{
+	__u32 class = info >> 24;
+
+	return (pg_classes[(class >> 6) & 3] >> (class & 63)) & 1;
+}
+
+/*
+ * The running query (debug_query_string; NULL while idle, so idle client
+ * waits cost one 8-byte read). Returns PGOFF_F_QUERY, PGOFF_F_QUERY_LOST
+ * or 0 for no query.
+ */
+static __always_inline __u32 save_query(__u32 pid, __u64 var_addr)
+{
+	__u64 str = 0;
+	struct query *q;
+	long n;
+
+	if (bpf_probe_read_user(&str, sizeof(str), (void *)var_addr) || !str)
+		return 0;
+	q = bpf_map_lookup_elem(&queries, &pid);
+	if (!q) {
+		__u32 zero = 0;
+		struct query *z = bpf_map_lookup_elem(&query_zero, &zero);
+
+		if (!z || bpf_map_update_elem(&queries, &pid, z, BPF_ANY))
+			return PGOFF_F_QUERY_LOST;
+		q = bpf_map_lookup_elem(&queries, &pid);
+		if (!q)
+			return PGOFF_F_QUERY_LOST;
+	}
+	n = bpf_probe_read_user_str(q->text, sizeof(q->text), (void *)str);
+	if (n <= 0)
+		return PGOFF_F_QUERY_LOST;
+	q->len = n - 1;
+	return PGOFF_F_QUERY;
+}
+
+/*
+ * prev is current here: its user memory is the backend's. Every interval
+ * is started, also with nobody subscribed: a DBA who starts watching a
+ * stuck backend must see the wait that is already going on end.
+ */
 static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid);
@@ -103,34 +182,101 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t)
 		return;
+	count(PGOFF_CNT_SWITCHES);
 	s.start_ns = now;
 	s.cluster = t->cluster;
 	if (task_state(prev) == TASK_RUNNING)
 		s.flags |= PGOFF_F_PREEMPTED;
-	if (t->wait_event_ptr) {
-		__u64 ptr = 0;
-
-		if (bpf_probe_read_user(&ptr, sizeof(ptr),
-					(void *)t->wait_event_ptr) == 0 && ptr &&
-		    bpf_probe_read_user(&s.pg_wait_event_info,
-					sizeof(s.pg_wait_event_info),
-					(void *)ptr) == 0)
-			s.flags |= PGOFF_F_PG_WAIT;
-		else
-			count(PGOFF_CNT_PG_READ_FAIL);
-	} else {
+	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
-	}
+	else if (read_pg_u32(t->wait_event_ptr, &s.pg_wait_event_info))
+		s.flags |= PGOFF_F_PG_WAIT;
+	else
+		count(PGOFF_CNT_PG_READ_FAIL);
+	/* SQL costs a string copy: only while someone may see it */
+	if (!t->query_ptr)
+		;
+	else if (want_query)
+		s.flags |= save_query(pid, t->query_ptr);
+	else
+		s.flags |= PGOFF_F_QUERY_UNSEEN;
 	if (bpf_map_update_elem(&starts, &pid, &s, BPF_ANY))
 		count(PGOFF_CNT_START_FULL);
 }
 
-static __always_inline bool wanted(__u32 tgid, __u64 duration)
+/* The pushed-down filter, once the interval's length is known. */
+static __always_inline bool wanted(const struct start *s, __u32 tgid, __u64 now)
 {
-	if (duration < min_duration_ns)
+	bool preempted = s->flags & PGOFF_F_PREEMPTED;
+
+	if (now - s->start_ns < min_duration_ns)
 		return false;
 	if (filter_pids && !bpf_map_lookup_elem(&watch_pids, &tgid))
 		return false;
+	if ((cpu_filter == PGOFF_CPU_ONLY && !preempted) ||
+	    (cpu_filter == PGOFF_CPU_NONE && preempted))
+		return false;
+	if (filter_pg_classes && (!(s->flags & PGOFF_F_PG_WAIT) ||
+				  !pg_class_wanted(s->pg_wait_event_info)))
+		return false;
+	return true;
+}
+
+static __always_inline void fill(struct pgoff_record *r, const struct start *s,
+				 struct task_struct *next, __u32 pid,
+				 __u32 tgid, __u64 now, bool with_stack)
+{
+	r->start_ns = s->start_ns;
+	r->wake_ns = s->wake_ns;
+	r->end_ns = now;
+	r->pid = pid;
+	r->tgid = tgid;
+	r->waker_pid = s->waker_pid;
+	r->waker_tgid = s->waker_tgid;
+	r->pg_wait_event_info = s->pg_wait_event_info;
+	r->waker_pg_wait_event_info = s->waker_pg_wait_event_info;
+	r->flags = s->flags;
+	r->cluster = s->cluster;
+	r->query_len = 0;
+	__builtin_memcpy(r->waker_comm, s->waker_comm, sizeof(r->waker_comm));
+	BPF_CORE_READ_STR_INTO(&r->comm, next, comm);
+	if (with_stack) {
+		long n = bpf_get_task_stack(next, r->stack, sizeof(r->stack), 0);
+
+		r->stack_bytes = n;
+		if (n < 0)
+			count(PGOFF_CNT_STACK_FAIL);
+	} else {
+		r->stack_bytes = -95;	/* -EOPNOTSUPP: raw_tp cannot walk next */
+	}
+}
+
+/* A record with the query text; false if the text was evicted meanwhile. */
+static __always_inline bool send_with_query(const struct start *s,
+					    struct task_struct *next,
+					    __u32 pid, __u32 tgid, __u64 now,
+					    bool with_stack)
+{
+	struct query *q = bpf_map_lookup_elem(&queries, &pid);
+	struct pgoff_record_query *rq;
+	__u32 len;
+
+	if (!q)
+		return false;
+	rq = bpf_ringbuf_reserve(&events, sizeof(*rq), 0);
+	if (!rq) {
+		count(PGOFF_CNT_RINGBUF_FULL);
+		return true;
+	}
+	fill(&rq->rec, s, next, pid, tgid, now, with_stack);
+	len = q->len;
+	if (len > PGOFF_QUERY_MAX - 1)
+		len = PGOFF_QUERY_MAX - 1;
+	bpf_probe_read_kernel(rq->query, len, q->text);
+	rq->query[len & (PGOFF_QUERY_MAX - 1)] = '\0';
+	rq->rec.query_len = len;
+	bpf_ringbuf_submit(rq, 0);
+	count(PGOFF_CNT_EVENTS);
 	return true;
 }
 
@@ -149,61 +295,54 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	s = bpf_map_lookup_elem(&starts, &pid);
 	if (!s)
 		return;
-	count(PGOFF_CNT_SWITCHES);
 	tgid = BPF_CORE_READ(next, tgid);
-	if (!wanted(tgid, now - s->start_ns))
+	if (!wanted(s, tgid, now))
 		goto done;
-
+	if (s->flags & PGOFF_F_QUERY) {
+		if (send_with_query(s, next, pid, tgid, now, with_stack))
+			goto done;
+		s->flags = (s->flags & ~PGOFF_F_QUERY) | PGOFF_F_QUERY_LOST;
+		count(PGOFF_CNT_QUERY_FAIL);
+	}
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count(PGOFF_CNT_RINGBUF_FULL);
 		goto done;
 	}
-	r->start_ns = s->start_ns;
-	r->wake_ns = s->wake_ns;
-	r->end_ns = now;
-	r->pid = pid;
-	r->tgid = tgid;
-	r->waker_pid = s->waker_pid;
-	r->waker_tgid = s->waker_tgid;
-	r->pg_wait_event_info = s->pg_wait_event_info;
-	r->flags = s->flags;
-	r->cluster = s->cluster;
-	__builtin_memcpy(r->waker_comm, s->waker_comm, sizeof(r->waker_comm));
-	BPF_CORE_READ_STR_INTO(&r->comm, next, comm);
-	if (with_stack) {
-		long n = bpf_get_task_stack(next, r->stack, sizeof(r->stack), 0);
-
-		r->stack_bytes = n;
-		if (n < 0)
-			count(PGOFF_CNT_STACK_FAIL);
-	} else {
-		r->stack_bytes = -95;	/* -EOPNOTSUPP: raw_tp cannot walk next */
-	}
+	fill(r, s, next, pid, tgid, now, with_stack);
 	bpf_ringbuf_submit(r, 0);
 	count(PGOFF_CNT_EVENTS);
 done:
 	bpf_map_delete_elem(&starts, &pid);
 }
 
-/* Runs in the waker's context: current is the waker. */
+/*
+ * Runs in the waker's context: current is the waker (for a wakeup from
+ * an interrupt, the task it interrupted).
+ */
 static __always_inline void on_waking(struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, pid);
 	struct start *s = bpf_map_lookup_elem(&starts, &pid);
+	struct pgoff_target *t;
 	__u64 id;
 
 	if (!s || s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
 		return;
-	id = bpf_get_current_pid_tgid();
 	s->wake_ns = bpf_ktime_get_ns();
+	s->flags |= PGOFF_F_WOKEN;
+	id = bpf_get_current_pid_tgid();
 	s->waker_pid = (__u32)id;
 	s->waker_tgid = id >> 32;
-	s->flags |= PGOFF_F_WOKEN;
-	/* only wakeups of waiting targets get here: the lookup is rare */
-	if (bpf_map_lookup_elem(&targets, &s->waker_tgid))
-		s->flags |= PGOFF_F_WAKER_TRACED;
 	bpf_get_current_comm(s->waker_comm, sizeof(s->waker_comm));
+	/* only wakeups of waiting targets get here: the lookup is rare */
+	t = bpf_map_lookup_elem(&targets, &s->waker_tgid);
+	if (!t)
+		return;
+	s->flags |= PGOFF_F_WAKER_TRACED;
+	if (t->wait_event_ptr &&
+	    read_pg_u32(t->wait_event_ptr, &s->waker_pg_wait_event_info))
+		s->flags |= PGOFF_F_WAKER_PG_WAIT;
 }
 
 /* A forked PostgreSQL process is traced from its first switch. */
@@ -228,6 +367,7 @@ static __always_inline void on_exit(void)
 	__u32 pid = (__u32)id, tgid = id >> 32;
 
 	bpf_map_delete_elem(&starts, &pid);
+	bpf_map_delete_elem(&queries, &pid);
 	if (pid == tgid)
 		bpf_map_delete_elem(&targets, &tgid);
 }

@@ -11,22 +11,32 @@
 #define PGOFF_MAX_TARGETS	16384	/* traced PostgreSQL processes */
 #define PGOFF_MAX_STARTS	16384	/* PostgreSQL threads off the CPU at one time */
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
+#define PGOFF_MAX_QUERIES	4096	/* threads whose query text is kept (LRU) */
+#define PGOFF_QUERY_MAX		1024	/* bytes of SQL kept, NUL included; as
+					   PostgreSQL's track_activity_query_size */
+
+/* cpu_filter values: whether preempted intervals (wait "cpu") are wanted. */
+#define PGOFF_CPU_ANY		0
+#define PGOFF_CPU_ONLY		1	/* only preempted intervals */
+#define PGOFF_CPU_NONE		2	/* no preempted intervals */
 
 /* What pgoffd knows about a traced PostgreSQL process (key: tgid). */
 struct pgoff_target {
 	__u64 wait_event_ptr;	/* address of `my_wait_event_info` (a uint32 *), 0 = unknown */
+	__u64 query_ptr;	/* address of `debug_query_string` (a char **), 0 = unknown */
 	__u32 cluster;		/* broker's cluster id; copied to forked children */
 	__u32 pad;
 };
 
 /* Per-CPU loss and activity counters, index of the `counters` array map. */
 enum pgoff_counter {
-	PGOFF_CNT_SWITCHES = 0,	/* switch-ins of traced threads */
+	PGOFF_CNT_SWITCHES = 0,	/* switch-outs of traced threads */
 	PGOFF_CNT_EVENTS,	/* records submitted to the ring buffer */
 	PGOFF_CNT_RINGBUF_FULL,	/* record lost: ring buffer full */
 	PGOFF_CNT_START_FULL,	/* interval lost: start map full */
 	PGOFF_CNT_STACK_FAIL,	/* record sent without its stack */
 	PGOFF_CNT_PG_READ_FAIL,	/* wait_event_info could not be read */
+	PGOFF_CNT_QUERY_FAIL,	/* record sent without the query it had */
 	PGOFF_CNT__COUNT
 };
 
@@ -36,6 +46,10 @@ enum pgoff_counter {
 #define PGOFF_F_PG_WAIT		(1u << 2)	/* pg_wait_event_info was read */
 #define PGOFF_F_PG_NO_SYMBOL	(1u << 3)	/* process has no known my_wait_event_info */
 #define PGOFF_F_WAKER_TRACED	(1u << 4)	/* the waker is a traced PostgreSQL process */
+#define PGOFF_F_WAKER_PG_WAIT	(1u << 5)	/* waker_pg_wait_event_info was read */
+#define PGOFF_F_QUERY		(1u << 6)	/* a struct pgoff_record_query was sent */
+#define PGOFF_F_QUERY_LOST	(1u << 7)	/* the backend ran a query; its text was lost */
+#define PGOFF_F_QUERY_UNSEEN	(1u << 8)	/* began while no subscriber could see SQL */
 
 /* One off-CPU interval of a traced thread, sent through the ring buffer. */
 struct pgoff_record {
@@ -49,10 +63,21 @@ struct pgoff_record {
 	__u32 pg_wait_event_info;
 	__u32 flags;		/* PGOFF_F_* */
 	__u32 cluster;
+	__u32 waker_pg_wait_event_info;	/* the waker's own wait event at wake time */
+	__u32 query_len;	/* bytes of query text, NUL excluded (PGOFF_F_QUERY) */
 	__s32 stack_bytes;	/* bytes of stack[] filled, or -errno */
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 	__u64 stack[PGOFF_STACK_DEPTH];
+};
+
+/*
+ * The same with the SQL the backend was running (debug_query_string,
+ * read at switch-out), for subscribers allowed to see queries.
+ */
+struct pgoff_record_query {
+	struct pgoff_record rec;
+	char query[PGOFF_QUERY_MAX];	/* NUL-terminated, maybe truncated */
 };
 
 #endif

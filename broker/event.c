@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* event.c - decode, symbolize, classify and encode one off-CPU interval. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "broker/event.h"
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
 #include "broker/pg_wait_names.h"
+#include "protocol/utf8.h"
 
 void event_format_time(uint64_t mono_ns, char *buf, size_t len)
 {
@@ -31,6 +34,19 @@ void event_format_time(uint64_t mono_ns, char *buf, size_t len)
 static void add_str(json_object *o, const char *key, const char *v)
 {
 	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
+}
+
+/* Text from outside (titles, comm, SQL): valid UTF-8 or it is not sent. */
+static void add_text(json_object *o, const char *key, const char *v,
+		     size_t max)
+{
+	char buf[PGOFF_QUERY_MAX];
+	size_t n;
+
+	if (max > sizeof(buf) - 1)
+		max = sizeof(buf) - 1;
+	n = pgoff_utf8_clean(v, max, buf);
+	json_object_object_add(o, key, json_object_new_string_len(buf, (int)n));
 }
 
 static void add_int(json_object *o, const char *key, int64_t v)
@@ -65,32 +81,41 @@ static json_object *encode_stack(const struct event_ctx *ctx,
 	return arr;
 }
 
+/* PostgreSQL's wait event as pg_stat_activity names it, into o. */
+static const char *add_pg_wait(json_object *o, int major, uint32_t info)
+{
+	const char *type = pg_wait_event_type(major, info);
+	const char *name = pg_wait_event_name(major, info);
+	const char *known = name;
+	char raw[48];
+
+	add_int(o, "wait_event_info", info);
+	if (info && (!type || !name)) {
+		/* a raw id only where no name is known */
+		snprintf(raw, sizeof(raw), "class 0x%02x id %u", info >> 24,
+			 info & 0xffff);
+		if (!type)
+			type = raw;
+		if (!name)
+			name = raw;
+	}
+	add_str(o, "wait_event_type", info ? type : NULL);
+	add_str(o, "wait_event", info ? name : NULL);
+	return info ? known : NULL;
+}
+
 static json_object *encode_pg(const struct pgoff_record *r,
 			      const struct pg_proc *proc,
-			      const struct pg_cluster *c)
+			      const struct pg_cluster *c,
+			      struct event_meta *meta)
 {
 	json_object *pg = json_object_new_object();
 	json_object *missing = json_object_new_object();
 	int major = c ? c->major : 0;
 
 	if (r->flags & PGOFF_F_PG_WAIT) {
-		uint32_t info = r->pg_wait_event_info;
-		const char *type = pg_wait_event_type(major, info);
-		const char *name = pg_wait_event_name(major, info);
-		char raw[48];
-
-		add_int(pg, "wait_event_info", info);
-		if (info && (!type || !name)) {
-			/* a raw id only where no name is known */
-			snprintf(raw, sizeof(raw), "class 0x%02x id %u",
-				 info >> 24, info & 0xffff);
-			if (!type)
-				type = raw;
-			if (!name)
-				name = raw;
-		}
-		add_str(pg, "wait_event_type", info ? type : NULL);
-		add_str(pg, "wait_event", info ? name : NULL);
+		meta->pg_wait_event = add_pg_wait(pg, major,
+						  r->pg_wait_event_info);
 	} else {
 		add_str(missing, "wait_event",
 			(r->flags & PGOFF_F_PG_NO_SYMBOL) ?
@@ -99,11 +124,17 @@ static json_object *encode_pg(const struct pgoff_record *r,
 				"backend memory could not be read");
 	}
 	if (proc && proc->titled) {
-		add_str(pg, "backend_type", proc->title.backend_type);
-		if (proc->title.database[0])
-			add_str(pg, "database", proc->title.database);
-		if (proc->title.user[0])
-			add_str(pg, "user", proc->title.user);
+		const struct pg_title *t = &proc->title;
+
+		add_text(pg, "backend_type", t->backend_type,
+			 sizeof(t->backend_type));
+		meta->backend_type = t->backend_type;
+		if (t->database[0]) {
+			add_text(pg, "database", t->database, sizeof(t->database));
+			meta->database = t->database;
+		}
+		if (t->user[0])
+			add_text(pg, "user", t->user, sizeof(t->user));
 	} else {
 		add_str(missing, "backend_type", "process title not readable yet");
 	}
@@ -127,34 +158,106 @@ static json_object *encode_waker(struct event_ctx *ctx,
 				 const struct pgoff_record *r)
 {
 	json_object *w = json_object_new_object();
-	/* the kernel says whether to ask: no /proc probe for kernel threads */
-	const struct pg_proc *p = (r->flags & PGOFF_F_WAKER_TRACED) ?
-		pg_registry_proc(ctx->registry, r->waker_tgid) : NULL;
-	char comm[PGOFF_COMM_LEN + 1];
+	const struct pg_proc *p;
+	const struct pg_cluster *c;
 
-	memcpy(comm, r->waker_comm, PGOFF_COMM_LEN);
-	comm[PGOFF_COMM_LEN] = '\0';
 	add_int(w, "pid", r->waker_tgid);
 	add_int(w, "tid", r->waker_pid);
-	add_str(w, "comm", comm);
+	add_text(w, "comm", r->waker_comm, PGOFF_COMM_LEN);
+	/* the kernel says whether to ask: no /proc probe for kernel threads */
+	if (!(r->flags & PGOFF_F_WAKER_TRACED))
+		return w;
+	p = pg_registry_proc(ctx->registry, r->waker_tgid);
 	if (p && p->titled)
-		add_str(w, "backend_type", p->title.backend_type);
+		add_text(w, "backend_type", p->title.backend_type,
+			 sizeof(p->title.backend_type));
+	if (r->flags & PGOFF_F_WAKER_PG_WAIT) {
+		c = p ? pg_registry_cluster(ctx->registry, p->cluster) : NULL;
+		add_pg_wait(w, c ? c->major : 0, r->waker_pg_wait_event_info);
+	}
 	return w;
 }
 
-json_object *event_encode(struct event_ctx *ctx, const struct pgoff_record *r,
-			  struct event_meta *meta)
+json_object *event_encode_proc(const struct pg_proc *p)
 {
-	json_object *ev = json_object_new_object();
-	const struct pg_proc *proc = pg_registry_proc(ctx->registry, r->tgid);
-	const struct pg_cluster *c = pg_registry_cluster(ctx->registry,
-							 r->cluster);
-	uint64_t dur = r->end_ns - r->start_ns;
-	uint64_t blocked = 0, runq = dur;
-	enum pgoff_wait kernel_wait = PGOFF_WAIT_OTHER;
-	char ts[48], comm[PGOFF_COMM_LEN + 1];
-	json_object *stack;
+	json_object *o = json_object_new_object();
+	const struct pg_title *t = &p->title;
 
+	add_int(o, "pid", p->pid);
+	add_int(o, "cluster", p->cluster);
+	if (!p->titled) {
+		add_str(o, "backend_type", NULL);
+		return o;
+	}
+	add_text(o, "backend_type", t->backend_type, sizeof(t->backend_type));
+	if (t->database[0])
+		add_text(o, "database", t->database, sizeof(t->database));
+	if (t->user[0])
+		add_text(o, "user", t->user, sizeof(t->user));
+	return o;
+}
+
+void event_ctx_free(struct event_ctx *ctx)
+{
+	json_object_put(ctx->last);
+	ctx->last = NULL;
+	free(ctx->plain);
+	ctx->plain = NULL;
+}
+
+/* The SQL, for those who may see it: added after the plain line is cut. */
+static void add_query(json_object *ev, const struct pgoff_record *r,
+		      const void *data, size_t size)
+{
+	const struct pgoff_record_query *rq = data;
+
+	if ((r->flags & PGOFF_F_QUERY) && size >= sizeof(*rq)) {
+		size_t len = r->query_len < PGOFF_QUERY_MAX ? r->query_len :
+							      PGOFF_QUERY_MAX - 1;
+
+		add_text(ev, "query", rq->query, len);
+		/* the kernel keeps what PostgreSQL itself shows by default */
+		if (len == PGOFF_QUERY_MAX - 1)
+			json_object_object_add(ev, "query_truncated",
+					       json_object_new_boolean(1));
+	} else {
+		json_object_object_add(ev, "query", NULL);
+		add_str(ev, "query_error", (r->flags & PGOFF_F_QUERY_UNSEEN) ?
+			"not captured: the interval began before any "
+			"subscriber could see queries" :
+			"the query text could not be read or kept in the "
+			"kernel (see counters.query_failed)");
+	}
+}
+
+int event_encode(struct event_ctx *ctx, const void *data, size_t size,
+		 struct event_lines *lines, struct event_meta *meta)
+{
+	const struct pgoff_record *r = data;
+	const struct pg_proc *proc;
+	const struct pg_cluster *c;
+	json_object *ev, *waker = NULL, *stack;
+	uint64_t dur, blocked = 0, runq;
+	enum pgoff_wait kernel_wait = PGOFF_WAIT_OTHER;
+	char ts[48];
+	const char *line;
+	size_t len;
+
+	if (size < sizeof(*r))
+		return -EINVAL;
+	if (!ctx->plain && !(ctx->plain = malloc(PGOFF_MAX_LINE)))
+		return -ENOMEM;
+	json_object_put(ctx->last);
+	ctx->last = ev = json_object_new_object();
+	memset(meta, 0, sizeof(*meta));
+	memset(lines, 0, sizeof(*lines));
+	/* the waker first: looking it up may grow the registry */
+	if (r->flags & PGOFF_F_WOKEN)
+		waker = encode_waker(ctx, r);
+	proc = pg_registry_proc(ctx->registry, r->tgid);
+	c = pg_registry_cluster(ctx->registry, r->cluster);
+	dur = r->end_ns - r->start_ns;
+	runq = dur;
 	if (!(r->flags & PGOFF_F_PREEMPTED)) {
 		/* woken at wake_ns; no wakeup seen: all of it was blocked */
 		blocked = (r->flags & PGOFF_F_WOKEN) && r->wake_ns >= r->start_ns &&
@@ -163,8 +266,6 @@ json_object *event_encode(struct event_ctx *ctx, const struct pgoff_record *r,
 				  dur;
 		runq = dur - blocked;
 	}
-	memcpy(comm, r->comm, PGOFF_COMM_LEN);
-	comm[PGOFF_COMM_LEN] = '\0';
 
 	add_str(ev, "type", "offcpu");
 	add_int(ev, "seq", (int64_t)++ctx->seq);
@@ -174,28 +275,39 @@ json_object *event_encode(struct event_ctx *ctx, const struct pgoff_record *r,
 	add_str(ev, "start", ts);
 	add_int(ev, "pid", r->tgid);
 	add_int(ev, "tid", r->pid);
-	add_str(ev, "comm", comm);
+	add_text(ev, "comm", r->comm, PGOFF_COMM_LEN);
 	add_int(ev, "duration_ns", (int64_t)dur);
 	add_int(ev, "blocked_ns", (int64_t)blocked);
 	add_int(ev, "runq_ns", (int64_t)runq);
 
 	stack = encode_stack(ctx, r, &kernel_wait);
-	meta->wait = pgoff_wait_refine(kernel_wait,
-				       (r->flags & PGOFF_F_PG_WAIT) ?
-					       r->pg_wait_event_info : 0);
+	meta->has_pg_wait = r->flags & PGOFF_F_PG_WAIT;
+	meta->pg_wait_event_info = meta->has_pg_wait ? r->pg_wait_event_info : 0;
+	meta->wait = pgoff_wait_refine(kernel_wait, meta->pg_wait_event_info);
 	add_str(ev, "wait", pgoff_wait_name(meta->wait));
 	add_str(ev, "kernel_wait", pgoff_wait_name(kernel_wait));
-	json_object_object_add(ev, "pg", encode_pg(r, proc, c));
-	if (r->flags & PGOFF_F_WOKEN)
-		json_object_object_add(ev, "waker", encode_waker(ctx, r));
+	json_object_object_add(ev, "pg", encode_pg(r, proc, c, meta));
+	if (waker)
+		json_object_object_add(ev, "waker", waker);
 	json_object_object_add(ev, "stack", stack);
 	if (r->stack_bytes < 0)
 		add_str(ev, "stack_error",
 			r->stack_bytes == -95 ?
 				"not available with the raw_tp fallback" :
 				"kernel stack could not be read");
-
 	meta->tgid = r->tgid;
 	meta->duration_ns = dur;
-	return ev;
+
+	line = pgoff_json_line(ev, &len);
+	if (len >= PGOFF_MAX_LINE)
+		return -E2BIG;
+	memcpy(ctx->plain, line, len + 1);
+	lines->plain = ctx->plain;
+	lines->plain_len = len;
+	if (r->flags & (PGOFF_F_QUERY | PGOFF_F_QUERY_LOST |
+			PGOFF_F_QUERY_UNSEEN)) {
+		add_query(ev, r, data, size);
+		lines->with_query = pgoff_json_line(ev, &lines->with_query_len);
+	}
+	return 0;
 }

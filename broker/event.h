@@ -2,16 +2,18 @@
 /*
  * event.h - one kernel record becomes one "offcpu" event: symbolized,
  * classified and told in PostgreSQL's terms, encoded once as a JSON line
- * that every matching subscriber gets.
+ * (and once more with the SQL, for subscribers allowed to see it).
  */
 #ifndef PGOFF_EVENT_H
 #define PGOFF_EVENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
 #include <linux/types.h>
 #include "bpf/offcpu.h"
 #include "broker/classify.h"
+#include "broker/filter.h"
 
 struct ksyms;
 struct pg_registry;
@@ -20,18 +22,30 @@ struct event_ctx {
 	const struct ksyms *ksyms;
 	struct pg_registry *registry;
 	uint64_t seq;			/* last sequence number given out */
+	json_object *last;		/* the encoded event; lines point into it */
+	char *plain;			/* copy of the line without SQL */
 };
 
-/* What subscriptions filter on, next to the encoded event. */
-struct event_meta {
-	uint32_t tgid;
-	uint64_t duration_ns;
-	enum pgoff_wait wait;
+/* One encoded event, in the form without SQL and (maybe) with it. */
+struct event_lines {
+	const char *plain;
+	size_t plain_len;
+	const char *with_query;		/* NULL: the event carries no query */
+	size_t with_query_len;
 };
 
-/* Returns the event object (the caller puts it) and fills meta. */
-json_object *event_encode(struct event_ctx *ctx, const struct pgoff_record *r,
-			  struct event_meta *meta);
+/*
+ * Encode a record of size bytes (struct pgoff_record, or struct
+ * pgoff_record_query with PGOFF_F_QUERY). lines and meta stay valid until
+ * the next call. Returns 0, or -EINVAL for a short record.
+ */
+int event_encode(struct event_ctx *ctx, const void *data, size_t size,
+		 struct event_lines *lines, struct event_meta *meta);
+void event_ctx_free(struct event_ctx *ctx);
+
+struct pg_proc;
+/* A traced process for a ps reply: pid, cluster, backend type, db, user. */
+json_object *event_encode_proc(const struct pg_proc *p);
 
 /* RFC 3339 UTC with microseconds of a CLOCK_MONOTONIC timestamp. */
 void event_format_time(uint64_t mono_ns, char *buf, size_t len);

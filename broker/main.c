@@ -50,6 +50,8 @@ static void usage(FILE *f)
 "\n"
 "  --socket PATH        socket to serve (default /run/pgoff/pgoffd.sock)\n"
 "  --group NAME         group whose members may connect (default pgoff)\n"
+"  --query-group NAME   members (and root) also see the SQL text of queries\n"
+"                       (default: nobody but root)\n"
 "  --min-floor DUR      lowest threshold any subscription gets (default 100us)\n"
 "  --ringbuf-size BYTES kernel ring buffer, power of two (default 4194304)\n"
 "  --max-clients N      concurrent clients (default 64)\n"
@@ -69,6 +71,7 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_START_FULL] = "start_map_full",
 	[PGOFF_CNT_STACK_FAIL] = "stack_failed",
 	[PGOFF_CNT_PG_READ_FAIL] = "pg_read_failed",
+	[PGOFF_CNT_QUERY_FAIL] = "query_failed",
 };
 
 static void status_hook(void *ctx, json_object *r)
@@ -107,42 +110,83 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "counters", c);
 }
 
+/* Room left in a ps reply for the process list (the rest is small). */
+#define PS_BUDGET (PGOFF_MAX_LINE - 16384)
+
+static void ps_hook(void *ctx, json_object *r)
+{
+	struct broker *b = ctx;
+	json_object *clusters = json_object_new_array();
+	json_object *procs = json_object_new_array();
+	size_t n, used = 0, shown = 0;
+	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_cluster *c = pg_registry_cluster(b->registry,
+								 p[i].cluster);
+		json_object *o;
+
+		if (c && c->postmaster_pid == p[i].pid) {
+			o = json_object_new_object();
+			json_object_object_add(o, "id", json_object_new_int64(c->id));
+			json_object_object_add(o, "postmaster_pid",
+					       json_object_new_int64(c->postmaster_pid));
+			json_object_object_add(o, "data_dir",
+					       json_object_new_string(c->data_dir));
+			json_object_object_add(o, "port", json_object_new_int(c->port));
+			json_object_object_add(o, "version",
+					       json_object_new_string(c->version));
+			json_object_array_add(clusters, o);
+		}
+		o = event_encode_proc(&p[i]);
+		used += strlen(pgoff_json_line(o, NULL)) + 1;
+		if (used > PS_BUDGET) {
+			json_object_put(o);
+			continue;
+		}
+		json_object_array_add(procs, o);
+		shown++;
+	}
+	json_object_object_add(r, "clusters", clusters);
+	json_object_object_add(r, "processes", procs);
+	json_object_object_add(r, "total", json_object_new_int64((int64_t)n));
+	json_object_object_add(r, "truncated", json_object_new_boolean(shown < n));
+}
+
 static void filter_hook(void *ctx)
 {
 	struct broker *b = ctx;
-	uint32_t pids[PGOFF_MAX_WATCH_PIDS];
-	size_t npids;
-	uint64_t min;
+	struct kernel_filter k;
 	int err;
 
-	if (!server_filter_union(b->server, &min, pids, PGOFF_MAX_WATCH_PIDS,
-				 &npids)) {
+	if (!server_filter_union(b->server, &k)) {
 		tracer_mute(b->tracer);
 		log_debug("no subscriber: kernel sends nothing");
 		return;
 	}
-	err = tracer_set_filter(b->tracer, min, pids, npids);
+	err = tracer_set_filter(b->tracer, &k);
 	if (err)
 		log_warnx("cannot update the kernel filter: %s", strerror(-err));
 	else
-		log_debug("kernel filter: min %llu ns, %zu pids",
-			  (unsigned long long)min, npids);
+		log_debug("kernel filter: min %llu ns, %zu pids, cpu %u, "
+			  "pg classes %s, queries %s",
+			  (unsigned long long)k.min_duration_ns, k.npids, k.cpu,
+			  k.pg_class_filter ? "some" : "all",
+			  k.want_query ? "on" : "off");
 }
 
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct broker *b = ctx;
+	struct event_lines lines;
 	struct event_meta meta;
-	json_object *ev;
-	const char *line;
-	size_t len;
+	int err = event_encode(&b->events, data, size, &lines, &meta);
 
-	if (size < sizeof(struct pgoff_record))
-		return 0;
-	ev = event_encode(&b->events, data, &meta);
-	line = pgoff_json_line(ev, &len);
-	server_publish(b->server, line, len, &meta);
-	json_object_put(ev);
+	if (err)
+		log_warnx("kernel record of %zu bytes not sent: %s", size,
+			  strerror(-err));
+	else
+		server_publish(b->server, &lines, &meta);
 	return 0;
 }
 
@@ -225,10 +269,10 @@ static int make_fds(int *epfd, int *tfd, int *sfd, int ring_fd)
 }
 
 static void parse_args(int argc, char **argv, struct server_opts *so,
-		       struct tracer_opts *to)
+		       struct tracer_opts *to, const char **query_group)
 {
 	enum { OPT_SOCKET = 256, OPT_GROUP, OPT_FLOOR, OPT_RING, OPT_CLIENTS,
-	       OPT_QUEUE, OPT_STUCK, OPT_RAW };
+	       OPT_QUEUE, OPT_STUCK, OPT_RAW, OPT_QUERY_GROUP };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "group", required_argument, NULL, OPT_GROUP },
@@ -238,6 +282,7 @@ static void parse_args(int argc, char **argv, struct server_opts *so,
 		{ "queue-bytes", required_argument, NULL, OPT_QUEUE },
 		{ "stuck-timeout", required_argument, NULL, OPT_STUCK },
 		{ "raw-tp", no_argument, NULL, OPT_RAW },
+		{ "query-group", required_argument, NULL, OPT_QUERY_GROUP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -253,6 +298,9 @@ static void parse_args(int argc, char **argv, struct server_opts *so,
 			break;
 		case OPT_GROUP:
 			so->group_name = optarg;
+			break;
+		case OPT_QUERY_GROUP:
+			*query_group = optarg;
 			break;
 		case OPT_FLOOR:
 			if (pgoff_parse_duration(optarg, &so->min_floor_ns))
@@ -320,7 +368,9 @@ int main(int argc, char **argv)
 		.min_floor_ns = 100000,
 	};
 	struct tracer_opts to = { .ringbuf_bytes = 4 << 20 };
-	struct server_hooks hooks = { status_hook, filter_hook, NULL };
+	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
+				      .filter_changed = filter_hook };
+	const char *query_group = NULL;
 	struct broker b = { 0 };
 	struct group *gr;
 	int epfd = -1, tfd = -1, sfd = -1, err;
@@ -328,13 +378,22 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &b.started);
 	log_init("pgoffd", LOG_LEVEL_INFO);
-	parse_args(argc, argv, &so, &to);
+	parse_args(argc, argv, &so, &to, &query_group);
 	gr = getgrnam(so.group_name);
 	if (!gr)
 		log_fatal(0, "group '%s' does not exist; create it with "
 			  "'groupadd --system %s' or pass --group",
 			  so.group_name, so.group_name);
 	so.group = gr->gr_gid;
+	if (query_group) {
+		gr = getgrnam(query_group);
+		if (!gr)
+			log_fatal(0, "query group '%s' does not exist; create it "
+				  "with 'groupadd --system %s'", query_group,
+				  query_group);
+		so.query_group = gr->gr_gid;
+		so.has_query_group = true;
+	}
 
 	b.ksyms = ksyms_load("/proc/kallsyms");
 	if (!b.ksyms)
@@ -393,6 +452,7 @@ int main(int argc, char **argv)
 		server_reap(b.server);
 	}
 	server_close(b.server, "shutdown");
+	event_ctx_free(&b.events);
 	tracer_close(b.tracer);
 	pg_registry_free(b.registry);
 	ksyms_free(b.ksyms);

@@ -121,6 +121,7 @@ int pg_elf_read(const char *path, struct pg_elf_info *info)
 		goto cleanup;
 	/* A missing symbol (PostgreSQL < 14, stripped) is not an error. */
 	find_dynsym(elf, "my_wait_event_info", &info->wait_event_sym);
+	find_dynsym(elf, "debug_query_string", &info->query_sym);
 
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map != MAP_FAILED)

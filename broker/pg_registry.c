@@ -238,6 +238,8 @@ static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
 				 strerror(-err));
 		else
 			c->wait_event_ptr = bias + elf.wait_event_sym;
+		if (c->wait_event_ptr && elf.query_sym)
+			c->query_ptr = bias + elf.query_sym;
 	}
 	log_info("cluster %u: postmaster %u, %s, port %d, PostgreSQL %s%s%s",
 		 c->id, pid, c->data_dir[0] ? c->data_dir : "?", c->port,
@@ -263,6 +265,7 @@ static struct pg_proc *add_proc(struct pg_registry *r, uint32_t pid,
 				const struct pg_cluster *c)
 {
 	struct pgoff_target t = { .wait_event_ptr = c->wait_event_ptr,
+				  .query_ptr = c->query_ptr,
 				  .cluster = c->id };
 	struct pg_proc *p;
 	size_t pos;
@@ -449,6 +452,13 @@ const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid)
 size_t pg_registry_proc_count(const struct pg_registry *r)
 {
 	return r->nprocs;
+}
+
+const struct pg_proc *pg_registry_procs(const struct pg_registry *r,
+					size_t *n)
+{
+	*n = r->nprocs;
+	return r->procs;
 }
 
 size_t pg_registry_cluster_count(const struct pg_registry *r)

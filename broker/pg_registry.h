@@ -22,6 +22,7 @@ struct pg_cluster {
 	int major;			/* from the binary; 0 if unknown */
 	char version[32];
 	uint64_t wait_event_ptr;	/* run-time address of my_wait_event_info */
+	uint64_t query_ptr;		/* run-time address of debug_query_string */
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable, or "" */
 };
 
@@ -50,6 +51,9 @@ const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid);
 const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
 					     uint32_t id);
 size_t pg_registry_proc_count(const struct pg_registry *r);
+/* All known processes, by pid; valid until the next scan or lookup. */
+const struct pg_proc *pg_registry_procs(const struct pg_registry *r,
+					size_t *n);
 size_t pg_registry_cluster_count(const struct pg_registry *r);
 
 #endif

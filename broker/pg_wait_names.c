@@ -34,6 +34,8 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <strings.h>
 
 #include "broker/pg_wait_names.h"
 
@@ -1387,4 +1389,95 @@ const char *pg_wait_event_name(int pg_major, uint32_t wait_event_info)
 	default:
 		return NULL;
 	}
+}
+
+/* ---- names -> classes and events, for filters ---- */
+
+static const struct {
+	const char *name;
+	int class;
+} class_names[] = {
+	{ "LWLock", PG_CLASS_LWLOCK },
+	{ "Lock", PG_CLASS_LOCK },
+	{ "BufferPin", PG_CLASS_BUFFERPIN },
+	{ "Activity", PG_CLASS_ACTIVITY },
+	{ "Client", PG_CLASS_CLIENT },
+	{ "Extension", PG_CLASS_EXTENSION },
+	{ "IPC", PG_CLASS_IPC },
+	{ "Timeout", PG_CLASS_TIMEOUT },
+	{ "IO", PG_CLASS_IO },
+	{ "InjectionPoint", PG_CLASS_INJECTION_POINT },
+};
+
+int pg_wait_class_parse(const char *type_name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(class_names); i++)
+		if (strcasecmp(type_name, class_names[i].name) == 0)
+			return class_names[i].class;
+	return -1;
+}
+
+static const char *table_find(const struct name_table *t, const char *name)
+{
+	for (unsigned int i = 0; i < t->len; i++)
+		if (t->names[i] && strcasecmp(t->names[i], name) == 0)
+			return t->names[i];
+	return NULL;
+}
+
+/* One version's spelling of an event name of a class, or NULL. */
+static const char *event_find(const struct pg_wait_tables *v, int class,
+			      const char *name)
+{
+	const char *found;
+
+	switch (class) {
+	case PG_CLASS_LWLOCK:
+		found = table_find(&v->lwlock, name);
+		if (!found)
+			found = table_find(&v->tranche, name);
+		if (!found && strcasecmp(name, "extension") == 0)
+			found = "extension";
+		return found;
+	case PG_CLASS_LOCK:
+		return table_find(&v->lock, name);
+	case PG_CLASS_BUFFERPIN:
+		if (!v->buffer_pin.names)
+			return strcasecmp(name, "BufferPin") == 0 ? "BufferPin" :
+								    NULL;
+		return table_find(&v->buffer_pin, name);
+	case PG_CLASS_ACTIVITY:
+		return table_find(&v->activity, name);
+	case PG_CLASS_CLIENT:
+		return table_find(&v->client, name);
+	case PG_CLASS_EXTENSION:
+		return strcasecmp(name, "Extension") == 0 ? "Extension" : NULL;
+	case PG_CLASS_IPC:
+		return table_find(&v->ipc, name);
+	case PG_CLASS_TIMEOUT:
+		return table_find(&v->timeout, name);
+	case PG_CLASS_IO:
+		return table_find(&v->io, name);
+	default:
+		return NULL;
+	}
+}
+
+const char *pg_wait_event_spelling(int class, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(pg_wait_tables); i++) {
+		const char *found = event_find(&pg_wait_tables[i], class, name);
+
+		if (found)
+			return found;
+	}
+	return NULL;
+}
+
+const char *pg_wait_class_name(int class)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(class_names); i++)
+		if (class_names[i].class == class)
+			return class_names[i].name;
+	return NULL;
 }

@@ -35,4 +35,17 @@ const char *pg_wait_event_name(int pg_major, uint32_t wait_event_info);
 /* 1 if tables exist for this major version (14..17), else 0. */
 int pg_wait_names_known_major(int pg_major);
 
+/* "Lock", "lwlock", … (any case) -> PG_CLASS_*, or -1 for no such class. */
+int pg_wait_class_parse(const char *type_name);
+/* PG_CLASS_* -> "Lock", …; NULL for an unknown class. */
+const char *pg_wait_class_name(int pg_class);
+/*
+ * An event name of a class (any case) as pg_stat_activity spells it in
+ * the oldest major version 14..17 that has it (versions differ in case:
+ * "MultiXactMemberSLRU"/"MultixactMemberSLRU"), or
+ * NULL when no version knows it. Names only an extension registers at
+ * run time are not known here.
+ */
+const char *pg_wait_event_spelling(int pg_class, const char *name);
+
 #endif

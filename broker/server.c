@@ -25,7 +25,7 @@ enum owner_kind { OWNER_LISTEN, OWNER_CLIENT };
 
 struct subscription {
 	uint32_t id;
-	struct pgoff_filter filter;
+	struct filter filter;
 };
 
 struct client {
@@ -36,6 +36,7 @@ struct client {
 	char *out;			/* queued bytes [out_off, out_len) */
 	size_t out_len, out_off;
 	bool said_hello;
+	bool sees_query;		/* root or in --query-group */
 	bool closing;			/* flush, then close */
 	bool dead;			/* closed; freed by server_reap() */
 	time_t full_since;		/* queue full since (0: not full) */
@@ -212,12 +213,22 @@ static void answer_status(struct server *s, struct client *c,
 	send_obj(s, c, r);
 }
 
+static void answer_ps(struct server *s, struct client *c,
+		      const struct pgoff_request *req)
+{
+	json_object *r = pgoff_reply_ok(req);
+
+	if (s->hooks.ps)
+		s->hooks.ps(s->hooks.ctx, r);
+	send_obj(s, c, r);
+}
+
 static void answer_subscribe(struct server *s, struct client *c,
 			     const struct pgoff_request *req)
 {
 	struct subscription *sub;
+	struct pgoff_error err;
 	json_object *r;
-	uint64_t effective;
 
 	if (c->nsubs == MAX_SUBSCRIPTIONS) {
 		char msg[80];
@@ -228,19 +239,23 @@ static void answer_subscribe(struct server *s, struct client *c,
 		send_error(s, c, req, PGOFF_ERR_LIMIT, msg);
 		return;
 	}
-	sub = &c->subs[c->nsubs++];
+	sub = &c->subs[c->nsubs];
+	if (filter_compile(&req->subscribe, s->opts.min_floor_ns, &sub->filter,
+			   &err)) {
+		send_error(s, c, req, err.code, err.message);
+		return;
+	}
+	c->nsubs++;
 	sub->id = ++c->next_sub_id;
-	sub->filter = req->subscribe;
-	effective = sub->filter.min_duration_ns > s->opts.min_floor_ns ?
-			    sub->filter.min_duration_ns :
-			    s->opts.min_floor_ns;
-	log_info("client uid %u pid %d: subscription %u, %zu pids, min %llu ns",
+	log_info("client uid %u pid %d: subscription %u, %zu pids, min %llu ns%s",
 		 c->peer.uid, c->peer.pid, sub->id, sub->filter.npids,
-		 (unsigned long long)effective);
+		 (unsigned long long)sub->filter.min_duration_ns,
+		 c->sees_query ? ", with queries" : "");
 	r = pgoff_reply_ok(req);
 	json_object_object_add(r, "subscription", json_object_new_int64(sub->id));
-	json_object_object_add(r, "min_duration_ns",
-			       json_object_new_int64((int64_t)effective));
+	json_object_object_add(r, "min_duration_ns", json_object_new_int64(
+		(int64_t)sub->filter.min_duration_ns));
+	json_object_object_add(r, "query", json_object_new_boolean(c->sees_query));
 	send_obj(s, c, r);
 	if (s->hooks.filter_changed)
 		s->hooks.filter_changed(s->hooks.ctx);
@@ -271,6 +286,9 @@ static void answer(struct server *s, struct client *c, const char *line,
 		break;
 	case PGOFF_OP_SUBSCRIBE:
 		answer_subscribe(s, c, &req);
+		break;
+	case PGOFF_OP_PS:
+		answer_ps(s, c, &req);
 		break;
 	}
 }
@@ -354,10 +372,14 @@ static void accept_one(struct server *s)
 		log_warn("epoll_ctl");
 		goto refuse;
 	}
+	c->sees_query = c->peer.uid == 0 ||
+			(s->opts.has_query_group &&
+			 peer_allowed(&c->peer, s->opts.query_group));
 	c->next = s->clients;
 	s->clients = c;
 	s->nclients++;
-	log_info("client uid %u pid %d: connected", c->peer.uid, c->peer.pid);
+	log_info("client uid %u pid %d: connected%s", c->peer.uid, c->peer.pid,
+		 c->sees_query ? " (may see queries)" : "");
 	return;
 
 refuse_with: {
@@ -478,23 +500,6 @@ void server_tick(struct server *s)
 	}
 }
 
-static bool matches(const struct subscription *sub, uint64_t floor_ns,
-		    const struct event_meta *m)
-{
-	const struct pgoff_filter *f = &sub->filter;
-	uint64_t min = f->min_duration_ns > floor_ns ? f->min_duration_ns :
-						       floor_ns;
-
-	if (m->duration_ns < min)
-		return false;
-	if (!f->npids)
-		return true;
-	for (size_t i = 0; i < f->npids; i++)
-		if (f->pids[i] == m->tgid)
-			return true;
-	return false;
-}
-
 static void deliver(struct server *s, struct client *c, const char *line,
 		    size_t len)
 {
@@ -522,7 +527,7 @@ lost:
 		c->full_since = time(NULL);
 }
 
-void server_publish(struct server *s, const char *line, size_t len,
+void server_publish(struct server *s, const struct event_lines *lines,
 		    const struct event_meta *meta)
 {
 	struct client *c = s->clients, *next;
@@ -530,10 +535,14 @@ void server_publish(struct server *s, const char *line, size_t len,
 	for (; c; c = next) {
 		next = c->next;	/* deliver may drop c */
 		for (size_t i = 0; i < c->nsubs; i++) {
-			if (matches(&c->subs[i], s->opts.min_floor_ns, meta)) {
-				deliver(s, c, line, len);
-				break;
-			}
+			if (!filter_match(&c->subs[i].filter, meta))
+				continue;
+			if (c->sees_query && lines->with_query)
+				deliver(s, c, lines->with_query,
+					lines->with_query_len);
+			else
+				deliver(s, c, lines->plain, lines->plain_len);
+			break;
 		}
 	}
 }
@@ -563,38 +572,11 @@ uint64_t server_queue_drops(const struct server *s)
 	return s->queue_drops;
 }
 
-bool server_filter_union(const struct server *s, uint64_t *min_ns,
-			 uint32_t *pids, size_t max_pids, size_t *npids)
+bool server_filter_union(const struct server *s, struct kernel_filter *k)
 {
-	bool any = false, all_pids = false;
-	size_t n = 0;
-
-	*min_ns = UINT64_MAX;
-	for (const struct client *c = s->clients; c; c = c->next) {
-		for (size_t i = 0; i < c->nsubs; i++) {
-			const struct pgoff_filter *f = &c->subs[i].filter;
-
-			any = true;
-			if (f->min_duration_ns < *min_ns)
-				*min_ns = f->min_duration_ns;
-			if (!f->npids)
-				all_pids = true;
-			for (size_t j = 0; j < f->npids && !all_pids; j++) {
-				size_t k;
-
-				for (k = 0; k < n && pids[k] != f->pids[j]; k++)
-					;
-				if (k < n)
-					continue;
-				if (n == max_pids)	/* filter the rest here */
-					all_pids = true;
-				else
-					pids[n++] = f->pids[j];
-			}
-		}
-	}
-	if (*min_ns < s->opts.min_floor_ns)
-		*min_ns = s->opts.min_floor_ns;
-	*npids = all_pids ? 0 : n;
-	return any;
+	kernel_filter_init(k);
+	for (const struct client *c = s->clients; c; c = c->next)
+		for (size_t i = 0; i < c->nsubs; i++)
+			kernel_filter_add(k, &c->subs[i].filter, c->sees_query);
+	return kernel_filter_done(k);
 }

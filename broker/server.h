@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "broker/event.h"
+#include "broker/filter.h"
 #include "protocol/protocol.h"
 
 struct server;
@@ -21,6 +22,8 @@ struct server_opts {
 	const char *socket_path;
 	const char *group_name;		/* access group */
 	gid_t group;
+	bool has_query_group;		/* --query-group given */
+	gid_t query_group;		/* members see SQL text */
 	size_t max_clients;
 	size_t queue_bytes;		/* per-client output queue */
 	unsigned int stuck_timeout_s;	/* queue full this long: cut off */
@@ -30,6 +33,8 @@ struct server_opts {
 struct server_hooks {
 	/* fill a status reply with the broker's own fields */
 	void (*status)(void *ctx, json_object *reply);
+	/* fill a ps reply: the traced processes */
+	void (*ps)(void *ctx, json_object *reply);
 	/* the union of subscriptions changed: push it into the kernel */
 	void (*filter_changed)(void *ctx);
 	void *ctx;
@@ -48,19 +53,17 @@ void server_reap(struct server *s);
 /* Once a second: cut off clients that stopped reading. */
 void server_tick(struct server *s);
 
-/* One encoded event to every subscriber whose filter matches. */
-void server_publish(struct server *s, const char *line, size_t len,
+
+/* An event to every subscriber whose filter matches, with SQL to those
+ * allowed to see it. */
+void server_publish(struct server *s, const struct event_lines *lines,
 		    const struct event_meta *meta);
 /* Tell every subscriber of a loss that happened before any filter. */
 void server_publish_drop(struct server *s, const char *cause, uint64_t count);
 
 size_t server_client_count(const struct server *s);
 uint64_t server_queue_drops(const struct server *s);
-/*
- * The union of live subscriptions: the lowest threshold and the pids
- * (*npids == 0: every process). Returns false when nobody subscribes.
- */
-bool server_filter_union(const struct server *s, uint64_t *min_ns,
-			 uint32_t *pids, size_t max_pids, size_t *npids);
+/* The union of live subscriptions; false when nobody subscribes. */
+bool server_filter_union(const struct server *s, struct kernel_filter *k);
 
 #endif

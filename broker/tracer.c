@@ -181,27 +181,35 @@ static void clear_watch_pids(int fd)
 		bpf_map_delete_elem(fd, &key);
 }
 
-int tracer_set_filter(struct tracer *t, uint64_t min_duration_ns,
-		      const uint32_t *pids, size_t npids)
+int tracer_set_filter(struct tracer *t, const struct kernel_filter *k)
 {
 	int fd = bpf_map__fd(t->skel->maps.watch_pids);
+	struct offcpu_bpf__bss *bss = t->skel->bss;
 	uint8_t one = 1;
 
 	/* Widen first, then narrow: no wanted record is lost on the way. */
-	t->skel->bss->filter_pids = 0;
+	bss->filter_pids = 0;
+	bss->filter_pg_classes = 0;
+	bss->cpu_filter = PGOFF_CPU_ANY;
+	bss->want_query = k->want_query;
+	t->skel->data->min_duration_ns = k->min_duration_ns;
+	t->min_duration_ns = k->min_duration_ns;
 	clear_watch_pids(fd);
-	for (size_t i = 0; i < npids; i++)
-		if (bpf_map_update_elem(fd, &pids[i], &one, BPF_ANY))
+	for (size_t i = 0; i < k->npids; i++)
+		if (bpf_map_update_elem(fd, &k->pids[i], &one, BPF_ANY))
 			return -errno;
-	t->skel->data->min_duration_ns = min_duration_ns;
-	t->skel->bss->filter_pids = npids > 0;
-	t->min_duration_ns = min_duration_ns;
+	bss->filter_pids = k->npids > 0;
+	for (size_t i = 0; i < 4; i++)
+		bss->pg_classes[i] = k->pg_classes[i];
+	bss->filter_pg_classes = k->pg_class_filter;
+	bss->cpu_filter = k->cpu;
 	return 0;
 }
 
 void tracer_mute(struct tracer *t)
 {
 	t->skel->data->min_duration_ns = UINT64_MAX;
+	t->skel->bss->want_query = 0;
 	t->min_duration_ns = UINT64_MAX;
 }
 

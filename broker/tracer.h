@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "bpf/offcpu.h"
+#include "broker/filter.h"
 
 struct tracer;
 
@@ -34,9 +35,8 @@ int tracer_add_target(struct tracer *t, uint32_t tgid,
 		      const struct pgoff_target *target);
 size_t tracer_target_count(const struct tracer *t);
 
-/* The union of live subscriptions; npids == 0 means every process. */
-int tracer_set_filter(struct tracer *t, uint64_t min_duration_ns,
-		      const uint32_t *pids, size_t npids);
+/* Push the union of live subscriptions into the kernel. */
+int tracer_set_filter(struct tracer *t, const struct kernel_filter *k);
 /* Stop emitting records (no subscriber). */
 void tracer_mute(struct tracer *t);
 uint64_t tracer_min_duration(const struct tracer *t);

@@ -139,6 +139,10 @@ int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
 			return EXIT_ERROR;
 		}
 		log_warnx("pgoffd refused the request: %s", err.message);
+		/* pgoffctl only sends what its options say: a usage error */
+		if (strcmp(err.code, PGOFF_ERR_BAD_REQUEST) == 0 ||
+		    strcmp(err.code, PGOFF_ERR_LIMIT) == 0)
+			return EXIT_USAGE;
 		return EXIT_ERROR;
 	}
 	*reply = obj;

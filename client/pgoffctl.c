@@ -3,7 +3,8 @@
  * pgoffctl - the unprivileged client of pgoffd.
  *
  *   pgoffctl status
- *   pgoffctl watch --pid 4242 --min 5ms --count 1 --timeout 60s --json
+ *   pgoffctl ps
+ *   pgoffctl watch --pid 4242 --type lock --min 5ms --count 1 --timeout 60s
  *
  * stdout carries data only; messages go to stderr. Exit codes: see conn.h.
  */
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 "\n"
 "commands:\n"
 "  status    the broker: version, uptime, clients, traced processes, losses\n"
+"  ps        the PostgreSQL processes pgoffd traces\n"
 "  watch     live off-CPU intervals, one line each (--help for options)\n"
 "\n"
 "The socket is --socket, else $PGOFF_SOCKET, else " DEFAULT_SOCKET ".\n"
@@ -52,6 +54,13 @@ static void watch_usage(FILE *f)
 "Print off-CPU intervals of PostgreSQL processes as they end.\n"
 "\n"
 "  --pid N           only this process (repeatable)\n"
+"  --type LIST       only these waits: lock, io, net, poll, sleep, ipc,\n"
+"                    memory, cpu, other (comma-separated)\n"
+"  --pg-wait LIST    only these PostgreSQL wait events, as in\n"
+"                    pg_stat_activity: Lock, Lock:transactionid, IO:DataFileRead\n"
+"  --db LIST         only backends connected to these databases\n"
+"  --backend-type LIST  only these backend types ('client backend',\n"
+"                    autovacuum worker, …, as in pg_stat_activity)\n"
 "  --min DURATION    only intervals at least this long (default 1ms);\n"
 "                    units ns, us, ms, s, m: 500us, 5ms, 1.5s\n"
 "  --count N         exit 0 after N events\n"
@@ -62,6 +71,8 @@ static void watch_usage(FILE *f)
 "\n"
 "examples:\n"
 "  pgoffctl watch --pid 4242 --min 100ms\n"
+"  pgoffctl watch --db shop --pg-wait Lock --min 50ms\n"
+"  pgoffctl watch --type io,lock --backend-type 'client backend'\n"
 "  pgoffctl watch --pid 4242 --min 1s --count 1 --timeout 60s --json\n");
 }
 
@@ -126,6 +137,59 @@ static int cmd_status(int argc, char **argv, const char *sock)
 	return ret;
 }
 
+static int cmd_ps(int argc, char **argv, const char *sock)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct pgoff_request req = { .op = PGOFF_OP_PS };
+	bool json = false, truncated = false;
+	json_object *reply, *v;
+	struct conn c;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'j') {
+			json = true;
+		} else if (opt == 's') {
+			sock = optarg;
+		} else if (opt == 'h') {
+			printf("usage: pgoffctl ps [--json] [--socket PATH]\n"
+			       "The PostgreSQL processes pgoffd traces, as of its "
+			       "last scan of /proc (once a second).\n");
+			return EXIT_OK;
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		log_warnx("ps: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	ret = conn_open(&c, socket_path(sock));
+	if (ret == EXIT_OK && (ret = conn_request(&c, &req, &reply)) == EXIT_OK) {
+		if (json_object_object_get_ex(reply, "truncated", &v))
+			truncated = json_object_get_boolean(v);
+		if (json) {
+			json_object_object_del(reply, "id");
+			json_object_object_del(reply, "ok");
+			printf("%s\n", pgoff_json_line(reply, NULL));
+		} else {
+			render_ps(stdout, reply);
+		}
+		json_object_put(reply);
+		check_stdout();
+		if (truncated)
+			log_warnx("the list is cut short: more processes than "
+				  "one reply holds");
+	}
+	conn_close(&c);
+	return ret;
+}
+
 struct watch_opts {
 	struct pgoff_request req;
 	uint64_t count;			/* 0: unlimited */
@@ -133,11 +197,43 @@ struct watch_opts {
 	bool json;
 };
 
+/*
+ * "a,b,c" (repeatable) into a name list. The broker checks what the names
+ * mean; names containing a comma cannot be given, as in psql's lists.
+ */
+static int add_names(const char *opt, const char *arg, struct pgoff_names *n)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 0 || len >= PGOFF_MAX_NAME) {
+			log_warnx("%s: '%s' is not a list of names", opt, arg);
+			return -1;
+		}
+		if (n->n == PGOFF_MAX_FILTER_NAMES) {
+			log_warnx("%s: at most %d names", opt,
+				  PGOFF_MAX_FILTER_NAMES);
+			return -1;
+		}
+		memcpy(n->v[n->n], p, len);
+		n->v[n->n++][len] = '\0';
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
 static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		       const char **sock)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "type", required_argument, NULL, 'T' },
+		{ "pg-wait", required_argument, NULL, 'W' },
+		{ "db", required_argument, NULL, 'D' },
+		{ "backend-type", required_argument, NULL, 'B' },
 		{ "min", required_argument, NULL, 'm' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
@@ -165,6 +261,22 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 				return EXIT_USAGE;
 			}
 			f->pids[f->npids++] = (uint32_t)v;
+			break;
+		case 'T':
+			if (add_names("--type", optarg, &f->types))
+				return EXIT_USAGE;
+			break;
+		case 'W':
+			if (add_names("--pg-wait", optarg, &f->pg_waits))
+				return EXIT_USAGE;
+			break;
+		case 'D':
+			if (add_names("--db", optarg, &f->databases))
+				return EXIT_USAGE;
+			break;
+		case 'B':
+			if (add_names("--backend-type", optarg, &f->backend_types))
+				return EXIT_USAGE;
 			break;
 		case 'm':
 			if (pgoff_parse_duration(optarg, &f->min_duration_ns)) {
@@ -339,6 +451,8 @@ int main(int argc, char **argv)
 		return cmd_status(argc, argv, sock);
 	if (strcmp(cmd, "watch") == 0)
 		return cmd_watch(argc, argv, sock);
+	if (strcmp(cmd, "ps") == 0)
+		return cmd_ps(argc, argv, sock);
 	if (strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;

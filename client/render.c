@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* render.c - tables for humans; --json output never passes through here. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 #include "client/render.h"
 #include "protocol/protocol.h"
@@ -27,6 +28,33 @@ void render_event_header(FILE *out)
 	fprintf(out, "%-15s %7s %9s %9s %-6s %-28s %-18s %-22s %s\n", "TIME",
 		"PID", "DURATION", "RUNQ", "WAIT", "PG WAIT EVENT", "BACKEND",
 		"WOKEN BY", "STACK");
+}
+
+/* The SQL under its event, on one line: whitespace runs become one space. */
+static void render_query(FILE *out, const char *q)
+{
+	char line[160];
+	size_t n = 0;
+	bool space = false;
+
+	if (!q)
+		return;
+	for (; *q && n < sizeof(line) - 4; q++) {
+		bool ws = *q == ' ' || *q == '\t' || *q == '\n' || *q == '\r';
+
+		if (ws) {
+			space = n > 0;
+			continue;
+		}
+		if (space)
+			line[n++] = ' ';
+		space = false;
+		line[n++] = *q;
+	}
+	if (*q)
+		memcpy(line + n, "...", 3), n += 3;
+	line[n] = '\0';
+	fprintf(out, "%15s query: %s\n", "", line);
 }
 
 void render_event(FILE *out, json_object *ev)
@@ -64,6 +92,39 @@ void render_event(FILE *out, json_object *ev)
 		time, pid, dur(ev, "duration_ns", d, sizeof(d)),
 		dur(ev, "runq_ns", rq, sizeof(rq)), str_or(ev, "wait", "?"),
 		pgwait, str_or(pg, "backend_type", "-"), waker, stack);
+	render_query(out, str_or(ev, "query", NULL));
+}
+
+void render_ps(FILE *out, json_object *ps)
+{
+	json_object *clusters = NULL, *procs = NULL;
+
+	json_object_object_get_ex(ps, "clusters", &clusters);
+	json_object_object_get_ex(ps, "processes", &procs);
+	for (size_t i = 0; clusters && i < json_object_array_length(clusters); i++) {
+		json_object *c = json_object_array_get_idx(clusters, i);
+		int64_t id = 0, port = 0, pm = 0;
+
+		pgoff_get_int64(c, "id", &id);
+		pgoff_get_int64(c, "port", &port);
+		pgoff_get_int64(c, "postmaster_pid", &pm);
+		fprintf(out, "cluster %" PRId64 ": PostgreSQL %s, port %" PRId64
+			", postmaster %" PRId64 ", %s\n", id,
+			str_or(c, "version", "?"), port, pm,
+			str_or(c, "data_dir", "?"));
+	}
+	fprintf(out, "%7s %7s  %-28s %-16s %s\n", "PID", "CLUSTER",
+		"BACKEND TYPE", "DATABASE", "USER");
+	for (size_t i = 0; procs && i < json_object_array_length(procs); i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+		int64_t pid = 0, cl = 0;
+
+		pgoff_get_int64(p, "pid", &pid);
+		pgoff_get_int64(p, "cluster", &cl);
+		fprintf(out, "%7" PRId64 " %7" PRId64 "  %-28s %-16s %s\n", pid,
+			cl, str_or(p, "backend_type", "-"),
+			str_or(p, "database", "-"), str_or(p, "user", "-"));
+	}
 }
 
 void render_status(FILE *out, json_object *status)

@@ -10,6 +10,8 @@
 void render_event_header(FILE *out);
 /* One offcpu event as one aligned line. */
 void render_event(FILE *out, json_object *ev);
+/* A ps reply: clusters, then one line per process. */
+void render_ps(FILE *out, json_object *ps);
 /* A status reply as "key: value" lines. */
 void render_status(FILE *out, json_object *status);
 

@@ -120,6 +120,44 @@ static int get_ranged(json_object *obj, const char *key, int64_t min,
 	return 0;
 }
 
+/* An optional array of non-empty strings, each shorter than PGOFF_MAX_NAME. */
+static int get_names(json_object *obj, const char *key, struct pgoff_names *out,
+		     struct pgoff_error *err)
+{
+	json_object *arr;
+	size_t n;
+
+	out->n = 0;
+	if (!json_object_object_get_ex(obj, key, &arr))
+		return 0;
+	if (!json_object_is_type(arr, json_type_array))
+		return fail(err, PGOFF_ERR_BAD_REQUEST,
+			    "field \"%s\" must be an array of strings", key);
+	n = json_object_array_length(arr);
+	if (n > PGOFF_MAX_FILTER_NAMES)
+		return fail(err, PGOFF_ERR_LIMIT,
+			    "at most %d entries in \"%s\"",
+			    PGOFF_MAX_FILTER_NAMES, key);
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+		const char *s;
+		size_t len;
+
+		if (!json_object_is_type(v, json_type_string))
+			return fail(err, PGOFF_ERR_BAD_REQUEST,
+				    "%s[%zu] must be a string", key, i);
+		s = json_object_get_string(v);
+		len = (size_t)json_object_get_string_len(v);
+		if (len == 0 || len >= PGOFF_MAX_NAME || strlen(s) != len)
+			return fail(err, PGOFF_ERR_BAD_REQUEST,
+				    "%s[%zu] must be 1 to %d bytes, without NUL",
+				    key, i, PGOFF_MAX_NAME - 1);
+		memcpy(out->v[i], s, len + 1);
+	}
+	out->n = n;
+	return 0;
+}
+
 static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 			    struct pgoff_error *err)
 {
@@ -132,6 +170,11 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 		       &min, err))
 		return -EINVAL;
 	f->min_duration_ns = (uint64_t)min;
+	if (get_names(obj, "types", &f->types, err) ||
+	    get_names(obj, "pg_waits", &f->pg_waits, err) ||
+	    get_names(obj, "databases", &f->databases, err) ||
+	    get_names(obj, "backend_types", &f->backend_types, err))
+		return -EINVAL;
 	if (!json_object_object_get_ex(obj, "pids", &pids))
 		return 0;
 	if (!json_object_is_type(pids, json_type_array))
@@ -191,6 +234,8 @@ int pgoff_request_decode(const char *line, size_t len,
 				 &req->hello.version, err);
 	} else if (strcmp(op, "status") == 0) {
 		req->op = PGOFF_OP_STATUS;
+	} else if (strcmp(op, "ps") == 0) {
+		req->op = PGOFF_OP_PS;
 	} else if (strcmp(op, "subscribe") == 0) {
 		req->op = PGOFF_OP_SUBSCRIBE;
 		ret = decode_subscribe(obj, &req->subscribe, err);
@@ -207,7 +252,21 @@ static const char *const op_names[] = {
 	[PGOFF_OP_HELLO] = "hello",
 	[PGOFF_OP_STATUS] = "status",
 	[PGOFF_OP_SUBSCRIBE] = "subscribe",
+	[PGOFF_OP_PS] = "ps",
 };
+
+static void put_names(json_object *obj, const char *key,
+		      const struct pgoff_names *names)
+{
+	json_object *arr;
+
+	if (!names->n)
+		return;
+	arr = json_object_new_array();
+	for (size_t i = 0; i < names->n; i++)
+		json_object_array_add(arr, json_object_new_string(names->v[i]));
+	json_object_object_add(obj, key, arr);
+}
 
 json_object *pgoff_request_encode(const struct pgoff_request *req)
 {
@@ -235,8 +294,13 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		}
 		json_object_object_add(obj, "min_duration_ns",
 			json_object_new_int64((int64_t)f->min_duration_ns));
+		put_names(obj, "types", &f->types);
+		put_names(obj, "pg_waits", &f->pg_waits);
+		put_names(obj, "databases", &f->databases);
+		put_names(obj, "backend_types", &f->backend_types);
 		break;
 	case PGOFF_OP_STATUS:
+	case PGOFF_OP_PS:
 		break;
 	}
 	return obj;

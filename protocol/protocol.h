@@ -18,9 +18,11 @@
 
 #define PGOFF_PROTO_VERSION	1
 #define PGOFF_MAX_REQUEST_LINE	4096	/* bytes, newline included */
-#define PGOFF_MAX_LINE		65536	/* longest line the broker sends */
+#define PGOFF_MAX_LINE		262144	/* longest line the broker sends */
 #define PGOFF_JSON_DEPTH	8	/* nesting accepted in a request */
 #define PGOFF_MAX_FILTER_PIDS	64	/* pids in one subscription */
+#define PGOFF_MAX_FILTER_NAMES	16	/* entries in each name list of a filter */
+#define PGOFF_MAX_NAME		128	/* bytes of one name, NUL included */
 #define PGOFF_MAX_DURATION_NS	(86400ULL * 1000000000ULL)	/* one day */
 #define PGOFF_PID_MAX		4194304	/* PID_MAX_LIMIT on 64-bit */
 
@@ -44,12 +46,24 @@ enum pgoff_op {
 	PGOFF_OP_HELLO,
 	PGOFF_OP_STATUS,
 	PGOFF_OP_SUBSCRIBE,
+	PGOFF_OP_PS,
 };
 
+/* A list of names from a request; empty: no filter on that field. */
+struct pgoff_names {
+	char v[PGOFF_MAX_FILTER_NAMES][PGOFF_MAX_NAME];
+	size_t n;
+};
+
+/* A subscription as requested; the broker checks the names' meaning. */
 struct pgoff_filter {
 	uint32_t pids[PGOFF_MAX_FILTER_PIDS];	/* empty: every traced process */
 	size_t npids;
 	uint64_t min_duration_ns;
+	struct pgoff_names types;		/* "lock", "io", …: the event's wait */
+	struct pgoff_names pg_waits;		/* "Lock" or "Lock:transactionid" */
+	struct pgoff_names databases;
+	struct pgoff_names backend_types;	/* "client backend", … */
 };
 
 struct pgoff_request {

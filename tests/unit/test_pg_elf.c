@@ -31,8 +31,11 @@ static void test_real_binary(void)
 	CHECK(pg_elf_read("/usr/lib/postgresql/15/bin/postgres", &info) == 0);
 	CHECK(info.major == 15);
 	CHECK(info.wait_event_sym != 0);
+	CHECK(info.query_sym != 0);
+	CHECK(info.query_sym != info.wait_event_sym);
 	CHECK(pg_elf_read("/bin/sh", &info) == 0);
 	CHECK(info.wait_event_sym == 0);
+	CHECK(info.query_sym == 0);
 	CHECK(pg_elf_read("/nonexistent", &info) == -ENOENT);
 }
 

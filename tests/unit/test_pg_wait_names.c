@@ -6,6 +6,7 @@
  * (see the table comments in broker/pg_wait_names.c); the 15 ones also match
  * what a PostgreSQL 15 server shows in pg_stat_activity.
  */
+#include <strings.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -343,9 +344,62 @@ static void test_enum_classes_need_clean_high_bits(void)
 	EXPECT_NO_NAME(16, 0x0900ffff, "Timeout");
 }
 
+/* Filters name what they want; names go back to classes and events. */
+static void test_reverse_lookup(void)
+{
+	CHECK(pg_wait_class_parse("Lock") == PG_CLASS_LOCK);
+	CHECK(pg_wait_class_parse("lwlock") == PG_CLASS_LWLOCK);
+	CHECK(pg_wait_class_parse("IO") == PG_CLASS_IO);
+	CHECK(pg_wait_class_parse("Locks") == -1);
+	CHECK(pg_wait_class_parse("") == -1);
+	CHECK_STR(pg_wait_class_name(PG_CLASS_BUFFERPIN), "BufferPin");
+	CHECK(pg_wait_class_name(0x42) == NULL);
+	CHECK_STR(pg_wait_event_spelling(PG_CLASS_LOCK, "TransactionId"),
+		  "transactionid");
+	CHECK_STR(pg_wait_event_spelling(PG_CLASS_IO, "datafileread"),
+		  "DataFileRead");
+	CHECK_STR(pg_wait_event_spelling(PG_CLASS_LWLOCK, "extension"),
+		  "extension");
+	CHECK_STR(pg_wait_event_spelling(PG_CLASS_EXTENSION, "extension"),
+		  "Extension");
+	CHECK(pg_wait_event_spelling(PG_CLASS_LOCK, "DataFileRead") == NULL);
+	CHECK(pg_wait_event_spelling(PG_CLASS_IO, "nosuchevent") == NULL);
+	CHECK(pg_wait_event_spelling(0x42, "x") == NULL);
+}
+
+/* Every name 14..17 gives, for every class, is found again by name. */
+static void test_every_name_round_trips(void)
+{
+	static const int classes[] = { PG_CLASS_LWLOCK, PG_CLASS_LOCK,
+		PG_CLASS_BUFFERPIN, PG_CLASS_ACTIVITY, PG_CLASS_CLIENT,
+		PG_CLASS_EXTENSION, PG_CLASS_IPC, PG_CLASS_TIMEOUT, PG_CLASS_IO };
+	int checked = 0;
+
+	for (int major = 14; major <= 17; major++) {
+		for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
+			for (uint32_t id = 0; id < 400; id++) {
+				uint32_t info = (uint32_t)classes[c] << 24 | id;
+				const char *name = pg_wait_event_name(major, info);
+
+				if (!name)
+					continue;
+				const char *back =
+					pg_wait_event_spelling(classes[c], name);
+
+				/* versions differ in case: MultiXact/Multixact */
+				CHECK(back && strcasecmp(back, name) == 0);
+				checked++;
+			}
+		}
+	}
+	CHECK(checked > 800);
+}
+
 int main(void)
 {
 	RUN(test_known_majors);
+	RUN(test_reverse_lookup);
+	RUN(test_every_name_round_trips);
 	RUN(test_not_waiting);
 	RUN(test_unknown_major);
 	RUN(test_unknown_class);

@@ -6,6 +6,10 @@
 #include "protocol/linebuf.h"
 #include "tests/unit/check.h"
 
+/* 128 bytes: one more than a name may have */
+#define LONG_NAME "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" \
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 static const struct {
 	const char *line;
 	const char *code;	/* NULL: accepted */
@@ -15,6 +19,16 @@ static const struct {
 	{ "{\"op\":\"status\"}", NULL },
 	{ "{\"op\":\"subscribe\",\"pids\":[1,4194304],\"min_duration_ns\":0}", NULL },
 	{ "  {\"op\":\"status\"}\r", NULL },
+	{ "{\"op\":\"ps\"}", NULL },
+	{ "{\"op\":\"subscribe\",\"types\":[\"lock\",\"io\"],\"pg_waits\":[\"Lock:advisory\"],"
+	  "\"databases\":[\"shop\"],\"backend_types\":[\"client backend\"]}", NULL },
+	{ "{\"op\":\"subscribe\",\"types\":\"lock\"}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"types\":[1]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"databases\":[\"\"]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"databases\":[\"a\\u0000b\"]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"databases\":[\"" LONG_NAME "\"]}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"subscribe\",\"pg_waits\":[\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+	  "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\"]}", PGOFF_ERR_LIMIT },
 	{ "", PGOFF_ERR_BAD_JSON },
 	{ "{", PGOFF_ERR_BAD_JSON },
 	{ "{\"op\":\"status\"} {}", PGOFF_ERR_BAD_JSON },
@@ -92,6 +106,15 @@ static void test_roundtrip_subscribe(void)
 	in.subscribe.pids[1] = 17;
 	in.subscribe.npids = 2;
 	in.subscribe.min_duration_ns = 5000000;
+	strcpy(in.subscribe.types.v[0], "lock");
+	strcpy(in.subscribe.types.v[1], "io");
+	in.subscribe.types.n = 2;
+	strcpy(in.subscribe.pg_waits.v[0], "Lock:transactionid");
+	in.subscribe.pg_waits.n = 1;
+	strcpy(in.subscribe.databases.v[0], "caf\xc3\xa9");
+	in.subscribe.databases.n = 1;
+	strcpy(in.subscribe.backend_types.v[0], "client backend");
+	in.subscribe.backend_types.n = 1;
 	obj = pgoff_request_encode(&in);
 	line = pgoff_json_line(obj, &len);
 	CHECK(pgoff_request_decode(line, len, &out, &err) == 0);
@@ -100,6 +123,13 @@ static void test_roundtrip_subscribe(void)
 	CHECK(out.subscribe.npids == 2 && out.subscribe.pids[0] == 4242 &&
 	      out.subscribe.pids[1] == 17);
 	CHECK(out.subscribe.min_duration_ns == 5000000);
+	CHECK(out.subscribe.types.n == 2);
+	CHECK_STR(out.subscribe.types.v[1], "io");
+	CHECK(out.subscribe.pg_waits.n == 1);
+	CHECK_STR(out.subscribe.pg_waits.v[0], "Lock:transactionid");
+	CHECK(out.subscribe.databases.n == 1);
+	CHECK_STR(out.subscribe.databases.v[0], "caf\xc3\xa9");
+	CHECK_STR(out.subscribe.backend_types.v[0], "client backend");
 }
 
 static void test_id_echoed_on_error(void)

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* filter.c - subscription filters and their kernel union; see filter.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include "broker/filter.h"
+#include "broker/pg_wait_names.h"
+
+static int bad(struct pgoff_error *err, const char *fmt, const char *what)
+{
+	err->code = PGOFF_ERR_BAD_REQUEST;
+	snprintf(err->message, sizeof(err->message), fmt, what);
+	return -EINVAL;
+}
+
+/* "Lock" or "Lock:transactionid" (any case). */
+static int compile_pg_wait(const char *spec, struct pg_wait_match *out,
+			   struct pgoff_error *err)
+{
+	char class_name[PGOFF_MAX_NAME];
+	const char *colon = strchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+
+	memcpy(class_name, spec, len);
+	class_name[len] = '\0';
+	out->pg_class = pg_wait_class_parse(class_name);
+	if (out->pg_class < 0)
+		return bad(err, "unknown PostgreSQL wait event type \"%.60s\" "
+			   "(LWLock, Lock, BufferPin, Activity, Client, "
+			   "Extension, IPC, Timeout, IO)", class_name);
+	out->event = NULL;
+	if (!colon)
+		return 0;
+	out->event = pg_wait_event_spelling(out->pg_class, colon + 1);
+	if (!out->event)
+		return bad(err, "unknown PostgreSQL wait event \"%.80s\"", spec);
+	return 0;
+}
+
+int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
+		   struct filter *out, struct pgoff_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->min_duration_ns = req->min_duration_ns > floor_ns ?
+				       req->min_duration_ns : floor_ns;
+	memcpy(out->pids, req->pids, req->npids * sizeof(req->pids[0]));
+	out->npids = req->npids;
+	for (size_t i = 0; i < req->types.n; i++) {
+		enum pgoff_wait w;
+
+		if (pgoff_wait_parse(req->types.v[i], &w))
+			return bad(err, "unknown wait type \"%.60s\" (lock, io, "
+				   "net, poll, sleep, ipc, memory, cpu, other)",
+				   req->types.v[i]);
+		out->waits |= 1u << w;
+	}
+	for (size_t i = 0; i < req->pg_waits.n; i++)
+		if (compile_pg_wait(req->pg_waits.v[i], &out->pg_waits[i], err))
+			return -EINVAL;
+	out->npg_waits = req->pg_waits.n;
+	out->databases = req->databases;
+	out->backend_types = req->backend_types;
+	return 0;
+}
+
+static bool pid_in(const struct filter *f, uint32_t tgid)
+{
+	for (size_t i = 0; i < f->npids; i++)
+		if (f->pids[i] == tgid)
+			return true;
+	return false;
+}
+
+static bool pg_wait_in(const struct filter *f, const struct event_meta *m)
+{
+	if (!m->has_pg_wait || !m->pg_wait_event_info)
+		return false;
+	for (size_t i = 0; i < f->npg_waits; i++) {
+		const struct pg_wait_match *w = &f->pg_waits[i];
+
+		if ((int)(m->pg_wait_event_info >> 24) != w->pg_class)
+			continue;
+		/* case-blind: versions spell some names differently */
+		if (!w->event || (m->pg_wait_event &&
+				  strcasecmp(w->event, m->pg_wait_event) == 0))
+			return true;
+	}
+	return false;
+}
+
+/* Database and backend type names are compared exactly, as PostgreSQL does. */
+static bool name_in(const struct pgoff_names *names, const char *v)
+{
+	if (!v)
+		return false;
+	for (size_t i = 0; i < names->n; i++)
+		if (strcmp(names->v[i], v) == 0)
+			return true;
+	return false;
+}
+
+bool filter_match(const struct filter *f, const struct event_meta *m)
+{
+	if (m->duration_ns < f->min_duration_ns)
+		return false;
+	if (f->npids && !pid_in(f, m->tgid))
+		return false;
+	if (f->waits && !(f->waits & (1u << m->wait)))
+		return false;
+	if (f->npg_waits && !pg_wait_in(f, m))
+		return false;
+	if (f->databases.n && !name_in(&f->databases, m->database))
+		return false;
+	if (f->backend_types.n && !name_in(&f->backend_types, m->backend_type))
+		return false;
+	return true;
+}
+
+void kernel_filter_init(struct kernel_filter *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->min_duration_ns = UINT64_MAX;
+	k->pg_class_filter = true;
+}
+
+void kernel_filter_add(struct kernel_filter *k, const struct filter *f,
+		       bool may_see_query)
+{
+	k->any = true;
+	if (f->min_duration_ns < k->min_duration_ns)
+		k->min_duration_ns = f->min_duration_ns;
+	if (!f->npids)
+		k->all_pids = true;
+	for (size_t j = 0; j < f->npids && !k->all_pids; j++) {
+		size_t i;
+
+		for (i = 0; i < k->npids && k->pids[i] != f->pids[j]; i++)
+			;
+		if (i < k->npids)
+			continue;
+		if (k->npids == PGOFF_MAX_WATCH_PIDS)	/* the broker filters */
+			k->all_pids = true;
+		else
+			k->pids[k->npids++] = f->pids[j];
+	}
+	/* preempted intervals are exactly the ones whose wait is cpu */
+	if (!f->waits || (f->waits & (1u << PGOFF_WAIT_CPU)))
+		k->want_cpu = true;
+	if (!f->waits || (f->waits & ~(1u << PGOFF_WAIT_CPU)))
+		k->want_other = true;
+	if (!f->npg_waits)
+		k->pg_class_filter = false;
+	for (size_t i = 0; i < f->npg_waits; i++) {
+		unsigned int c = (unsigned int)f->pg_waits[i].pg_class & 0xff;
+
+		k->pg_classes[c / 64] |= 1ULL << (c % 64);
+	}
+	if (may_see_query)
+		k->want_query = true;
+}
+
+bool kernel_filter_done(struct kernel_filter *k)
+{
+	if (k->all_pids)
+		k->npids = 0;
+	if (!k->any) {
+		k->pg_class_filter = false;
+		return false;
+	}
+	k->cpu = k->want_cpu && k->want_other ? PGOFF_CPU_ANY :
+		 k->want_cpu ? PGOFF_CPU_ONLY : PGOFF_CPU_NONE;
+	if (!k->pg_class_filter)
+		memset(k->pg_classes, 0, sizeof(k->pg_classes));
+	return true;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * filter.h - subscription filters: checked and compiled from a request,
+ * matched against each event in pgoffd, and merged over all live
+ * subscriptions into the one conservative filter the kernel applies
+ * (the kernel may pass more than a subscription wants; never less).
+ */
+#ifndef PGOFF_FILTER_H
+#define PGOFF_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "bpf/offcpu.h"
+#include "broker/classify.h"
+#include "protocol/protocol.h"
+
+/* One --pg-wait entry: a class, and an event name or every event. */
+struct pg_wait_match {
+	int pg_class;				/* PG_CLASS_* */
+	const char *event;			/* static spelling; NULL: every event */
+};
+
+struct filter {
+	uint64_t min_duration_ns;		/* floor already applied */
+	uint32_t pids[PGOFF_MAX_FILTER_PIDS];	/* none: every process */
+	size_t npids;
+	uint32_t waits;				/* bit per enum pgoff_wait; 0: every wait */
+	struct pg_wait_match pg_waits[PGOFF_MAX_FILTER_NAMES];
+	size_t npg_waits;
+	struct pgoff_names databases;
+	struct pgoff_names backend_types;
+};
+
+/* What filters look at, for one event (strings borrowed for the call). */
+struct event_meta {
+	uint32_t tgid;
+	uint64_t duration_ns;
+	enum pgoff_wait wait;
+	bool has_pg_wait;			/* wait_event_info was read */
+	uint32_t pg_wait_event_info;
+	const char *pg_wait_event;		/* a table's spelling, or NULL */
+	const char *database;			/* NULL: unknown */
+	const char *backend_type;		/* NULL: unknown */
+};
+
+/*
+ * Check the request's names (an unknown wait type, PostgreSQL wait class
+ * or event is a bad_request naming it) and compile them. floor_ns is the
+ * broker's lowest threshold. Returns 0, or -EINVAL with err filled.
+ */
+int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
+		   struct filter *out, struct pgoff_error *err);
+bool filter_match(const struct filter *f, const struct event_meta *m);
+
+/* The union of live filters as the kernel applies it (see offcpu.bpf.c). */
+struct kernel_filter {
+	uint64_t min_duration_ns;		/* UINT64_MAX: nobody subscribes */
+	uint32_t pids[PGOFF_MAX_WATCH_PIDS];
+	size_t npids;				/* 0: every process */
+	bool all_pids;
+	uint32_t cpu;				/* PGOFF_CPU_* */
+	bool pg_class_filter;			/* only the classes below */
+	uint64_t pg_classes[4];			/* bit per class byte */
+	bool want_query;			/* capture SQL for someone */
+	/* merge state */
+	bool any;
+	bool want_cpu, want_other;		/* some filter takes cpu / non-cpu */
+};
+
+void kernel_filter_init(struct kernel_filter *k);
+/* Widen k to pass everything f passes; may_see_query: f's owner sees SQL. */
+void kernel_filter_add(struct kernel_filter *k, const struct filter *f,
+		       bool may_see_query);
+/* Finish after the last add: decides cpu; false when nobody subscribed. */
+bool kernel_filter_done(struct kernel_filter *k);
+
+#endif

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* utf8.c - replace what is not well-formed UTF-8 (RFC 3629); see utf8.h. */
+#include "protocol/utf8.h"
+
+/* Length of the well-formed sequence at s (at most n bytes), or 0. */
+static size_t sequence_len(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;	/* continuation byte, overlong lead, > U+10FFFF */
+	/* the second byte's range excludes overlongs and surrogates */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+size_t pgoff_utf8_clean(const char *in, size_t len, char *out)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t i = 0, o = 0, n;
+
+	while (i < len && s[i]) {
+		size_t end = i;
+
+		/* the sequence must not run past a NUL either */
+		while (end < len && end - i < 4 && s[end])
+			end++;
+		n = sequence_len(s + i, end - i);
+		if (!n) {
+			out[o++] = '?';
+			i++;
+			continue;
+		}
+		for (size_t k = 0; k < n; k++)
+			out[o++] = (char)s[i++];
+	}
+	out[o] = '\0';
+	return o;
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Subscription filters: checking names, matching events, the kernel union. */
+#include <errno.h>
+#include "broker/filter.h"
+#include "broker/pg_wait_names.h"
+#include "tests/unit/check.h"
+
+#define LOCK_TXID	0x03000004u	/* Lock/transactionid */
+#define LOCK_ADVISORY	0x0300000au	/* Lock/advisory */
+#define IO_READ		0x0A000009u	/* an IO event */
+
+static void names(struct pgoff_names *n, const char *a, const char *b)
+{
+	n->n = 0;
+	if (a)
+		snprintf(n->v[n->n++], PGOFF_MAX_NAME, "%s", a);
+	if (b)
+		snprintf(n->v[n->n++], PGOFF_MAX_NAME, "%s", b);
+}
+
+static int compile(const struct pgoff_filter *req, struct filter *f,
+		   struct pgoff_error *err)
+{
+	return filter_compile(req, 100000, f, err);
+}
+
+static void test_unknown_names_are_refused(void)
+{
+	static const struct {
+		const char *type, *pg_wait, *needle;
+	} bad[] = {
+		{ "locks", NULL, "unknown wait type \"locks\"" },
+		{ "", NULL, "unknown wait type" },
+		{ NULL, "Locks", "unknown PostgreSQL wait event type \"Locks\"" },
+		{ NULL, "Lock:rowlock", "unknown PostgreSQL wait event \"Lock:rowlock\"" },
+		{ NULL, "IO:", "unknown PostgreSQL wait event \"IO:\"" },
+		{ NULL, ":transactionid", "unknown PostgreSQL wait event type \"\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pgoff_filter req = { 0 };
+		struct pgoff_error err = { 0 };
+		struct filter f;
+
+		names(&req.types, bad[i].type, NULL);
+		names(&req.pg_waits, bad[i].pg_wait, NULL);
+		CHECK(compile(&req, &f, &err) == -EINVAL);
+		CHECK_STR(err.code, PGOFF_ERR_BAD_REQUEST);
+		if (!strstr(err.message, bad[i].needle))
+			fprintf(stderr, "case %zu: %s\n", i, err.message);
+		CHECK(strstr(err.message, bad[i].needle) != NULL);
+	}
+}
+
+/* Names are taken in any case and matched as PostgreSQL spells them. */
+static void test_pg_wait_spelling(void)
+{
+	struct pgoff_filter req = { 0 };
+	struct pgoff_error err;
+	struct filter f;
+	struct event_meta m = { .duration_ns = 1000000, .has_pg_wait = true,
+				.pg_wait_event_info = LOCK_TXID,
+				.pg_wait_event = "transactionid" };
+
+	names(&req.pg_waits, "lock:TRANSACTIONID", "lwlock");
+	CHECK(compile(&req, &f, &err) == 0);
+	CHECK(f.npg_waits == 2);
+	CHECK(f.pg_waits[0].pg_class == PG_CLASS_LOCK);
+	CHECK_STR(f.pg_waits[0].event, "transactionid");
+	CHECK(f.pg_waits[1].event == NULL);
+	CHECK(filter_match(&f, &m));
+	m.pg_wait_event_info = LOCK_ADVISORY;
+	m.pg_wait_event = "advisory";
+	CHECK(!filter_match(&f, &m));
+	m.pg_wait_event_info = 0x01000000u | 10;	/* an LWLock */
+	m.pg_wait_event = NULL;
+	CHECK(filter_match(&f, &m));			/* whole class */
+	m.has_pg_wait = false;
+	CHECK(!filter_match(&f, &m));			/* unknown: no match */
+}
+
+static void test_match_fields(void)
+{
+	struct pgoff_filter req = { .min_duration_ns = 5000000, .npids = 1,
+				    .pids = { 42 } };
+	struct pgoff_error err;
+	struct filter f;
+	struct event_meta m = { .tgid = 42, .duration_ns = 5000000,
+				.wait = PGOFF_WAIT_IO, .database = "shop",
+				.backend_type = "client backend" };
+
+	names(&req.types, "io", "lock");
+	names(&req.databases, "shop", "crm");
+	names(&req.backend_types, "client backend", NULL);
+	CHECK(compile(&req, &f, &err) == 0);
+	CHECK(filter_match(&f, &m));
+	m.duration_ns = 4999999;
+	CHECK(!filter_match(&f, &m));
+	m.duration_ns = 5000000;
+	m.tgid = 43;
+	CHECK(!filter_match(&f, &m));
+	m.tgid = 42;
+	m.wait = PGOFF_WAIT_NET;
+	CHECK(!filter_match(&f, &m));
+	m.wait = PGOFF_WAIT_LOCK;
+	m.database = "Shop";				/* exact, as PostgreSQL */
+	CHECK(!filter_match(&f, &m));
+	m.database = NULL;				/* not known: no match */
+	CHECK(!filter_match(&f, &m));
+	m.database = "crm";
+	m.backend_type = "autovacuum worker";
+	CHECK(!filter_match(&f, &m));
+	m.backend_type = "client backend";
+	CHECK(filter_match(&f, &m));
+}
+
+static void test_floor(void)
+{
+	struct pgoff_filter req = { .min_duration_ns = 10 };
+	struct pgoff_error err;
+	struct filter f;
+
+	CHECK(compile(&req, &f, &err) == 0);
+	CHECK(f.min_duration_ns == 100000);
+}
+
+static void add(struct kernel_filter *k, const struct pgoff_filter *req,
+		bool query)
+{
+	struct pgoff_error err;
+	struct filter f;
+
+	if (compile(req, &f, &err) == 0)
+		kernel_filter_add(k, &f, query);
+}
+
+static void test_kernel_union(void)
+{
+	struct kernel_filter k;
+	struct pgoff_filter a = { .min_duration_ns = 5000000, .npids = 2,
+				  .pids = { 7, 8 } };
+	struct pgoff_filter b = { .min_duration_ns = 1000000, .npids = 1,
+				  .pids = { 8 } };
+	struct pgoff_filter all = { .min_duration_ns = 9000000 };
+
+	kernel_filter_init(&k);
+	CHECK(!kernel_filter_done(&k));			/* nobody: mute */
+
+	names(&a.types, "cpu", NULL);
+	names(&a.pg_waits, "Lock", NULL);
+	names(&b.types, "cpu", NULL);
+	names(&b.pg_waits, "IO:DataFileRead", NULL);
+	kernel_filter_init(&k);
+	add(&k, &a, false);
+	add(&k, &b, false);
+	CHECK(kernel_filter_done(&k));
+	CHECK(k.min_duration_ns == 1000000);
+	CHECK(k.npids == 2);
+	CHECK(k.cpu == PGOFF_CPU_ONLY);
+	CHECK(k.pg_class_filter);
+	CHECK(k.pg_classes[0] == ((1ULL << PG_CLASS_LOCK) | (1ULL << PG_CLASS_IO)));
+	CHECK(!k.want_query);
+
+	names(&b.types, "lock", NULL);			/* now someone wants non-cpu */
+	kernel_filter_init(&k);
+	add(&k, &a, false);
+	add(&k, &b, true);
+	CHECK(kernel_filter_done(&k));
+	CHECK(k.cpu == PGOFF_CPU_ANY);
+	CHECK(k.want_query);
+
+	kernel_filter_init(&k);
+	add(&k, &b, false);
+	CHECK(kernel_filter_done(&k));
+	CHECK(k.cpu == PGOFF_CPU_NONE);
+
+	kernel_filter_init(&k);				/* one without filters */
+	add(&k, &a, false);
+	add(&k, &all, false);
+	CHECK(kernel_filter_done(&k));
+	CHECK(k.npids == 0);
+	CHECK(k.cpu == PGOFF_CPU_ANY);
+	CHECK(!k.pg_class_filter);
+	CHECK(k.pg_classes[0] == 0);
+	CHECK(k.min_duration_ns == 5000000);
+}
+
+/* More distinct pids than the kernel set holds: the broker filters. */
+static void test_kernel_pid_overflow(void)
+{
+	struct kernel_filter k;
+	struct pgoff_filter req = { .npids = PGOFF_MAX_FILTER_PIDS };
+
+	kernel_filter_init(&k);
+	for (uint32_t round = 0; round * PGOFF_MAX_FILTER_PIDS <=
+				 PGOFF_MAX_WATCH_PIDS; round++) {
+		for (uint32_t i = 0; i < PGOFF_MAX_FILTER_PIDS; i++)
+			req.pids[i] = 1 + round * PGOFF_MAX_FILTER_PIDS + i;
+		add(&k, &req, false);
+	}
+	CHECK(kernel_filter_done(&k));
+	CHECK(k.npids == 0);
+}
+
+int main(void)
+{
+	RUN(test_unknown_names_are_refused);
+	RUN(test_pg_wait_spelling);
+	RUN(test_match_fields);
+	RUN(test_floor);
+	RUN(test_kernel_union);
+	RUN(test_kernel_pid_overflow);
+	return CHECK_DONE();
+}
