@@ -415,7 +415,9 @@ enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 	case PG_CLASS_BUFFERPIN:
 		return PGOFF_WAIT_LOCK;
 	case PG_CLASS_CLIENT:
-		return PGOFF_WAIT_NET;
+		/* ClientRead (id 0 in 14..17): idle, waiting for a command */
+		return (pg_wait_event_info & 0xFFFFFFu) == 0 ? PGOFF_WAIT_POLL :
+							       PGOFF_WAIT_NET;
 	case PG_CLASS_IO:
 		return PGOFF_WAIT_IO;
 	case PG_CLASS_TIMEOUT:

@@ -66,7 +66,8 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
 /*
  * Final wait type. A generic event wait (POLL, and OTHER) is refined by
  * PostgreSQL's wait event class (high byte of wait_event_info):
- * 0x01 LWLock, 0x03 Lock, 0x04 BufferPin -> LOCK; 0x06 Client -> NET;
+ * 0x01 LWLock, 0x03 Lock, 0x04 BufferPin -> LOCK; 0x06 Client -> NET
+ * (but ClientRead, an idle backend waiting for its next command -> POLL);
  * 0x0A IO -> IO; 0x09 Timeout -> SLEEP; 0x08 IPC -> IPC;
  * 0x05 Activity -> POLL. A specific kernel mechanism (LOCK, IO, NET,
  * SLEEP, IPC, MEMORY, CPU) is kept as it is. 0 = no PostgreSQL wait.

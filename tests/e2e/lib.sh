@@ -12,6 +12,8 @@ PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 E2E_GROUP=pgoffe2e
 E2E_MEMBER=pgoffe2e_in
 E2E_OUTSIDER=pgoffe2e_out
+E2E_QUERY_GROUP=pgoffe2eq	# may see SQL (pgoffd --query-group)
+E2E_QUERIER=pgoffe2e_q		# in both groups
 E2E_BROKER_PID=
 
 ok() { echo "ok - $*"; }
@@ -55,6 +57,10 @@ e2e_setup() {
 		useradd --system --no-create-home --shell /bin/sh -G "$E2E_GROUP" "$E2E_MEMBER"
 	id "$E2E_OUTSIDER" >/dev/null 2>&1 ||
 		useradd --system --no-create-home --shell /bin/sh "$E2E_OUTSIDER"
+	getent group "$E2E_QUERY_GROUP" >/dev/null || groupadd --system "$E2E_QUERY_GROUP"
+	id "$E2E_QUERIER" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /bin/sh \
+			-G "$E2E_GROUP,$E2E_QUERY_GROUP" "$E2E_QUERIER"
 	SOCK=$E2E_DIR/run/pgoffd.sock
 	# for jobs whose $! must be pgoffctl itself (a function call would fork)
 	AS_MEMBER=(setpriv --reuid="$E2E_MEMBER" --regid="$(id -g "$E2E_MEMBER")" --init-groups --)
@@ -65,12 +71,17 @@ e2e_cleanup() {
 	if [ -n "${PGDATA_DIR:-}" ] && [ -f "$PGDATA_DIR/postmaster.pid" ]; then
 		su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m immediate stop" >/dev/null 2>&1
 	fi
+	# a blkio cgroup a test made: empty once the cluster is gone
+	[ -n "${E2E_CGROUP:-}" ] && rmdir "$E2E_CGROUP" 2>/dev/null
 	pkill -KILL -u "$E2E_MEMBER" 2>/dev/null
 	pkill -KILL -u "$E2E_OUTSIDER" 2>/dev/null
+	pkill -KILL -u "$E2E_QUERIER" 2>/dev/null
 	[ -n "${E2E_DIR:-}" ] && rm -rf "$E2E_DIR"
 	userdel "$E2E_MEMBER" 2>/dev/null
 	userdel "$E2E_OUTSIDER" 2>/dev/null
+	userdel "$E2E_QUERIER" 2>/dev/null
 	groupdel "$E2E_GROUP" 2>/dev/null
+	groupdel "$E2E_QUERY_GROUP" 2>/dev/null
 	return 0
 }
 

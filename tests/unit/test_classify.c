@@ -29,6 +29,7 @@
 #define PG_BUFFERPIN		0x04000000u
 #define PG_ACTIVITY_AUTOVAC	0x05000000u
 #define PG_CLIENT_READ		0x06000000u
+#define PG_CLIENT_WRITE		0x06000001u
 #define PG_EXTENSION		0x07000000u
 #define PG_IPC_BGWORKER		0x08000000u
 #define PG_TIMEOUT_PGSLEEP	0x09000001u
@@ -424,7 +425,9 @@ static void test_pg_latch_refined(void)
 	enum pgoff_wait k = CLASSIFY(pg_latch);
 
 	CHECK(pgoff_wait_refine(k, PG_LOCK_TRANSACTIONID) == PGOFF_WAIT_LOCK);
-	CHECK(pgoff_wait_refine(k, PG_CLIENT_READ) == PGOFF_WAIT_NET);
+	/* waiting for the next command is idle; waiting to send is net */
+	CHECK(pgoff_wait_refine(k, PG_CLIENT_READ) == PGOFF_WAIT_POLL);
+	CHECK(pgoff_wait_refine(k, PG_CLIENT_WRITE) == PGOFF_WAIT_NET);
 	CHECK(pgoff_wait_refine(k, PG_TIMEOUT_PGSLEEP) == PGOFF_WAIT_SLEEP);
 	CHECK(pgoff_wait_refine(k, PG_ACTIVITY_AUTOVAC) == PGOFF_WAIT_POLL);
 	CHECK(pgoff_wait_refine(k, 0) == PGOFF_WAIT_POLL);
@@ -672,7 +675,8 @@ static void test_refine_generic(void)
 		{ PG_LWLOCK_WALWRITE, PGOFF_WAIT_LOCK },
 		{ PG_LOCK_TRANSACTIONID, PGOFF_WAIT_LOCK },
 		{ PG_BUFFERPIN, PGOFF_WAIT_LOCK },
-		{ PG_CLIENT_READ, PGOFF_WAIT_NET },
+		{ PG_CLIENT_READ, PGOFF_WAIT_POLL },
+		{ PG_CLIENT_WRITE, PGOFF_WAIT_NET },
 		{ PG_IO_WALSYNC, PGOFF_WAIT_IO },
 		{ PG_TIMEOUT_PGSLEEP, PGOFF_WAIT_SLEEP },
 		{ PG_IPC_BGWORKER, PGOFF_WAIT_IPC },

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Events told in PostgreSQL's terms, each compared with what PostgreSQL
+# itself says (pg_stat_activity) for the same backend: ps, an advisory
+# lock, pg_sleep and who sees its SQL, filters, an idle client, and a
+# cold read from disk in a restarted cluster.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start deadlock_timeout=10s shared_buffers=16MB ||
+	{ not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create database other"
+e2e_start_broker --query-group "$E2E_QUERY_GROUP" || { not_ok "start pgoffd"; exit 1; }
+member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+jqe() { jq -e "$@" >/dev/null; }
+# subscribers N: wait until N watchers are connected (status asks as one more)
+subscribers() {
+	for _ in $(seq 100); do
+		[ "$(member status --json | jq .clients)" -ge $(($1 + 1)) ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# --- ps: every process pg_stat_activity shows, with the same backend type
+backend_sleep 3
+sleep 1.2	# one discovery scan
+member ps --json >"$E2E_DIR/ps.json"
+check "ps --json as a group member exits 0" [ $? = 0 ]
+sql -F ' ' -c "select pid, backend_type, coalesce(datname, '-'), coalesce(usename, '-')
+	from pg_stat_activity where pid <> pg_backend_pid() order by pid" >"$E2E_DIR/psa.txt"
+mismatch=0 compared=0
+while read -r pid btype_and_rest; do
+	want=$(sed 's/ \([^ ]*\) \([^ ]*\)$/|\1|\2/' <<<"$btype_and_rest")
+	# the title names the user of client backends only
+	[ "${want%%|*}" = "client backend" ] || want=${want%|*}'|-'
+	got=$(jq -r --argjson p "$pid" '.processes[] | select(.pid == $p) |
+		"\(.backend_type)|\(.database // "-")|\(.user // "-")"' "$E2E_DIR/ps.json")
+	compared=$((compared + 1))
+	[ "$got" = "$want" ] || { mismatch=$((mismatch + 1)); note "pid $pid: pg_stat_activity '$want', ps '$got'"; }
+done <"$E2E_DIR/psa.txt"
+check "ps agrees with pg_stat_activity on backend type, database, user ($compared processes)" \
+	[ "$compared" -ge 5 -a "$mismatch" = 0 ]
+check "ps shows the cluster: data directory, port, version 15" \
+	jqe --arg d "$PGDATA_DIR" --argjson port "$PGPORT" \
+	'.clusters | length == 1 and .[0].data_dir == $d and .[0].port == $port and (.[0].version | startswith("15."))' \
+	"$E2E_DIR/ps.json"
+member ps >"$E2E_DIR/ps.txt"
+check "ps (table) names the sleeping backend" grep -qE "^ *$SLEEPER_PID +1 +client backend +postgres +postgres" "$E2E_DIR/ps.txt"
+wait "$SLEEPER_JOB"
+
+# --- an advisory lock: Lock/advisory, woken by the session that unlocked
+psql -X -q -At -c "select pg_backend_pid()" -c "select pg_advisory_lock(42)" \
+	-c "select pg_sleep(1)" -c "select pg_advisory_unlock(42)" >"$E2E_DIR/holder.out" &
+holder_job=$!
+for _ in $(seq 100); do [ -s "$E2E_DIR/holder.out" ] && break; sleep 0.01; done
+sleep 0.1
+psql -X -q -At -c "select pg_advisory_lock(42)" >/dev/null &
+waiter_job=$!
+psa=
+for _ in $(seq 50); do
+	psa=$(sql -c "select pid, wait_event_type, wait_event from pg_stat_activity where wait_event = 'advisory'")
+	[ -n "$psa" ] && break
+	sleep 0.02
+done
+IFS='|' read -r waiter psa_type psa_event <<<"$psa"
+holder=$(head -n1 "$E2E_DIR/holder.out")
+note "holder $holder, waiter $waiter: pg_stat_activity says $psa_type/$psa_event"
+member watch --pid "$waiter" --min 100ms --json --count 1 --timeout 20s >"$E2E_DIR/adv.out"
+wait "$holder_job" "$waiter_job"
+ev=$(cat "$E2E_DIR/adv.out")
+check "advisory lock: the same wait event as pg_stat_activity (Lock/advisory)" \
+	[ "$(jq -r '.pg.wait_event_type + "/" + .pg.wait_event' <<<"$ev")" = "$psa_type/$psa_event" -a "$psa_event" = advisory ]
+check "advisory lock: wait type lock" [ "$(jq -r .wait <<<"$ev")" = lock ]
+check "advisory lock: woken by the session that unlocked ($holder)" [ "$(jq -r .waker.pid <<<"$ev")" = "$holder" ]
+check "advisory lock: the waker's own wait event at wake time is given" \
+	jqe '.waker.backend_type == "client backend" and (.waker | has("wait_event_info"))' <<<"$ev"
+
+# --- pg_sleep: Timeout/PgSleep; SQL only for the query group
+marker="pgoff-e2e-$RANDOM"
+querier watch --pg-wait Timeout:PgSleep --db postgres --min 200ms --json --count 1 \
+	--timeout 20s >"$E2E_DIR/q.out" 2>&1 &
+q_job=$!
+member watch --pg-wait timeout:pgsleep --backend-type "client backend" --min 200ms \
+	--json --count 1 --timeout 20s >"$E2E_DIR/m.out" 2>&1 &
+m_job=$!
+member watch --db other --type sleep --min 200ms --json --count 1 --timeout 20s \
+	>"$E2E_DIR/d.out" 2>&1 &
+d_job=$!
+subscribers 3 || note "watchers did not all connect"
+sleep 0.2
+psql -X -q -At -c "select pg_backend_pid(), pg_sleep(0.3) /* $marker */" >"$E2E_DIR/s1.out" &
+s1_job=$!
+psql -X -q -At -d other -c "select pg_backend_pid(), pg_sleep(0.4)" >"$E2E_DIR/s2.out" &
+wait "$s1_job" $!
+wait "$q_job"; q_rc=$?
+wait "$m_job"; m_rc=$?
+wait "$d_job"; d_rc=$?
+s1=$(cut -d'|' -f1 "$E2E_DIR/s1.out") s2=$(cut -d'|' -f1 "$E2E_DIR/s2.out")
+check "pg_sleep: watchers with --pg-wait/--db/--type/--backend-type each got one event" \
+	[ "$q_rc$m_rc$d_rc" = 000 ]
+check "pg_sleep(0.3): Timeout/PgSleep, wait sleep, from its backend" \
+	jqe --argjson p "$s1" '.pid == $p and .pg.wait_event_type == "Timeout" and .pg.wait_event == "PgSleep" and .wait == "sleep"' "$E2E_DIR/q.out"
+dur=$(jq '.duration_ns / 1e9' "$E2E_DIR/q.out")
+check "pg_sleep(0.3) lasted 0.3 s (pgoff: ${dur}s)" between "$dur" 0.29 0.5
+check "a member of the query group sees the SQL" \
+	jqe --arg m "$marker" '.query | contains($m)' "$E2E_DIR/q.out"
+check "a plain member gets the same event without any query field" \
+	jqe --argjson s "$(jq .seq "$E2E_DIR/q.out")" '.seq == $s and (has("query") | not)' "$E2E_DIR/m.out"
+check "--db other --type sleep: only the backend in database other ($s2)" \
+	jqe --argjson p "$s2" '.pid == $p and .pg.database == "other" and .wait == "sleep"' "$E2E_DIR/d.out"
+
+# --- names the broker does not know are usage errors, not empty streams
+member watch --pg-wait Locks --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
+rc=$?
+check "--pg-wait Locks: exit 2 naming the bad type" \
+	[ $rc = 2 ] && grep -q 'unknown PostgreSQL wait event type "Locks"' "$E2E_DIR/bad.err"
+member watch --pg-wait Lock:rowlock --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
+rc=$?
+check "--pg-wait Lock:rowlock: exit 2 naming the bad event" \
+	[ $rc = 2 ] && grep -q 'unknown PostgreSQL wait event "Lock:rowlock"' "$E2E_DIR/bad.err"
+member watch --type disk --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
+check "--type disk: exit 2" [ $? = 2 ]
+
+# --- an idle client: Client/ClientRead, the kernel sees an epoll wait
+psql -X -q -At -c "select pg_backend_pid()" -c '\! sleep 1.5' -c "select 1" >"$E2E_DIR/idle.out" &
+idle_job=$!
+for _ in $(seq 100); do [ -s "$E2E_DIR/idle.out" ] && break; sleep 0.01; done
+idle=$(head -n1 "$E2E_DIR/idle.out")
+sleep 0.2
+psa=$(sql -c "select state, wait_event_type, wait_event from pg_stat_activity where pid = $idle")
+member watch --pid "$idle" --min 1s --json --count 1 --timeout 20s >"$E2E_DIR/idle.json"
+wait "$idle_job"
+check "idle client: pg_stat_activity said idle|Client|ClientRead" [ "$psa" = "idle|Client|ClientRead" ]
+check "idle client: Client/ClientRead, wait poll, kernel_wait poll, >= 1.2 s" \
+	jqe '.pg.wait_event_type == "Client" and .pg.wait_event == "ClientRead" and .wait == "poll" and .kernel_wait == "poll" and .duration_ns >= 1200000000' "$E2E_DIR/idle.json"
+
+# --- a cold read from disk, in a restarted cluster
+# Sparse random ids defeat readahead; a blkio throttle on this one backend
+# makes reads block long enough on a fast virtual disk.
+sql -c "create table big (id int, x int, pad text)" \
+	-c "insert into big select g, g % 100, repeat('x', 100) from generate_series(1, 200000) g order by random()" \
+	-c "create index big_id on big (id)" -c "vacuum analyze big" -c "checkpoint"
+old_cluster=$(jq '.clusters[0].id' "$E2E_DIR/ps.json")
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast -w restart" >/dev/null 2>&1
+sleep 1.2	# the new postmaster is found by the next scan
+majmin=$(findmnt -no MAJ:MIN -T "$PGDATA_DIR")
+[ -e "/sys/dev/block/$majmin/partition" ] && majmin=$(cat "/sys/dev/block/$majmin/../dev")
+E2E_CGROUP=/sys/fs/cgroup/blkio/pgoff-e2e-$$
+if mkdir "$E2E_CGROUP" && echo "$majmin 200" >"$E2E_CGROUP/blkio.throttle.read_iops_device"; then
+	member watch --pg-wait IO:DataFileRead --db postgres --min 1ms --json --count 1 \
+		--timeout 30s >"$E2E_DIR/io.out" 2>&1 &
+	io_job=$!
+	subscribers 1
+	cat >"$E2E_DIR/cold.sql" <<SQL
+set max_parallel_workers_per_gather = 0;
+set enable_seqscan = off;
+set enable_bitmapscan = off;
+select sum(x) from big where id = any(array(select generate_series(-10, -1)));
+select pg_backend_pid() \g $E2E_CGROUP/cgroup.procs
+\! sync; echo 3 > /proc/sys/vm/drop_caches
+select sum(x) from big where id = any(array(select generate_series(1, 200000, 1000)));
+SQL
+	sql -f "$E2E_DIR/cold.sql" >/dev/null
+	wait "$io_job"
+	check "cold read: IO/DataFileRead, wait io, and the kernel also saw io" \
+		jqe '.pg.wait_event_type == "IO" and .pg.wait_event == "DataFileRead" and .wait == "io" and .kernel_wait == "io"' "$E2E_DIR/io.out"
+	check "cold read: the kernel stack is the page cache waiting for the disk" \
+		jqe '.stack | index("folio_wait_bit_common") != null or index("io_schedule") != null' "$E2E_DIR/io.out"
+	check "a restarted cluster is traced again, under a new cluster id" \
+		jqe --argjson old "$old_cluster" --arg d "$PGDATA_DIR" '.pg.cluster.id != $old and .pg.cluster.data_dir == $d' "$E2E_DIR/io.out"
+else
+	not_ok "cold read: cannot throttle reads with a blkio cgroup ($E2E_CGROUP, device $majmin)"
+fi
