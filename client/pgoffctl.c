@@ -95,7 +95,30 @@ static int64_t now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int cmd_status(int argc, char **argv, const char *sock)
+/* A command that is one request and its reply: status, ps. */
+struct query_cmd {
+	enum pgoff_op op;
+	const char *usage;
+	void (*render)(FILE *out, json_object *reply);
+};
+
+static const struct query_cmd status_cmd = {
+	PGOFF_OP_STATUS,
+	"usage: pgoffctl status [--json] [--socket PATH]\n"
+	"The broker: version, uptime, clients, traced processes, losses.\n",
+	render_status,
+};
+
+static const struct query_cmd ps_cmd = {
+	PGOFF_OP_PS,
+	"usage: pgoffctl ps [--json] [--socket PATH]\n"
+	"The PostgreSQL processes pgoffd traces, as of its last scan of /proc\n"
+	"(once a second).\n",
+	render_ps,
+};
+
+static int cmd_query(const struct query_cmd *cmd, int argc, char **argv,
+		     const char *sock)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -103,49 +126,7 @@ static int cmd_status(int argc, char **argv, const char *sock)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct pgoff_request req = { .op = PGOFF_OP_STATUS };
-	bool json = false;
-	struct conn c;
-	json_object *reply;
-	int opt, ret;
-
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (opt == 'j') {
-			json = true;
-		} else if (opt == 's') {
-			sock = optarg;
-		} else if (opt == 'h') {
-			printf("usage: pgoffctl status [--json] [--socket PATH]\n");
-			return EXIT_OK;
-		} else {
-			return EXIT_USAGE;
-		}
-	}
-	ret = conn_open(&c, socket_path(sock));
-	if (ret == EXIT_OK && (ret = conn_request(&c, &req, &reply)) == EXIT_OK) {
-		if (json) {
-			json_object_object_del(reply, "id");
-			json_object_object_del(reply, "ok");
-			printf("%s\n", pgoff_json_line(reply, NULL));
-		} else {
-			render_status(stdout, reply);
-		}
-		json_object_put(reply);
-		check_stdout();
-	}
-	conn_close(&c);
-	return ret;
-}
-
-static int cmd_ps(int argc, char **argv, const char *sock)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	struct pgoff_request req = { .op = PGOFF_OP_PS };
+	struct pgoff_request req = { .op = cmd->op };
 	bool json = false, truncated = false;
 	json_object *reply, *v;
 	struct conn c;
@@ -157,16 +138,15 @@ static int cmd_ps(int argc, char **argv, const char *sock)
 		} else if (opt == 's') {
 			sock = optarg;
 		} else if (opt == 'h') {
-			printf("usage: pgoffctl ps [--json] [--socket PATH]\n"
-			       "The PostgreSQL processes pgoffd traces, as of its "
-			       "last scan of /proc (once a second).\n");
+			fputs(cmd->usage, stdout);
 			return EXIT_OK;
 		} else {
+			fputs(cmd->usage, stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		log_warnx("ps: unexpected argument '%s'", argv[optind]);
+		log_warnx("unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	ret = conn_open(&c, socket_path(sock));
@@ -178,7 +158,7 @@ static int cmd_ps(int argc, char **argv, const char *sock)
 			json_object_object_del(reply, "ok");
 			printf("%s\n", pgoff_json_line(reply, NULL));
 		} else {
-			render_ps(stdout, reply);
+			cmd->render(stdout, reply);
 		}
 		json_object_put(reply);
 		check_stdout();
@@ -448,11 +428,11 @@ int main(int argc, char **argv)
 	argv += optind;
 	optind = 1;
 	if (strcmp(cmd, "status") == 0)
-		return cmd_status(argc, argv, sock);
+		return cmd_query(&status_cmd, argc, argv, sock);
 	if (strcmp(cmd, "watch") == 0)
 		return cmd_watch(argc, argv, sock);
 	if (strcmp(cmd, "ps") == 0)
-		return cmd_ps(argc, argv, sock);
+		return cmd_query(&ps_cmd, argc, argv, sock);
 	if (strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;

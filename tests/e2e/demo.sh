@@ -26,11 +26,7 @@ a_job=$!
 sleep 0.2
 sql -c "update account set balance = balance + 10 where id = 1" >/dev/null &
 b_job=$!
-for _ in $(seq 50); do
-	b_pid=$(sql -c "select pid from pg_stat_activity where wait_event_type = 'Lock'")
-	[ -n "$b_pid" ] && break
-	sleep 0.05
-done
+b_pid=$(psa_wait_for "wait_event_type = 'Lock'" | cut -d'|' -f1)
 echo "session B is backend $b_pid"
 
 say "as user $E2E_MEMBER (no sudo): pgoffctl watch --pid $b_pid --min 100ms --count 1 --json"

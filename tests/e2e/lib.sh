@@ -156,5 +156,17 @@ progs_settle() {
 	return 1
 }
 
+# psa_wait_for WHERE: pid|wait_event_type|wait_event of the first backend
+# pg_stat_activity shows matching WHERE, polled for up to 1 s (empty if none)
+psa_wait_for() {
+	local row=
+	for _ in $(seq 50); do
+		row=$(sql -c "select pid, wait_event_type, wait_event from pg_stat_activity where $1 limit 1")
+		[ -n "$row" ] && break
+		sleep 0.02
+	done
+	echo "$row"
+}
+
 # float comparison: between VALUE LOW HIGH
 between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }

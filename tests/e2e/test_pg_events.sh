@@ -59,13 +59,7 @@ for _ in $(seq 100); do [ -s "$E2E_DIR/holder.out" ] && break; sleep 0.01; done
 sleep 0.1
 psql -X -q -At -c "select pg_advisory_lock(42)" >/dev/null &
 waiter_job=$!
-psa=
-for _ in $(seq 50); do
-	psa=$(sql -c "select pid, wait_event_type, wait_event from pg_stat_activity where wait_event = 'advisory'")
-	[ -n "$psa" ] && break
-	sleep 0.02
-done
-IFS='|' read -r waiter psa_type psa_event <<<"$psa"
+IFS='|' read -r waiter psa_type psa_event <<<"$(psa_wait_for "wait_event = 'advisory'")"
 holder=$(head -n1 "$E2E_DIR/holder.out")
 note "holder $holder, waiter $waiter: pg_stat_activity says $psa_type/$psa_event"
 member watch --pid "$waiter" --min 100ms --json --count 1 --timeout 20s >"$E2E_DIR/adv.out"

@@ -32,13 +32,7 @@ for _ in $(seq 50); do [ -s "$E2E_DIR/a.out" ] && break; sleep 0.02; done
 sleep 0.1
 sql -f "$E2E_DIR/b.sql" >"$E2E_DIR/b.out" &
 b_job=$!
-b_pid= psa=
-for _ in $(seq 50); do
-	psa=$(sql -c "select pid, wait_event_type, wait_event from pg_stat_activity where wait_event_type = 'Lock'")
-	[ -n "$psa" ] && break
-	sleep 0.02
-done
-IFS='|' read -r b_pid psa_type psa_event <<<"$psa"
+IFS='|' read -r b_pid psa_type psa_event <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
 a_pid=$(head -n1 "$E2E_DIR/a.out")
 note "session A (holds the lock): $a_pid, session B (waits): $b_pid; pg_stat_activity says $psa_type/$psa_event"
 
