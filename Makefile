@@ -78,6 +78,7 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 # Each unit test links the one module it tests (named after it), plus
 # protocol/ and the pure modules that one needs.
 TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
+TEST_NEEDS_render := client/render.c
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \

@@ -71,21 +71,26 @@ struct {
 	__type(value, __u8);
 } watch_pids SEC(".maps");
 
-/* Kept per thread (not per interval): created once, rewritten in place. */
+/*
+ * The SQL of threads off the CPU, like starts: written at switch-out,
+ * deleted at switch-in; only the thread itself ever touches its key.
+ * Not preallocated: entries exist only while someone may see SQL.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, PGOFF_MAX_QUERIES);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PGOFF_MAX_STARTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);			/* pid (thread id) */
 	__type(value, struct query);
 } queries SEC(".maps");
 
-/* Zeroes to create a queries entry from (too big for the BPF stack). */
+/* Where the text is read to (too big for the BPF stack). */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct query);
-} query_zero SEC(".maps");
+} query_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -137,34 +142,35 @@ static __always_inline bool pg_class_wanted(__u32 info)
 }
 
 /*
- * The running query (debug_query_string; NULL while idle, so idle client
- * waits cost one 8-byte read). Returns PGOFF_F_QUERY, PGOFF_F_QUERY_LOST
- * or 0 for no query.
+ * The running statement: debug_query_string, NULL between statements (so
+ * an idle wait costs one 8-byte read). Its text is copied only while
+ * someone may see SQL. Returns flags: PGOFF_F_IN_STATEMENT with one of
+ * PGOFF_F_QUERY, _QUERY_LOST, _QUERY_UNSEEN; 0 outside a statement.
  */
 static __always_inline __u32 save_query(__u32 pid, __u64 var_addr)
 {
+	__u32 zero = 0;
 	__u64 str = 0;
 	struct query *q;
 	long n;
 
 	if (bpf_probe_read_user(&str, sizeof(str), (void *)var_addr) || !str)
 		return 0;
-	q = bpf_map_lookup_elem(&queries, &pid);
-	if (!q) {
-		__u32 zero = 0;
-		struct query *z = bpf_map_lookup_elem(&query_zero, &zero);
-
-		if (!z || bpf_map_update_elem(&queries, &pid, z, BPF_ANY))
-			return PGOFF_F_QUERY_LOST;
-		q = bpf_map_lookup_elem(&queries, &pid);
-		if (!q)
-			return PGOFF_F_QUERY_LOST;
-	}
+	if (!want_query)
+		return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY_UNSEEN;
+	q = bpf_map_lookup_elem(&query_scratch, &zero);
+	if (!q)
+		goto lost;
 	n = bpf_probe_read_user_str(q->text, sizeof(q->text), (void *)str);
 	if (n <= 0)
-		return PGOFF_F_QUERY_LOST;
+		goto lost;
 	q->len = n - 1;
-	return PGOFF_F_QUERY;
+	if (bpf_map_update_elem(&queries, &pid, q, BPF_ANY))
+		goto lost;
+	return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY;
+lost:
+	count(PGOFF_CNT_QUERY_FAIL);
+	return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY_LOST;
 }
 
 /*
@@ -193,15 +199,13 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
 		s.flags |= PGOFF_F_PG_WAIT;
 	else
 		count(PGOFF_CNT_PG_READ_FAIL);
-	/* SQL costs a string copy: only while someone may see it */
-	if (!t->query_ptr)
-		;
-	else if (want_query)
+	if (t->query_ptr)
 		s.flags |= save_query(pid, t->query_ptr);
-	else
-		s.flags |= PGOFF_F_QUERY_UNSEEN;
-	if (bpf_map_update_elem(&starts, &pid, &s, BPF_ANY))
+	if (bpf_map_update_elem(&starts, &pid, &s, BPF_ANY)) {
 		count(PGOFF_CNT_START_FULL);
+		if (s.flags & PGOFF_F_QUERY)
+			bpf_map_delete_elem(&queries, &pid);
+	}
 }
 
 /* The pushed-down filter, once the interval's length is known. */
@@ -251,7 +255,7 @@ static __always_inline void fill(struct pgoff_record *r, const struct start *s,
 	}
 }
 
-/* A record with the query text; false if the text was evicted meanwhile. */
+/* A record with the query text; false if the text is not there. */
 static __always_inline bool send_with_query(const struct start *s,
 					    struct task_struct *next,
 					    __u32 pid, __u32 tgid, __u64 now,
@@ -313,6 +317,8 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	bpf_ringbuf_submit(r, 0);
 	count(PGOFF_CNT_EVENTS);
 done:
+	if (s->flags & PGOFF_F_QUERY)
+		bpf_map_delete_elem(&queries, &pid);
 	bpf_map_delete_elem(&starts, &pid);
 }
 

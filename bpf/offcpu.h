@@ -11,7 +11,6 @@
 #define PGOFF_MAX_TARGETS	16384	/* traced PostgreSQL processes */
 #define PGOFF_MAX_STARTS	16384	/* PostgreSQL threads off the CPU at one time */
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
-#define PGOFF_MAX_QUERIES	4096	/* threads whose query text is kept (LRU) */
 #define PGOFF_QUERY_MAX		1024	/* bytes of SQL kept, NUL included; as
 					   PostgreSQL's track_activity_query_size */
 
@@ -50,6 +49,7 @@ enum pgoff_counter {
 #define PGOFF_F_QUERY		(1u << 6)	/* a struct pgoff_record_query was sent */
 #define PGOFF_F_QUERY_LOST	(1u << 7)	/* the backend ran a query; its text was lost */
 #define PGOFF_F_QUERY_UNSEEN	(1u << 8)	/* began while no subscriber could see SQL */
+#define PGOFF_F_IN_STATEMENT	(1u << 9)	/* debug_query_string was set: mid-statement */
 
 /* One off-CPU interval of a traced thread, sent through the ring buffer. */
 struct pgoff_record {

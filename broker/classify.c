@@ -403,7 +403,7 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
 }
 
 enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
-				  uint32_t pg_wait_event_info)
+				  uint32_t pg_wait_event_info, bool in_statement)
 {
 	/* Only a generic event wait needs PostgreSQL to say what it is. */
 	if (kernel != PGOFF_WAIT_POLL && kernel != PGOFF_WAIT_OTHER)
@@ -415,9 +415,9 @@ enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 	case PG_CLASS_BUFFERPIN:
 		return PGOFF_WAIT_LOCK;
 	case PG_CLASS_CLIENT:
-		/* ClientRead (id 0 in 14..17): idle, waiting for a command */
-		return (pg_wait_event_info & 0xFFFFFFu) == 0 ? PGOFF_WAIT_POLL :
-							       PGOFF_WAIT_NET;
+		/* ClientRead (id 0 in 14..17) between statements: idle */
+		return (pg_wait_event_info & 0xFFFFFFu) == 0 && !in_statement ?
+			       PGOFF_WAIT_POLL : PGOFF_WAIT_NET;
 	case PG_CLASS_IO:
 		return PGOFF_WAIT_IO;
 	case PG_CLASS_TIMEOUT:

@@ -67,12 +67,14 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
  * Final wait type. A generic event wait (POLL, and OTHER) is refined by
  * PostgreSQL's wait event class (high byte of wait_event_info):
  * 0x01 LWLock, 0x03 Lock, 0x04 BufferPin -> LOCK; 0x06 Client -> NET
- * (but ClientRead, an idle backend waiting for its next command -> POLL);
+ * (but ClientRead outside a statement, an idle backend waiting for its
+ * next command, -> POLL; in_statement: debug_query_string was set, e.g.
+ * COPY FROM STDIN waiting for data);
  * 0x0A IO -> IO; 0x09 Timeout -> SLEEP; 0x08 IPC -> IPC;
  * 0x05 Activity -> POLL. A specific kernel mechanism (LOCK, IO, NET,
  * SLEEP, IPC, MEMORY, CPU) is kept as it is. 0 = no PostgreSQL wait.
  */
 enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
-				  uint32_t pg_wait_event_info);
+				  uint32_t pg_wait_event_info, bool in_statement);
 
 #endif

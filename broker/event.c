@@ -104,6 +104,17 @@ static const char *add_pg_wait(json_object *o, int major, uint32_t info)
 	return info ? known : NULL;
 }
 
+json_object *event_encode_cluster(const struct pg_cluster *c)
+{
+	json_object *cl = json_object_new_object();
+
+	add_int(cl, "id", c->id);
+	add_text(cl, "data_dir", c->data_dir, sizeof(c->data_dir));
+	add_int(cl, "port", c->port);
+	add_str(cl, "version", c->version);
+	return cl;
+}
+
 static json_object *encode_pg(const struct pgoff_record *r,
 			      const struct pg_proc *proc,
 			      const struct pg_cluster *c,
@@ -138,15 +149,8 @@ static json_object *encode_pg(const struct pgoff_record *r,
 	} else {
 		add_str(missing, "backend_type", "process title not readable yet");
 	}
-	if (c) {
-		json_object *cl = json_object_new_object();
-
-		add_int(cl, "id", c->id);
-		add_str(cl, "data_dir", c->data_dir);
-		add_int(cl, "port", c->port);
-		add_str(cl, "version", c->version);
-		json_object_object_add(pg, "cluster", cl);
-	}
+	if (c)
+		json_object_object_add(pg, "cluster", event_encode_cluster(c));
 	if (json_object_object_length(missing))
 		json_object_object_add(pg, "missing", missing);
 	else
@@ -226,7 +230,7 @@ static void add_query(json_object *ev, const struct pgoff_record *r,
 			"not captured: the interval began before any "
 			"subscriber could see queries" :
 			"the query text could not be read or kept in the "
-			"kernel (see counters.query_failed)");
+			"kernel (counted in query_failed)");
 	}
 }
 
@@ -283,7 +287,8 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	stack = encode_stack(ctx, r, &kernel_wait);
 	meta->has_pg_wait = r->flags & PGOFF_F_PG_WAIT;
 	meta->pg_wait_event_info = meta->has_pg_wait ? r->pg_wait_event_info : 0;
-	meta->wait = pgoff_wait_refine(kernel_wait, meta->pg_wait_event_info);
+	meta->wait = pgoff_wait_refine(kernel_wait, meta->pg_wait_event_info,
+				       r->flags & PGOFF_F_IN_STATEMENT);
 	add_str(ev, "wait", pgoff_wait_name(meta->wait));
 	add_str(ev, "kernel_wait", pgoff_wait_name(kernel_wait));
 	json_object_object_add(ev, "pg", encode_pg(r, proc, c, meta));
@@ -304,8 +309,8 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	memcpy(ctx->plain, line, len + 1);
 	lines->plain = ctx->plain;
 	lines->plain_len = len;
-	if (r->flags & (PGOFF_F_QUERY | PGOFF_F_QUERY_LOST |
-			PGOFF_F_QUERY_UNSEEN)) {
+	if (ctx->want_query && (r->flags & (PGOFF_F_QUERY | PGOFF_F_QUERY_LOST |
+					    PGOFF_F_QUERY_UNSEEN))) {
 		add_query(ev, r, data, size);
 		lines->with_query = pgoff_json_line(ev, &lines->with_query_len);
 	}

@@ -7,6 +7,7 @@
 #ifndef PGOFF_EVENT_H
 #define PGOFF_EVENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
@@ -24,6 +25,7 @@ struct event_ctx {
 	uint64_t seq;			/* last sequence number given out */
 	json_object *last;		/* the encoded event; lines point into it */
 	char *plain;			/* copy of the line without SQL */
+	bool want_query;		/* a subscriber may see SQL: encode it */
 };
 
 /* One encoded event, in the form without SQL and (maybe) with it. */
@@ -36,16 +38,20 @@ struct event_lines {
 
 /*
  * Encode a record of size bytes (struct pgoff_record, or struct
- * pgoff_record_query with PGOFF_F_QUERY). lines and meta stay valid until
- * the next call. Returns 0, or -EINVAL for a short record.
+ * pgoff_record_query with PGOFF_F_QUERY). lines stay valid until the next
+ * call; meta's strings point into the registry, so only until it changes
+ * (the next lookup or scan). Returns 0, or -errno.
  */
 int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 		 struct event_lines *lines, struct event_meta *meta);
 void event_ctx_free(struct event_ctx *ctx);
 
 struct pg_proc;
+struct pg_cluster;
 /* A traced process for a ps reply: pid, cluster, backend type, db, user. */
 json_object *event_encode_proc(const struct pg_proc *p);
+/* A cluster: id, data directory, port, version. */
+json_object *event_encode_cluster(const struct pg_cluster *c);
 
 /* RFC 3339 UTC with microseconds of a CLOCK_MONOTONIC timestamp. */
 void event_format_time(uint64_t mono_ns, char *buf, size_t len);

@@ -110,8 +110,8 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "counters", c);
 }
 
-/* Room left in a ps reply for the process list (the rest is small). */
-#define PS_BUDGET (PGOFF_MAX_LINE - 16384)
+/* Room in a ps reply for the process list; the clusters take the rest. */
+#define PS_BUDGET (PGOFF_MAX_LINE / 2)
 
 static void ps_hook(void *ctx, json_object *r)
 {
@@ -127,15 +127,10 @@ static void ps_hook(void *ctx, json_object *r)
 		json_object *o;
 
 		if (c && c->postmaster_pid == p[i].pid) {
-			o = json_object_new_object();
-			json_object_object_add(o, "id", json_object_new_int64(c->id));
+			o = event_encode_cluster(c);
+			/* at most 256 clusters of < 400 bytes: within the margin */
 			json_object_object_add(o, "postmaster_pid",
 					       json_object_new_int64(c->postmaster_pid));
-			json_object_object_add(o, "data_dir",
-					       json_object_new_string(c->data_dir));
-			json_object_object_add(o, "port", json_object_new_int(c->port));
-			json_object_object_add(o, "version",
-					       json_object_new_string(c->version));
 			json_object_array_add(clusters, o);
 		}
 		o = event_encode_proc(&p[i]);
@@ -159,11 +154,13 @@ static void filter_hook(void *ctx)
 	struct kernel_filter k;
 	int err;
 
+	b->events.want_query = false;
 	if (!server_filter_union(b->server, &k)) {
 		tracer_mute(b->tracer);
 		log_debug("no subscriber: kernel sends nothing");
 		return;
 	}
+	b->events.want_query = k.want_query;
 	err = tracer_set_filter(b->tracer, &k);
 	if (err)
 		log_warnx("cannot update the kernel filter: %s", strerror(-err));

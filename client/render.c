@@ -30,29 +30,46 @@ void render_event_header(FILE *out)
 		"WOKEN BY", "STACK");
 }
 
-/* The SQL under its event, on one line: whitespace runs become one space. */
+#define QUERY_COLS 150	/* bytes of SQL shown under an event */
+
+/*
+ * The SQL under its event, on one line: whitespace runs become one
+ * space, control bytes (a terminal escape in a string literal) '?', and
+ * a cut never splits a UTF-8 character.
+ */
 static void render_query(FILE *out, const char *q)
 {
-	char line[160];
+	char line[QUERY_COLS + 4];
 	size_t n = 0;
 	bool space = false;
 
 	if (!q)
 		return;
-	for (; *q && n < sizeof(line) - 4; q++) {
-		bool ws = *q == ' ' || *q == '\t' || *q == '\n' || *q == '\r';
+	for (; *q; q++) {
+		unsigned char ch = (unsigned char)*q;
 
-		if (ws) {
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
 			space = n > 0;
 			continue;
 		}
+		if (n + space + 1 > QUERY_COLS)
+			break;
 		if (space)
 			line[n++] = ' ';
 		space = false;
-		line[n++] = *q;
+		line[n++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
 	}
-	if (*q)
-		memcpy(line + n, "...", 3), n += 3;
+	if (*q) {
+		if (((unsigned char)*q & 0xc0) == 0x80) {
+			/* the cut fell inside a character: drop its start */
+			while (n > 0 && ((unsigned char)line[n - 1] & 0xc0) == 0x80)
+				n--;
+			if (n > 0)
+				n--;
+		}
+		memcpy(line + n, "...", 3);
+		n += 3;
+	}
 	line[n] = '\0';
 	fprintf(out, "%15s query: %s\n", "", line);
 }

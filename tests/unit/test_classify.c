@@ -424,13 +424,16 @@ static void test_pg_latch_refined(void)
 {
 	enum pgoff_wait k = CLASSIFY(pg_latch);
 
-	CHECK(pgoff_wait_refine(k, PG_LOCK_TRANSACTIONID) == PGOFF_WAIT_LOCK);
+	CHECK(pgoff_wait_refine(k, PG_LOCK_TRANSACTIONID, false) == PGOFF_WAIT_LOCK);
 	/* waiting for the next command is idle; waiting to send is net */
-	CHECK(pgoff_wait_refine(k, PG_CLIENT_READ) == PGOFF_WAIT_POLL);
-	CHECK(pgoff_wait_refine(k, PG_CLIENT_WRITE) == PGOFF_WAIT_NET);
-	CHECK(pgoff_wait_refine(k, PG_TIMEOUT_PGSLEEP) == PGOFF_WAIT_SLEEP);
-	CHECK(pgoff_wait_refine(k, PG_ACTIVITY_AUTOVAC) == PGOFF_WAIT_POLL);
-	CHECK(pgoff_wait_refine(k, 0) == PGOFF_WAIT_POLL);
+	CHECK(pgoff_wait_refine(k, PG_CLIENT_READ, false) == PGOFF_WAIT_POLL);
+	/* mid-statement (COPY FROM STDIN): the client is slow to send */
+	CHECK(pgoff_wait_refine(k, PG_CLIENT_READ, true) == PGOFF_WAIT_NET);
+	CHECK(pgoff_wait_refine(k, PG_TIMEOUT_PGSLEEP, true) == PGOFF_WAIT_SLEEP);
+	CHECK(pgoff_wait_refine(k, PG_CLIENT_WRITE, false) == PGOFF_WAIT_NET);
+	CHECK(pgoff_wait_refine(k, PG_TIMEOUT_PGSLEEP, false) == PGOFF_WAIT_SLEEP);
+	CHECK(pgoff_wait_refine(k, PG_ACTIVITY_AUTOVAC, false) == PGOFF_WAIT_POLL);
+	CHECK(pgoff_wait_refine(k, 0, false) == PGOFF_WAIT_POLL);
 }
 
 static void test_pg_usleep(void)
@@ -438,7 +441,7 @@ static void test_pg_usleep(void)
 	enum pgoff_wait k = CLASSIFY(pg_usleep_select);
 
 	CHECK(k == PGOFF_WAIT_POLL);
-	CHECK(pgoff_wait_refine(k, PG_TIMEOUT_VACDELAY) == PGOFF_WAIT_SLEEP);
+	CHECK(pgoff_wait_refine(k, PG_TIMEOUT_VACDELAY, false) == PGOFF_WAIT_SLEEP);
 	CHECK(CLASSIFY(poll_proc) == PGOFF_WAIT_POLL);
 }
 
@@ -449,9 +452,9 @@ static void test_futex(void)
 	CHECK(CLASSIFY(futex_61) == PGOFF_WAIT_LOCK);
 	/* a specific kernel mechanism is not overridden by PostgreSQL */
 	CHECK(pgoff_wait_refine(CLASSIFY(pg_lwlock_futex),
-				PG_LWLOCK_WALWRITE) == PGOFF_WAIT_LOCK);
+				PG_LWLOCK_WALWRITE, false) == PGOFF_WAIT_LOCK);
 	CHECK(pgoff_wait_refine(CLASSIFY(pg_lwlock_futex),
-				PG_CLIENT_READ) == PGOFF_WAIT_LOCK);
+				PG_CLIENT_READ, false) == PGOFF_WAIT_LOCK);
 }
 
 static void test_sleep(void)
@@ -593,8 +596,8 @@ static void test_other_and_refine(void)
 	enum pgoff_wait k = CLASSIFY(pg_dalloc);
 
 	CHECK(k == PGOFF_WAIT_OTHER);
-	CHECK(pgoff_wait_refine(k, PG_IO_WALSYNC) == PGOFF_WAIT_IO);
-	CHECK(pgoff_wait_refine(k, 0) == PGOFF_WAIT_OTHER);
+	CHECK(pgoff_wait_refine(k, PG_IO_WALSYNC, false) == PGOFF_WAIT_IO);
+	CHECK(pgoff_wait_refine(k, 0, false) == PGOFF_WAIT_OTHER);
 }
 
 static void test_null_frames(void)
@@ -686,9 +689,9 @@ static void test_refine_generic(void)
 	size_t i;
 
 	for (i = 0; i < N(cases); i++) {
-		CHECK(pgoff_wait_refine(PGOFF_WAIT_POLL, cases[i].info) ==
+		CHECK(pgoff_wait_refine(PGOFF_WAIT_POLL, cases[i].info, false) ==
 		      cases[i].want);
-		CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, cases[i].info) ==
+		CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, cases[i].info, false) ==
 		      cases[i].want);
 	}
 }
@@ -709,16 +712,16 @@ static void test_refine_keeps(void)
 		if (w == PGOFF_WAIT_POLL)
 			continue;
 		for (i = 0; i < N(infos); i++)
-			CHECK(pgoff_wait_refine(w, infos[i]) == w);
+			CHECK(pgoff_wait_refine(w, infos[i], false) == w);
 	}
 	/* no wait event, or a class without a meaning here: unchanged */
-	CHECK(pgoff_wait_refine(PGOFF_WAIT_POLL, 0) == PGOFF_WAIT_POLL);
-	CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, 0) == PGOFF_WAIT_OTHER);
-	CHECK(pgoff_wait_refine(PGOFF_WAIT_POLL, PG_EXTENSION) ==
+	CHECK(pgoff_wait_refine(PGOFF_WAIT_POLL, 0, false) == PGOFF_WAIT_POLL);
+	CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, 0, false) == PGOFF_WAIT_OTHER);
+	CHECK(pgoff_wait_refine(PGOFF_WAIT_POLL, PG_EXTENSION, false) ==
 	      PGOFF_WAIT_POLL);
-	CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, PG_INJECTION_POINT) ==
+	CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, PG_INJECTION_POINT, false) ==
 	      PGOFF_WAIT_OTHER);
-	CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, 0x02000000u) ==
+	CHECK(pgoff_wait_refine(PGOFF_WAIT_OTHER, 0x02000000u, false) ==
 	      PGOFF_WAIT_OTHER);
 }
 
