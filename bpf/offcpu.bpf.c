@@ -30,6 +30,8 @@ volatile __u32 cpu_filter;		/* PGOFF_CPU_* */
 volatile __u32 filter_pg_classes;	/* 1: only PG wait classes in pg_classes */
 volatile __u64 pg_classes[4];		/* bitmap by class byte (wait_event_info >> 24) */
 volatile __u32 want_query;		/* 1: a subscriber may see SQL */
+volatile __u32 want_episodes;		/* 1: merge PostgreSQL waits into episodes */
+volatile __u32 want_pg_intervals = 1;	/* 0: intervals inside a PG wait only feed episodes */
 
 struct start {
 	__u64 start_ns;
@@ -39,6 +41,24 @@ struct start {
 	__u32 pg_wait_event_info;
 	__u32 flags;
 	__u32 cluster;
+	__u32 waker_pg_wait_event_info;
+	char waker_comm[PGOFF_COMM_LEN];
+};
+
+/* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
+struct episode {
+	__u64 start_ns;
+	__u64 end_ns;			/* last switch-in */
+	__u64 blocked_ns;
+	__u64 runq_ns;
+	__u64 oncpu_ns;
+	__u32 pg_wait_event_info;
+	__u32 intervals;
+	__u32 flags;
+	__u32 cluster;
+	__u32 tgid;
+	__u32 waker_pid;
+	__u32 waker_tgid;
 	__u32 waker_pg_wait_event_info;
 	char waker_comm[PGOFF_COMM_LEN];
 };
@@ -83,6 +103,14 @@ struct {
 	__type(key, __u32);			/* pid (thread id) */
 	__type(value, struct query);
 } queries SEC(".maps");
+
+/* Open episodes by thread; pgoffd clears it when want_episodes flips. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PGOFF_MAX_STARTS);
+	__type(key, __u32);			/* pid (thread id) */
+	__type(value, struct episode);
+} episodes SEC(".maps");
 
 /* Where the text is read to (too big for the BPF stack). */
 struct {
@@ -173,6 +201,125 @@ lost:
 	return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY_LOST;
 }
 
+static __always_inline bool in_pg_wait(__u32 flags, __u32 info)
+{
+	return (flags & PGOFF_F_PG_WAIT) && info;
+}
+
+/* Send a finished episode if it passes the pushed-down filter. Runs in
+ * the episode's thread (switch-out or exit): comm is current's. */
+static __always_inline void episode_send(__u32 pid, const struct episode *e)
+{
+	struct pgoff_episode *r;
+
+	if (!e->intervals || e->end_ns - e->start_ns < min_duration_ns)
+		return;
+	if (filter_pids && !bpf_map_lookup_elem(&watch_pids, &e->tgid))
+		return;
+	if (filter_pg_classes && !pg_class_wanted(e->pg_wait_event_info))
+		return;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(PGOFF_CNT_RINGBUF_FULL);
+		return;
+	}
+	r->kind = PGOFF_REC_EPISODE;
+	r->pid = pid;
+	r->tgid = e->tgid;
+	r->cluster = e->cluster;
+	r->pg_wait_event_info = e->pg_wait_event_info;
+	r->intervals = e->intervals;
+	r->flags = e->flags;
+	r->waker_pid = e->waker_pid;
+	r->waker_tgid = e->waker_tgid;
+	r->waker_pg_wait_event_info = e->waker_pg_wait_event_info;
+	r->start_ns = e->start_ns;
+	r->end_ns = e->end_ns;
+	r->blocked_ns = e->blocked_ns;
+	r->runq_ns = e->runq_ns;
+	r->oncpu_ns = e->oncpu_ns;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	__builtin_memcpy(r->waker_comm, e->waker_comm, sizeof(r->waker_comm));
+	bpf_ringbuf_submit(r, 0);
+	count(PGOFF_CNT_EPISODES);
+}
+
+/* Going off the CPU: the same wait goes on, or the open one is over. */
+static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
+					       const struct start *s, __u64 now)
+{
+	struct episode *e = bpf_map_lookup_elem(&episodes, &pid);
+	bool waiting = in_pg_wait(s->flags, s->pg_wait_event_info);
+
+	if (e) {
+		if (waiting && e->pg_wait_event_info == s->pg_wait_event_info) {
+			e->oncpu_ns += now - e->end_ns;
+			return;
+		}
+		episode_send(pid, e);
+		bpf_map_delete_elem(&episodes, &pid);
+	}
+	if (waiting) {
+		struct episode n = {
+			.start_ns = now,
+			.end_ns = now,
+			.pg_wait_event_info = s->pg_wait_event_info,
+			.cluster = s->cluster,
+			.tgid = tgid,
+		};
+
+		if (bpf_map_update_elem(&episodes, &pid, &n, BPF_ANY))
+			count(PGOFF_CNT_EPISODE_FULL);
+	}
+}
+
+/*
+ * Back on the CPU: add the interval to its episode. An episode already
+ * under way when episodes were switched on starts here, at this
+ * interval's switch-out (earlier intervals of it were not seen).
+ */
+static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
+					      const struct start *s, __u64 now)
+{
+	struct episode *e;
+	__u64 dur = now - s->start_ns, blocked = dur;
+
+	if (!in_pg_wait(s->flags, s->pg_wait_event_info))
+		return;
+	e = bpf_map_lookup_elem(&episodes, &pid);
+	if (!e || e->pg_wait_event_info != s->pg_wait_event_info) {
+		struct episode n = {
+			.start_ns = s->start_ns,
+			.end_ns = s->start_ns,
+			.pg_wait_event_info = s->pg_wait_event_info,
+			.cluster = s->cluster,
+			.tgid = tgid,
+		};
+
+		if (bpf_map_update_elem(&episodes, &pid, &n, BPF_ANY)) {
+			count(PGOFF_CNT_EPISODE_FULL);
+			return;
+		}
+		e = bpf_map_lookup_elem(&episodes, &pid);
+		if (!e)
+			return;
+	}
+	if (s->flags & PGOFF_F_PREEMPTED)
+		blocked = 0;
+	else if ((s->flags & PGOFF_F_WOKEN) && s->wake_ns >= s->start_ns &&
+		 s->wake_ns <= now)
+		blocked = s->wake_ns - s->start_ns;
+	e->intervals++;
+	e->end_ns = now;
+	e->blocked_ns += blocked;
+	e->runq_ns += dur - blocked;
+	e->flags = s->flags;
+	e->waker_pid = s->waker_pid;
+	e->waker_tgid = s->waker_tgid;
+	e->waker_pg_wait_event_info = s->waker_pg_wait_event_info;
+	__builtin_memcpy(e->waker_comm, s->waker_comm, sizeof(e->waker_comm));
+}
+
 /*
  * prev is current here: its user memory is the backend's. Every interval
  * is started, also with nobody subscribed: a DBA who starts watching a
@@ -201,6 +348,8 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
 		count(PGOFF_CNT_PG_READ_FAIL);
 	if (t->query_ptr)
 		s.flags |= save_query(pid, t->query_ptr);
+	if (want_episodes)
+		episode_switch_out(pid, tgid, &s, now);
 	if (bpf_map_update_elem(&starts, &pid, &s, BPF_ANY)) {
 		count(PGOFF_CNT_START_FULL);
 		if (s.flags & PGOFF_F_QUERY)
@@ -223,6 +372,8 @@ static __always_inline bool wanted(const struct start *s, __u32 tgid, __u64 now)
 	if (filter_pg_classes && (!(s->flags & PGOFF_F_PG_WAIT) ||
 				  !pg_class_wanted(s->pg_wait_event_info)))
 		return false;
+	if (!want_pg_intervals && in_pg_wait(s->flags, s->pg_wait_event_info))
+		return false;
 	return true;
 }
 
@@ -230,6 +381,7 @@ static __always_inline void fill(struct pgoff_record *r, const struct start *s,
 				 struct task_struct *next, __u32 pid,
 				 __u32 tgid, __u64 now, bool with_stack)
 {
+	r->kind = PGOFF_REC_INTERVAL;
 	r->start_ns = s->start_ns;
 	r->wake_ns = s->wake_ns;
 	r->end_ns = now;
@@ -300,6 +452,8 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	if (!s)
 		return;
 	tgid = BPF_CORE_READ(next, tgid);
+	if (want_episodes)
+		episode_switch_in(pid, tgid, s, now);
 	if (!wanted(s, tgid, now))
 		goto done;
 	if (s->flags & PGOFF_F_QUERY) {
@@ -371,7 +525,13 @@ static __always_inline void on_exit(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = (__u32)id, tgid = id >> 32;
+	struct episode *e = bpf_map_lookup_elem(&episodes, &pid);
 
+	if (e) {
+		/* a backend that exits right after a wait: it is over */
+		episode_send(pid, e);
+		bpf_map_delete_elem(&episodes, &pid);
+	}
 	bpf_map_delete_elem(&starts, &pid);
 	bpf_map_delete_elem(&queries, &pid);
 	if (pid == tgid)

@@ -36,7 +36,15 @@ enum pgoff_counter {
 	PGOFF_CNT_STACK_FAIL,	/* record sent without its stack */
 	PGOFF_CNT_PG_READ_FAIL,	/* wait_event_info could not be read */
 	PGOFF_CNT_QUERY_FAIL,	/* record sent without the query it had */
+	PGOFF_CNT_EPISODES,	/* episode records submitted */
+	PGOFF_CNT_EPISODE_FULL,	/* episode lost: episode map full */
 	PGOFF_CNT__COUNT
+};
+
+/* What a ring buffer record is: its first field. */
+enum pgoff_record_kind {
+	PGOFF_REC_INTERVAL = 1,	/* struct pgoff_record (or _query) */
+	PGOFF_REC_EPISODE = 2,	/* struct pgoff_episode */
 };
 
 /* Record flags. */
@@ -53,6 +61,8 @@ enum pgoff_counter {
 
 /* One off-CPU interval of a traced thread, sent through the ring buffer. */
 struct pgoff_record {
+	__u32 kind;		/* PGOFF_REC_INTERVAL */
+	__u32 pad;
 	__u64 start_ns;		/* switch-out, CLOCK_MONOTONIC */
 	__u64 wake_ns;		/* wakeup (0 if none seen) */
 	__u64 end_ns;		/* switch-in */
@@ -78,6 +88,33 @@ struct pgoff_record {
 struct pgoff_record_query {
 	struct pgoff_record rec;
 	char query[PGOFF_QUERY_MAX];	/* NUL-terminated, maybe truncated */
+};
+
+/*
+ * One PostgreSQL wait as a whole: consecutive off-CPU intervals of a
+ * thread under the same non-zero wait_event_info (a lock wait is woken by
+ * the deadlock check at deadlock_timeout and sleeps again; latch waits
+ * wake on signals). Sent when the thread next goes off the CPU under
+ * another wait event (or none), or exits.
+ */
+struct pgoff_episode {
+	__u32 kind;		/* PGOFF_REC_EPISODE */
+	__u32 pid;
+	__u32 tgid;
+	__u32 cluster;
+	__u32 pg_wait_event_info;
+	__u32 intervals;	/* off-CPU intervals merged */
+	__u32 flags;		/* PGOFF_F_* of the last interval (waker) */
+	__u32 waker_pid;	/* who ended the last interval */
+	__u32 waker_tgid;
+	__u32 waker_pg_wait_event_info;
+	__u64 start_ns;		/* first switch-out */
+	__u64 end_ns;		/* last switch-in */
+	__u64 blocked_ns;	/* sums over the intervals */
+	__u64 runq_ns;
+	__u64 oncpu_ns;		/* on a CPU between its intervals */
+	char comm[PGOFF_COMM_LEN];
+	char waker_comm[PGOFF_COMM_LEN];
 };
 
 #endif

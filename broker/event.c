@@ -115,7 +115,7 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 	return cl;
 }
 
-static json_object *encode_pg(const struct pgoff_record *r,
+static json_object *encode_pg(uint32_t flags, uint32_t info,
 			      const struct pg_proc *proc,
 			      const struct pg_cluster *c,
 			      struct event_meta *meta)
@@ -124,12 +124,11 @@ static json_object *encode_pg(const struct pgoff_record *r,
 	json_object *missing = json_object_new_object();
 	int major = c ? c->major : 0;
 
-	if (r->flags & PGOFF_F_PG_WAIT) {
-		meta->pg_wait_event = add_pg_wait(pg, major,
-						  r->pg_wait_event_info);
+	if (flags & PGOFF_F_PG_WAIT) {
+		meta->pg_wait_event = add_pg_wait(pg, major, info);
 	} else {
 		add_str(missing, "wait_event",
-			(r->flags & PGOFF_F_PG_NO_SYMBOL) ?
+			(flags & PGOFF_F_PG_NO_SYMBOL) ?
 				(c && c->pg_missing[0] ? c->pg_missing :
 							 "symbol unknown") :
 				"backend memory could not be read");
@@ -158,26 +157,31 @@ static json_object *encode_pg(const struct pgoff_record *r,
 	return pg;
 }
 
-static json_object *encode_waker(struct event_ctx *ctx,
-				 const struct pgoff_record *r)
+/* Who ended the (last) interval: the fields of a record or episode. */
+struct waker {
+	uint32_t flags, pid, tgid, pg_wait_event_info;
+	const char *comm;
+};
+
+static json_object *encode_waker(struct event_ctx *ctx, const struct waker *r)
 {
 	json_object *w = json_object_new_object();
 	const struct pg_proc *p;
 	const struct pg_cluster *c;
 
-	add_int(w, "pid", r->waker_tgid);
-	add_int(w, "tid", r->waker_pid);
-	add_text(w, "comm", r->waker_comm, PGOFF_COMM_LEN);
+	add_int(w, "pid", r->tgid);
+	add_int(w, "tid", r->pid);
+	add_text(w, "comm", r->comm, PGOFF_COMM_LEN);
 	/* the kernel says whether to ask: no /proc probe for kernel threads */
 	if (!(r->flags & PGOFF_F_WAKER_TRACED))
 		return w;
-	p = pg_registry_proc(ctx->registry, r->waker_tgid);
+	p = pg_registry_proc(ctx->registry, r->tgid);
 	if (p && p->titled)
 		add_text(w, "backend_type", p->title.backend_type,
 			 sizeof(p->title.backend_type));
 	if (r->flags & PGOFF_F_WAKER_PG_WAIT) {
 		c = p ? pg_registry_cluster(ctx->registry, p->cluster) : NULL;
-		add_pg_wait(w, c ? c->major : 0, r->waker_pg_wait_event_info);
+		add_pg_wait(w, c ? c->major : 0, r->pg_wait_event_info);
 	}
 	return w;
 }
@@ -234,6 +238,74 @@ static void add_query(json_object *ev, const struct pgoff_record *r,
 	}
 }
 
+/* The plain line, cut out of json-c's buffer before anything is added. */
+static int keep_plain(struct event_ctx *ctx, json_object *ev,
+		      struct event_lines *lines)
+{
+	size_t len;
+	const char *line = pgoff_json_line(ev, &len);
+
+	if (len >= PGOFF_MAX_LINE)
+		return -E2BIG;
+	memcpy(ctx->plain, line, len + 1);
+	lines->plain = ctx->plain;
+	lines->plain_len = len;
+	return 0;
+}
+
+/* Fields every item about a process shares, up to the durations. */
+static void add_head(struct event_ctx *ctx, json_object *ev, const char *type,
+		     uint64_t start_ns, uint64_t end_ns, uint32_t tgid,
+		     uint32_t pid, const char *comm)
+{
+	char ts[48];
+
+	add_str(ev, "type", type);
+	add_int(ev, "seq", (int64_t)++ctx->seq);
+	event_format_time(end_ns, ts, sizeof(ts));
+	add_str(ev, "time", ts);
+	event_format_time(start_ns, ts, sizeof(ts));
+	add_str(ev, "start", ts);
+	add_int(ev, "pid", tgid);
+	add_int(ev, "tid", pid);
+	add_text(ev, "comm", comm, PGOFF_COMM_LEN);
+	add_int(ev, "duration_ns", (int64_t)(end_ns - start_ns));
+}
+
+static int encode_episode(struct event_ctx *ctx, const struct pgoff_episode *e,
+			  struct event_lines *lines, struct event_meta *meta)
+{
+	json_object *ev = ctx->last;
+	struct waker wk = { e->flags, e->waker_pid, e->waker_tgid,
+			    e->waker_pg_wait_event_info, e->waker_comm };
+	json_object *waker = (e->flags & PGOFF_F_WOKEN) ?
+				     encode_waker(ctx, &wk) : NULL;
+	const struct pg_proc *proc = pg_registry_proc(ctx->registry, e->tgid);
+	const struct pg_cluster *c = pg_registry_cluster(ctx->registry,
+							 e->cluster);
+
+	add_head(ctx, ev, "episode", e->start_ns, e->end_ns, e->tgid, e->pid,
+		 e->comm);
+	add_int(ev, "blocked_ns", (int64_t)e->blocked_ns);
+	add_int(ev, "runq_ns", (int64_t)e->runq_ns);
+	add_int(ev, "on_cpu_ns", (int64_t)e->oncpu_ns);
+	add_int(ev, "intervals", e->intervals);
+	meta->episode = true;
+	meta->has_pg_wait = true;
+	meta->pg_wait_event_info = e->pg_wait_event_info;
+	/* no single kernel view: PostgreSQL's class says what it was */
+	meta->wait = pgoff_wait_refine(PGOFF_WAIT_OTHER, e->pg_wait_event_info,
+				       e->flags & PGOFF_F_IN_STATEMENT);
+	add_str(ev, "wait", pgoff_wait_name(meta->wait));
+	json_object_object_add(ev, "pg", encode_pg(PGOFF_F_PG_WAIT,
+		e->pg_wait_event_info, proc, c, meta));
+	if (waker)
+		json_object_object_add(ev, "waker", waker);
+	meta->tgid = e->tgid;
+	meta->duration_ns = e->end_ns - e->start_ns;
+	return keep_plain(ctx, ev, lines);
+}
+
 int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 		 struct event_lines *lines, struct event_meta *meta)
 {
@@ -243,11 +315,9 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	json_object *ev, *waker = NULL, *stack;
 	uint64_t dur, blocked = 0, runq;
 	enum pgoff_wait kernel_wait = PGOFF_WAIT_OTHER;
-	char ts[48];
-	const char *line;
-	size_t len;
+	int err;
 
-	if (size < sizeof(*r))
+	if (size < sizeof(uint32_t))
 		return -EINVAL;
 	if (!ctx->plain && !(ctx->plain = malloc(PGOFF_MAX_LINE)))
 		return -ENOMEM;
@@ -255,9 +325,17 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	ctx->last = ev = json_object_new_object();
 	memset(meta, 0, sizeof(*meta));
 	memset(lines, 0, sizeof(*lines));
+	if (r->kind == PGOFF_REC_EPISODE && size >= sizeof(struct pgoff_episode))
+		return encode_episode(ctx, data, lines, meta);
+	if (r->kind != PGOFF_REC_INTERVAL || size < sizeof(*r))
+		return -EINVAL;
 	/* the waker first: looking it up may grow the registry */
-	if (r->flags & PGOFF_F_WOKEN)
-		waker = encode_waker(ctx, r);
+	if (r->flags & PGOFF_F_WOKEN) {
+		struct waker wk = { r->flags, r->waker_pid, r->waker_tgid,
+				    r->waker_pg_wait_event_info, r->waker_comm };
+
+		waker = encode_waker(ctx, &wk);
+	}
 	proc = pg_registry_proc(ctx->registry, r->tgid);
 	c = pg_registry_cluster(ctx->registry, r->cluster);
 	dur = r->end_ns - r->start_ns;
@@ -271,16 +349,8 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 		runq = dur - blocked;
 	}
 
-	add_str(ev, "type", "offcpu");
-	add_int(ev, "seq", (int64_t)++ctx->seq);
-	event_format_time(r->end_ns, ts, sizeof(ts));
-	add_str(ev, "time", ts);
-	event_format_time(r->start_ns, ts, sizeof(ts));
-	add_str(ev, "start", ts);
-	add_int(ev, "pid", r->tgid);
-	add_int(ev, "tid", r->pid);
-	add_text(ev, "comm", r->comm, PGOFF_COMM_LEN);
-	add_int(ev, "duration_ns", (int64_t)dur);
+	add_head(ctx, ev, "offcpu", r->start_ns, r->end_ns, r->tgid, r->pid,
+		 r->comm);
 	add_int(ev, "blocked_ns", (int64_t)blocked);
 	add_int(ev, "runq_ns", (int64_t)runq);
 
@@ -291,7 +361,8 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 				       r->flags & PGOFF_F_IN_STATEMENT);
 	add_str(ev, "wait", pgoff_wait_name(meta->wait));
 	add_str(ev, "kernel_wait", pgoff_wait_name(kernel_wait));
-	json_object_object_add(ev, "pg", encode_pg(r, proc, c, meta));
+	json_object_object_add(ev, "pg", encode_pg(r->flags,
+		r->pg_wait_event_info, proc, c, meta));
 	if (waker)
 		json_object_object_add(ev, "waker", waker);
 	json_object_object_add(ev, "stack", stack);
@@ -303,12 +374,9 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	meta->tgid = r->tgid;
 	meta->duration_ns = dur;
 
-	line = pgoff_json_line(ev, &len);
-	if (len >= PGOFF_MAX_LINE)
-		return -E2BIG;
-	memcpy(ctx->plain, line, len + 1);
-	lines->plain = ctx->plain;
-	lines->plain_len = len;
+	err = keep_plain(ctx, ev, lines);
+	if (err)
+		return err;
 	if (ctx->want_query && (r->flags & (PGOFF_F_QUERY | PGOFF_F_QUERY_LOST |
 					    PGOFF_F_QUERY_UNSEEN))) {
 		add_query(ev, r, data, size);

@@ -42,6 +42,7 @@ int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 		   struct filter *out, struct pgoff_error *err)
 {
 	memset(out, 0, sizeof(*out));
+	out->view = req->view;
 	out->min_duration_ns = req->min_duration_ns > floor_ns ?
 				       req->min_duration_ns : floor_ns;
 	memcpy(out->pids, req->pids, req->npids * sizeof(req->pids[0]));
@@ -100,8 +101,24 @@ static bool name_in(const struct pgoff_names *names, const char *v)
 	return false;
 }
 
+/* Which kinds of item a view streams. */
+static bool view_has(enum pgoff_view v, const struct event_meta *m)
+{
+	switch (v) {
+	case PGOFF_VIEW_INTERVALS:
+		return !m->episode;
+	case PGOFF_VIEW_WAITS:	/* an interval inside a PG wait is in its episode */
+		return m->episode || !(m->has_pg_wait && m->pg_wait_event_info);
+	case PGOFF_VIEW_BOTH:
+		return true;
+	}
+	return false;
+}
+
 bool filter_match(const struct filter *f, const struct event_meta *m)
 {
+	if (!view_has(f->view, m))
+		return false;
 	if (m->duration_ns < f->min_duration_ns)
 		return false;
 	if (f->npids && !pid_in(f, m->tgid))
@@ -158,6 +175,10 @@ void kernel_filter_add(struct kernel_filter *k, const struct filter *f,
 	}
 	if (may_see_query)
 		k->want_query = true;
+	if (f->view != PGOFF_VIEW_INTERVALS)
+		k->want_episodes = true;
+	if (f->view != PGOFF_VIEW_WAITS)
+		k->want_pg_intervals = true;
 }
 
 bool kernel_filter_done(struct kernel_filter *k)

@@ -23,6 +23,7 @@ struct pg_wait_match {
 };
 
 struct filter {
+	enum pgoff_view view;
 	uint64_t min_duration_ns;		/* floor already applied */
 	uint32_t pids[PGOFF_MAX_FILTER_PIDS];	/* none: every process */
 	size_t npids;
@@ -35,6 +36,7 @@ struct filter {
 
 /* What filters look at, for one event (strings borrowed for the call). */
 struct event_meta {
+	bool episode;				/* an "episode", else an "offcpu" */
 	uint32_t tgid;
 	uint64_t duration_ns;
 	enum pgoff_wait wait;
@@ -64,6 +66,8 @@ struct kernel_filter {
 	bool pg_class_filter;			/* only the classes below */
 	uint64_t pg_classes[4];			/* bit per class byte */
 	bool want_query;			/* capture SQL for someone */
+	bool want_episodes;			/* someone's view has episodes */
+	bool want_pg_intervals;			/* someone's has intervals in PG waits */
 	/* merge state */
 	bool any;
 	bool want_cpu, want_other;		/* some filter takes cpu / non-cpu */

@@ -172,13 +172,27 @@ size_t tracer_target_count(const struct tracer *t)
 	return n;
 }
 
-static void clear_watch_pids(int fd)
+static void clear_map(int fd)
 {
 	uint32_t key;
 
 	/* Deleting the first key each time never skips one. */
 	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
 		bpf_map_delete_elem(fd, &key);
+}
+
+/*
+ * Episodes are followed only while someone wants them; what the map holds
+ * from before is stale (its waits went on unseen), so it is emptied on
+ * every switch.
+ */
+static void set_episodes(struct tracer *t, bool on)
+{
+	if (t->skel->bss->want_episodes == (uint32_t)on)
+		return;
+	t->skel->bss->want_episodes = 0;
+	clear_map(bpf_map__fd(t->skel->maps.episodes));
+	t->skel->bss->want_episodes = on;
 }
 
 int tracer_set_filter(struct tracer *t, const struct kernel_filter *k)
@@ -194,7 +208,7 @@ int tracer_set_filter(struct tracer *t, const struct kernel_filter *k)
 	bss->want_query = k->want_query;
 	t->skel->data->min_duration_ns = k->min_duration_ns;
 	t->min_duration_ns = k->min_duration_ns;
-	clear_watch_pids(fd);
+	clear_map(fd);
 	for (size_t i = 0; i < k->npids; i++)
 		if (bpf_map_update_elem(fd, &k->pids[i], &one, BPF_ANY))
 			return -errno;
@@ -203,6 +217,8 @@ int tracer_set_filter(struct tracer *t, const struct kernel_filter *k)
 		bss->pg_classes[i] = k->pg_classes[i];
 	bss->filter_pg_classes = k->pg_class_filter;
 	bss->cpu_filter = k->cpu;
+	t->skel->data->want_pg_intervals = k->want_pg_intervals;
+	set_episodes(t, k->want_episodes);
 	return 0;
 }
 
@@ -210,6 +226,7 @@ void tracer_mute(struct tracer *t)
 {
 	t->skel->data->min_duration_ns = UINT64_MAX;
 	t->skel->bss->want_query = 0;
+	set_episodes(t, false);
 	t->min_duration_ns = UINT64_MAX;
 }
 

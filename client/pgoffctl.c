@@ -53,6 +53,10 @@ static void watch_usage(FILE *f)
 "usage: pgoffctl watch [options]\n"
 "Print off-CPU intervals of PostgreSQL processes as they end.\n"
 "\n"
+"  --view VIEW       waits (default): each PostgreSQL wait whole, merged\n"
+"                    from its off-CPU intervals, and the intervals outside\n"
+"                    any PostgreSQL wait; intervals: every off-CPU interval,\n"
+"                    with its kernel stack and SQL; both\n"
 "  --pid N           only this process (repeatable)\n"
 "  --type LIST       only these waits: lock, io, net, poll, sleep, ipc,\n"
 "                    memory, cpu, other (comma-separated)\n"
@@ -61,7 +65,7 @@ static void watch_usage(FILE *f)
 "  --db LIST         only backends connected to these databases\n"
 "  --backend-type LIST  only these backend types ('client backend',\n"
 "                    autovacuum worker, …, as in pg_stat_activity)\n"
-"  --min DURATION    only intervals at least this long (default 1ms);\n"
+"  --min DURATION    only waits and intervals at least this long (default 1ms);\n"
 "                    units ns, us, ms, s, m: 500us, 5ms, 1.5s\n"
 "  --count N         exit 0 after N events\n"
 "  --timeout DUR     exit 4 if --count events did not come in time\n"
@@ -210,6 +214,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "view", required_argument, NULL, 'v' },
 		{ "type", required_argument, NULL, 'T' },
 		{ "pg-wait", required_argument, NULL, 'W' },
 		{ "db", required_argument, NULL, 'D' },
@@ -227,6 +232,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 	int opt;
 
 	w->req.op = PGOFF_OP_SUBSCRIBE;
+	f->view = PGOFF_VIEW_WAITS;
 	f->min_duration_ns = 1000000;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -241,6 +247,19 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 				return EXIT_USAGE;
 			}
 			f->pids[f->npids++] = (uint32_t)v;
+			break;
+		case 'v':
+			if (strcmp(optarg, "waits") == 0) {
+				f->view = PGOFF_VIEW_WAITS;
+			} else if (strcmp(optarg, "intervals") == 0) {
+				f->view = PGOFF_VIEW_INTERVALS;
+			} else if (strcmp(optarg, "both") == 0) {
+				f->view = PGOFF_VIEW_BOTH;
+			} else {
+				log_warnx("--view: '%s' is not waits, intervals "
+					  "or both", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'T':
 			if (add_names("--type", optarg, &f->types))
@@ -308,7 +327,7 @@ static int handle_item(json_object *obj, bool json)
 	int64_t n = 0;
 
 	pgoff_get_string(obj, "type", &type);
-	if (strcmp(type, "offcpu") == 0) {
+	if (strcmp(type, "offcpu") == 0 || strcmp(type, "episode") == 0) {
 		if (json)
 			printf("%s\n", pgoff_json_line(obj, NULL));
 		else

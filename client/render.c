@@ -27,7 +27,7 @@ void render_event_header(FILE *out)
 {
 	fprintf(out, "%-15s %7s %9s %9s %-6s %-28s %-18s %-22s %s\n", "TIME",
 		"PID", "DURATION", "RUNQ", "WAIT", "PG WAIT EVENT", "BACKEND",
-		"WOKEN BY", "STACK");
+		"WOKEN BY", "STACK / INTERVALS");
 }
 
 #define QUERY_COLS 150	/* bytes of SQL shown under an event */
@@ -80,7 +80,7 @@ void render_event(FILE *out, json_object *ev)
 	char pgwait[64] = "-", waker[48] = "-", stack[160] = "";
 	json_object *pg = NULL, *w = NULL, *st = NULL;
 	const char *time = str_or(ev, "time", "?");
-	int64_t pid = 0, wpid;
+	int64_t pid = 0, wpid, n;
 
 	json_object_object_get_ex(ev, "pg", &pg);
 	json_object_object_get_ex(ev, "waker", &w);
@@ -93,7 +93,14 @@ void render_event(FILE *out, json_object *ev)
 	if (w && pgoff_get_int64(w, "pid", &wpid))
 		snprintf(waker, sizeof(waker), "%" PRId64 " %s", wpid,
 			 str_or(w, "comm", "?"));
-	/* the first frames say why; the full stack is in --json */
+	/* an episode: how it was made up; an interval: the first frames say
+	 * why (the full stack is in --json) */
+	if (pgoff_get_int64(ev, "intervals", &n)) {
+		char oncpu[PGOFF_DURATION_BUFSZ];
+
+		snprintf(stack, sizeof(stack), "%" PRId64 " interval%s, %s on cpu",
+			 n, n == 1 ? "" : "s", dur(ev, "on_cpu_ns", oncpu, sizeof(oncpu)));
+	}
 	for (size_t i = 0; st && i < json_object_array_length(st) && i < 3; i++) {
 		const char *f = json_object_get_string(
 			json_object_array_get_idx(st, i));

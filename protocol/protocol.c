@@ -170,6 +170,21 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 		       &min, err))
 		return -EINVAL;
 	f->min_duration_ns = (uint64_t)min;
+	if (json_object_object_get_ex(obj, "view", NULL)) {
+		const char *view = "";
+
+		pgoff_get_string(obj, "view", &view);
+		if (strcmp(view, "intervals") == 0)
+			f->view = PGOFF_VIEW_INTERVALS;
+		else if (strcmp(view, "waits") == 0)
+			f->view = PGOFF_VIEW_WAITS;
+		else if (strcmp(view, "both") == 0)
+			f->view = PGOFF_VIEW_BOTH;
+		else
+			return fail(err, PGOFF_ERR_BAD_REQUEST,
+				    "field \"view\" must be \"intervals\", "
+				    "\"waits\" or \"both\"");
+	}
 	if (get_names(obj, "types", &f->types, err) ||
 	    get_names(obj, "pg_waits", &f->pg_waits, err) ||
 	    get_names(obj, "databases", &f->databases, err) ||
@@ -255,6 +270,12 @@ static const char *const op_names[] = {
 	[PGOFF_OP_PS] = "ps",
 };
 
+const char *pgoff_view_name(enum pgoff_view v)
+{
+	return v == PGOFF_VIEW_WAITS ? "waits" :
+	       v == PGOFF_VIEW_BOTH ? "both" : "intervals";
+}
+
 static void put_names(json_object *obj, const char *key,
 		      const struct pgoff_names *names)
 {
@@ -294,6 +315,8 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		}
 		json_object_object_add(obj, "min_duration_ns",
 			json_object_new_int64((int64_t)f->min_duration_ns));
+		json_object_object_add(obj, "view", json_object_new_string(
+			pgoff_view_name(f->view)));
 		put_names(obj, "types", &f->types);
 		put_names(obj, "pg_waits", &f->pg_waits);
 		put_names(obj, "databases", &f->databases);

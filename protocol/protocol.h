@@ -41,6 +41,7 @@
 #define PGOFF_DROP_CLIENT_QUEUE	"client_queue_full"
 #define PGOFF_DROP_RINGBUF	"ringbuf_full"
 #define PGOFF_DROP_START_MAP	"start_map_full"
+#define PGOFF_DROP_EPISODE_MAP	"episode_map_full"
 
 enum pgoff_op {
 	PGOFF_OP_HELLO,
@@ -55,8 +56,17 @@ struct pgoff_names {
 	size_t n;
 };
 
+/* What a subscription streams. */
+enum pgoff_view {
+	PGOFF_VIEW_INTERVALS = 0,	/* every off-CPU interval ("offcpu") */
+	PGOFF_VIEW_WAITS,		/* PostgreSQL waits whole ("episode"), and
+					   the intervals outside any of them */
+	PGOFF_VIEW_BOTH,		/* every interval and every episode */
+};
+
 /* A subscription as requested; the broker checks the names' meaning. */
 struct pgoff_filter {
+	enum pgoff_view view;
 	uint32_t pids[PGOFF_MAX_FILTER_PIDS];	/* empty: every traced process */
 	size_t npids;
 	uint64_t min_duration_ns;
@@ -104,6 +114,9 @@ json_object *pgoff_reply_error(const struct pgoff_request *req,
 			       const char *code, const char *message);
 /* Reply object -> 0 when ok, else -EPROTO with err filled from it. */
 int pgoff_reply_check(json_object *reply, struct pgoff_error *err);
+
+/* "intervals", "waits", "both". */
+const char *pgoff_view_name(enum pgoff_view v);
 
 /* Serialize without pretty-printing or escaped slashes; borrowed string. */
 const char *pgoff_json_line(json_object *obj, size_t *len);

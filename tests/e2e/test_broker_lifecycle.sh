@@ -115,7 +115,7 @@ check "a second broker on a live socket refuses to start" \
 hook=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq -r .hook)
 check "--raw-tp uses the raw_tp programs" [ "$hook" = raw_tp ]
 backend_sleep 0.6
-as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$SLEEPER_PID" --min 200ms \
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --pid "$SLEEPER_PID" --min 200ms \
 	--json --count 1 --timeout 15s >"$E2E_DIR/raw.out" 2>&1
 wait "$SLEEPER_JOB"
 check "raw_tp: pg_sleep is reported as sleep, Timeout/PgSleep" \

@@ -74,10 +74,10 @@ check "advisory lock: the waker's own wait event at wake time is given" \
 
 # --- pg_sleep: Timeout/PgSleep; SQL only for the query group
 marker="pgoff-e2e-$RANDOM"
-querier watch --pg-wait Timeout:PgSleep --db postgres --min 200ms --json --count 1 \
+querier watch --view intervals --pg-wait Timeout:PgSleep --db postgres --min 200ms --json --count 1 \
 	--timeout 20s >"$E2E_DIR/q.out" 2>&1 &
 q_job=$!
-member watch --pg-wait timeout:pgsleep --backend-type "client backend" --min 200ms \
+member watch --view intervals --pg-wait timeout:pgsleep --backend-type "client backend" --min 200ms \
 	--json --count 1 --timeout 20s >"$E2E_DIR/m.out" 2>&1 &
 m_job=$!
 member watch --db other --type sleep --min 200ms --json --count 1 --timeout 20s \
@@ -125,7 +125,7 @@ for _ in $(seq 100); do [ -s "$E2E_DIR/idle.out" ] && break; sleep 0.01; done
 idle=$(head -n1 "$E2E_DIR/idle.out")
 sleep 0.2
 psa=$(sql -c "select state, wait_event_type, wait_event from pg_stat_activity where pid = $idle")
-member watch --pid "$idle" --min 1s --json --count 1 --timeout 20s >"$E2E_DIR/idle.json"
+member watch --view intervals --pid "$idle" --min 1s --json --count 1 --timeout 20s >"$E2E_DIR/idle.json"
 wait "$idle_job"
 check "idle client: pg_stat_activity said idle|Client|ClientRead" [ "$psa" = "idle|Client|ClientRead" ]
 check "idle client: Client/ClientRead, wait poll, kernel_wait poll, >= 1.2 s" \
@@ -144,7 +144,7 @@ majmin=$(findmnt -no MAJ:MIN -T "$PGDATA_DIR")
 [ -e "/sys/dev/block/$majmin/partition" ] && majmin=$(cat "/sys/dev/block/$majmin/../dev")
 E2E_CGROUP=/sys/fs/cgroup/blkio/pgoff-e2e-$$
 if mkdir "$E2E_CGROUP" && echo "$majmin 200" >"$E2E_CGROUP/blkio.throttle.read_iops_device"; then
-	member watch --pg-wait IO:DataFileRead --db postgres --min 1ms --json --count 1 \
+	member watch --view intervals --pg-wait IO:DataFileRead --db postgres --min 1ms --json --count 1 \
 		--timeout 30s >"$E2E_DIR/io.out" 2>&1 &
 	io_job=$!
 	subscribers 1

@@ -36,7 +36,7 @@ IFS='|' read -r b_pid psa_type psa_event <<<"$(psa_wait_for "wait_event_type = '
 a_pid=$(head -n1 "$E2E_DIR/a.out")
 note "session A (holds the lock): $a_pid, session B (waits): $b_pid; pg_stat_activity says $psa_type/$psa_event"
 
-as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$b_pid" --min 100ms \
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --pid "$b_pid" --min 100ms \
 	--json --count 1 --timeout 20s >"$E2E_DIR/watch.out" 2>"$E2E_DIR/watch.err"
 rc=$?
 wait "$a_job" "$b_job"

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Whole waits ("episode"s) against PostgreSQL's own clock: lock waits of
+# several lengths against what log_lock_waits logs ("acquired ... after N
+# ms"), and pg_sleep(x) against x. Tolerance: 5 % or 5 ms, the larger.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+# a short deadlock_timeout: every wait is split by the deadlock check,
+# and PostgreSQL logs how long each lock wait took
+pg_start log_lock_waits=on deadlock_timeout=20ms autovacuum=off ||
+	{ not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create table t (id int primary key, v int); insert into t select g, 0 from generate_series(1, 10) g"
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+# one watcher connected (status asks as a second client)
+watching() {
+	for _ in $(seq 100); do
+		[ "$(member status --json | jq .clients)" -ge 2 ] && return 0; sleep 0.05
+	done
+	return 1
+}
+jqe() { jq -e "$@" >/dev/null; }
+# within MEASURED REFERENCE: |m - r| <= max(5 % of r, 5 ms)
+within() {
+	awk -v m="$1" -v r="$2" 'BEGIN { d = m - r; if (d < 0) d = -d;
+		t = 0.05 * r; if (t < 5) t = 5; exit !(d <= t) }'
+}
+
+note "engineered | PostgreSQL (ms) | pgoff episode (ms) | error (ms) | intervals"
+row=0
+for len in 0.05 0.3 2; do
+	row=$((row + 1))
+	member watch --pg-wait Lock:transactionid --min 1ms --json --count 1 \
+		--timeout 30s >"$E2E_DIR/ep$row.json" 2>"$E2E_DIR/ep$row.err" &
+	w=$!
+	watching
+	# A holds the row until told: B waits about len once it is seen waiting
+	coproc A { psql -X -q -At; }
+	echo "begin; update t set v = v + 1 where id = $row; select pg_backend_pid();" >&"${A[1]}"
+	read -r -t 10 a_pid <&"${A[0]}"
+	sql -c "update t set v = v + 1 where id = $row" &
+	b=$!
+	psa_wait_for "wait_event = 'transactionid'" >/dev/null
+	sleep "$len"
+	echo 'commit; \q' >&"${A[1]}"
+	wait "$b" "$w" "$A_PID"
+	pid=$(jq .pid "$E2E_DIR/ep$row.json")
+	ours=$(jq '.duration_ns / 1e6' "$E2E_DIR/ep$row.json")
+	n=$(jq .intervals "$E2E_DIR/ep$row.json")
+	pgs=
+	for _ in $(seq 50); do
+		pgs=$(sed -n "s/.*process $pid acquired ShareLock on transaction [0-9]* after \([0-9.]*\) ms.*/\1/p" \
+			"$E2E_DIR/pg/log" | tail -n1)
+		[ -n "$pgs" ] && break
+		sleep 0.05
+	done
+	note "${len}s | ${pgs:-?} | $ours | $(awk -v a="$ours" -v b="${pgs:-0}" 'BEGIN{printf "%.3f", a - b}') | $n"
+	check "lock wait ~${len}s: an episode of Lock/transactionid, wait lock" \
+		jqe '.type == "episode" and .pg.wait_event == "transactionid" and .wait == "lock"' "$E2E_DIR/ep$row.json"
+	check "lock wait ~${len}s: PostgreSQL logged it" [ -n "$pgs" ]
+	check "lock wait ~${len}s: pgoff ${ours} ms vs PostgreSQL ${pgs:-?} ms, within 5 % or 5 ms" \
+		within "$ours" "${pgs:-0}"
+	check "lock wait ~${len}s: the deadlock check split it, the episode merged $n intervals" \
+		[ "${n:-0}" -ge 2 ]
+	check "lock wait ~${len}s: blocked + runq = duration - on cpu" \
+		jqe '.blocked_ns + .runq_ns + .on_cpu_ns == .duration_ns' "$E2E_DIR/ep$row.json"
+done
+
+for x in 0.3 1.2; do
+	member watch --pg-wait Timeout:PgSleep --min 1ms --json --count 1 --timeout 30s \
+		>"$E2E_DIR/sleep.json" 2>&1 &
+	w=$!
+	watching
+	sql -c "select pg_sleep($x)" >/dev/null
+	wait "$w"
+	ours=$(jq '.duration_ns / 1e6' "$E2E_DIR/sleep.json")
+	note "pg_sleep($x): pgoff episode $ours ms, $(jq .intervals "$E2E_DIR/sleep.json") intervals"
+	check "pg_sleep($x): an episode of Timeout/PgSleep within 5 % or 5 ms of ${x}s (${ours} ms)" \
+		within "$ours" "$(awk -v x="$x" 'BEGIN { print x * 1000 }')"
+done
+
+# The view decides what is streamed: intervals inside a PostgreSQL wait
+# come only with --view intervals/both; episodes only with waits/both.
+member watch --view both --pg-wait Timeout:PgSleep --min 100ms --json --count 2 --timeout 20s \
+	>"$E2E_DIR/both.json" 2>&1 &
+w=$!
+watching
+sql -c "select pg_sleep(0.2)" >/dev/null
+wait "$w"
+check "--view both: the interval and its episode, in that order" \
+	[ "$(jq -r .type "$E2E_DIR/both.json" | tr '\n' ' ')" = "offcpu episode " ]

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# No silent loss: a burst larger than a tiny ring buffer, with pgoffd
+# stopped for a moment, and every interval that passed the kernel's
+# filter is either delivered or reported dropped (with its cause).
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
+e2e_start_broker --ringbuf-size 4096 || { not_ok "start pgoffd"; exit 1; }
+member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+counter() { jq ".counters.$1" <<<"$2"; }
+
+before=$(member status --json)
+# Timeout is pushed into the kernel (a class); with autovacuum off only
+# pg_sleep waits are in it, so the kernel passes exactly this filter.
+member watch --view intervals --pg-wait Timeout:PgSleep --min 100us --json --timeout 8s \
+	>"$E2E_DIR/burst.json" 2>"$E2E_DIR/burst.err" &
+w=$!
+for _ in $(seq 100); do
+	[ "$(member status --json | jq .clients)" -ge 2 ] && break; sleep 0.05
+done
+for i in $(seq 8); do
+	sql -c "select pg_sleep(0.001) from generate_series(1, 300)" >/dev/null &
+done
+sleep 0.2
+kill -STOP "$E2E_BROKER_PID"	# the ring fills while nobody reads it
+sleep 0.5
+kill -CONT "$E2E_BROKER_PID"
+wait $(jobs -p | grep -v "^$w$" | grep -v "^$E2E_BROKER_PID$") 2>/dev/null
+sleep 1.5	# the next tick tells the losses
+after=$(member status --json)
+wait "$w"
+rc=$?
+
+passed=$(( $(counter events "$after") - $(counter events "$before") +
+	   $(counter ringbuf_full "$after") - $(counter ringbuf_full "$before") ))
+ring_lost=$(( $(counter ringbuf_full "$after") - $(counter ringbuf_full "$before") ))
+delivered=$(grep -c '"type":"offcpu"' "$E2E_DIR/burst.json")
+told=$(sed -n 's/.*: \([0-9]*\) events lost before this point (.*/\1/p' "$E2E_DIR/burst.err" |
+	awk '{ s += $1 } END { print s + 0 }')
+note "passed the kernel filter: $passed; delivered: $delivered; told lost: $told" \
+	"($(grep -o '(.*)' "$E2E_DIR/burst.err" | sort | uniq -c | tr -s ' ' | tr '\n' ';'))"
+check "watch ran to its timeout (exit 0)" [ "$rc" = 0 ]
+check "the burst overflowed the 4 KiB ring buffer ($ring_lost lost there)" [ "$ring_lost" -gt 0 ]
+check "delivered + reported dropped = passed the filter ($delivered + $told = $passed)" \
+	[ $((delivered + told)) = "$passed" ]
+check "status counts the loss under its cause" [ "$(counter ringbuf_full "$after")" -gt 0 ]
