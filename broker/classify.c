@@ -430,3 +430,30 @@ enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 		return kernel;
 	}
 }
+
+const char *pgoff_wait_mismatch(enum pgoff_wait kernel, bool pg_known,
+				uint32_t pg_wait_event_info)
+{
+	if (!pg_known)
+		return NULL;
+	switch (kernel) {
+	case PGOFF_WAIT_IO:
+		if (!pg_wait_event_info)
+			return "the kernel waited for I/O; PostgreSQL reported no "
+			       "wait event (uninstrumented I/O)";
+		if (pg_wait_event_info >> 24 != PG_CLASS_IO)
+			return "the kernel waited for I/O under a PostgreSQL "
+			       "wait event of another class";
+		return NULL;
+	case PGOFF_WAIT_LOCK:
+	case PGOFF_WAIT_NET:
+	case PGOFF_WAIT_SLEEP:
+	case PGOFF_WAIT_MEMORY:
+		if (!pg_wait_event_info)
+			return "the kernel blocked in a specific mechanism; "
+			       "PostgreSQL reported no wait event (uninstrumented)";
+		return NULL;
+	default:	/* poll, ipc, other: generic; cpu: preemption is anywhere */
+		return NULL;
+	}
+}

@@ -77,4 +77,15 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
 enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 				  uint32_t pg_wait_event_info, bool in_statement);
 
+/*
+ * When the two views disagree, why it matters; NULL when they agree or
+ * one says nothing. The kernel blocked in a specific mechanism (io, lock,
+ * net, sleep, memory) while PostgreSQL reported no wait event: that wait
+ * is uninstrumented (e.g. pg_read_binary_file reading a cold file). Or
+ * the kernel waited for I/O under a PostgreSQL wait of another class.
+ * pg_known: wait_event_info was read at all.
+ */
+const char *pgoff_wait_mismatch(enum pgoff_wait kernel, bool pg_known,
+				uint32_t pg_wait_event_info);
+
 #endif

@@ -315,6 +315,7 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	json_object *ev, *waker = NULL, *stack;
 	uint64_t dur, blocked = 0, runq;
 	enum pgoff_wait kernel_wait = PGOFF_WAIT_OTHER;
+	const char *mismatch;
 	int err;
 
 	if (size < sizeof(uint32_t))
@@ -361,6 +362,10 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 				       r->flags & PGOFF_F_IN_STATEMENT);
 	add_str(ev, "wait", pgoff_wait_name(meta->wait));
 	add_str(ev, "kernel_wait", pgoff_wait_name(kernel_wait));
+	mismatch = pgoff_wait_mismatch(kernel_wait, meta->has_pg_wait,
+				       meta->pg_wait_event_info);
+	if (mismatch)
+		add_str(ev, "mismatch", mismatch);
 	json_object_object_add(ev, "pg", encode_pg(r->flags,
 		r->pg_wait_event_info, proc, c, meta));
 	if (waker)

@@ -168,5 +168,18 @@ psa_wait_for() {
 	echo "$row"
 }
 
+# pgoffctl as a plain member of the group
+member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+# jq as a test: true when the expression holds, nothing printed
+jqe() { jq -e "$@" >/dev/null; }
+# watchers N: wait until N watchers are connected (status asks as one more)
+watchers() {
+	for _ in $(seq 100); do
+		[ "$(member status --json | jq .clients)" -ge $(($1 + 1)) ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # float comparison: between VALUE LOW HIGH
 between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }

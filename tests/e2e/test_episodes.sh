@@ -13,15 +13,6 @@ pg_start log_lock_waits=on deadlock_timeout=20ms autovacuum=off ||
 	{ not_ok "start PostgreSQL 15"; exit 1; }
 sql -c "create table t (id int primary key, v int); insert into t select g, 0 from generate_series(1, 10) g"
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
-member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
-# one watcher connected (status asks as a second client)
-watching() {
-	for _ in $(seq 100); do
-		[ "$(member status --json | jq .clients)" -ge 2 ] && return 0; sleep 0.05
-	done
-	return 1
-}
-jqe() { jq -e "$@" >/dev/null; }
 # within MEASURED REFERENCE: |m - r| <= max(5 % of r, 5 ms)
 within() {
 	awk -v m="$1" -v r="$2" 'BEGIN { d = m - r; if (d < 0) d = -d;
@@ -35,7 +26,7 @@ for len in 0.05 0.3 2; do
 	member watch --pg-wait Lock:transactionid --min 1ms --json --count 1 \
 		--timeout 30s >"$E2E_DIR/ep$row.json" 2>"$E2E_DIR/ep$row.err" &
 	w=$!
-	watching
+	watchers 1
 	# A holds the row until told: B waits about len once it is seen waiting
 	coproc A { psql -X -q -At; }
 	echo "begin; update t set v = v + 1 where id = $row; select pg_backend_pid();" >&"${A[1]}"
@@ -72,7 +63,7 @@ for x in 0.3 1.2; do
 	member watch --pg-wait Timeout:PgSleep --min 1ms --json --count 1 --timeout 30s \
 		>"$E2E_DIR/sleep.json" 2>&1 &
 	w=$!
-	watching
+	watchers 1
 	sql -c "select pg_sleep($x)" >/dev/null
 	wait "$w"
 	ours=$(jq '.duration_ns / 1e6' "$E2E_DIR/sleep.json")
@@ -86,7 +77,7 @@ done
 member watch --view both --pg-wait Timeout:PgSleep --min 100ms --json --count 2 --timeout 20s \
 	>"$E2E_DIR/both.json" 2>&1 &
 w=$!
-watching
+watchers 1
 sql -c "select pg_sleep(0.2)" >/dev/null
 wait "$w"
 check "--view both: the interval and its episode, in that order" \

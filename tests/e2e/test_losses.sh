@@ -9,7 +9,6 @@ e2e_setup
 
 pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
 e2e_start_broker --ringbuf-size 4096 || { not_ok "start pgoffd"; exit 1; }
-member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 counter() { jq ".counters.$1" <<<"$2"; }
 
 before=$(member status --json)
@@ -18,9 +17,7 @@ before=$(member status --json)
 member watch --view intervals --pg-wait Timeout:PgSleep --min 100us --json --timeout 8s \
 	>"$E2E_DIR/burst.json" 2>"$E2E_DIR/burst.err" &
 w=$!
-for _ in $(seq 100); do
-	[ "$(member status --json | jq .clients)" -ge 2 ] && break; sleep 0.05
-done
+watchers 1
 for i in $(seq 8); do
 	sql -c "select pg_sleep(0.001) from generate_series(1, 300)" >/dev/null &
 done

@@ -12,17 +12,7 @@ pg_start deadlock_timeout=10s shared_buffers=16MB ||
 	{ not_ok "start PostgreSQL 15"; exit 1; }
 sql -c "create database other"
 e2e_start_broker --query-group "$E2E_QUERY_GROUP" || { not_ok "start pgoffd"; exit 1; }
-member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
-jqe() { jq -e "$@" >/dev/null; }
-# subscribers N: wait until N watchers are connected (status asks as one more)
-subscribers() {
-	for _ in $(seq 100); do
-		[ "$(member status --json | jq .clients)" -ge $(($1 + 1)) ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # --- ps: every process pg_stat_activity shows, with the same backend type
 backend_sleep 3
@@ -83,7 +73,7 @@ m_job=$!
 member watch --db other --type sleep --min 200ms --json --count 1 --timeout 20s \
 	>"$E2E_DIR/d.out" 2>&1 &
 d_job=$!
-subscribers 3 || note "watchers did not all connect"
+watchers 3 || note "watchers did not all connect"
 sleep 0.2
 psql -X -q -At -c "select pg_backend_pid(), pg_sleep(0.3) /* $marker */" >"$E2E_DIR/s1.out" &
 s1_job=$!
@@ -147,7 +137,7 @@ if mkdir "$E2E_CGROUP" && echo "$majmin 200" >"$E2E_CGROUP/blkio.throttle.read_i
 	member watch --view intervals --pg-wait IO:DataFileRead --db postgres --min 1ms --json --count 1 \
 		--timeout 30s >"$E2E_DIR/io.out" 2>&1 &
 	io_job=$!
-	subscribers 1
+	watchers 1
 	cat >"$E2E_DIR/cold.sql" <<SQL
 set max_parallel_workers_per_gather = 0;
 set enable_seqscan = off;
@@ -165,6 +155,24 @@ SQL
 		jqe '.stack | index("folio_wait_bit_common") != null or index("io_schedule") != null' "$E2E_DIR/io.out"
 	check "a restarted cluster is traced again, under a new cluster id" \
 		jqe --argjson old "$old_cluster" --arg d "$PGDATA_DIR" '.pg.cluster.id != $old and .pg.cluster.data_dir == $d' "$E2E_DIR/io.out"
+
+	# pg_read_binary_file reads with plain read(): no wait event is reported
+	member watch --view intervals --type io --db postgres --min 100us --json \
+		>"$E2E_DIR/uninstr.out" 2>&1 &
+	io_job=$!
+	watchers 1
+	cat >"$E2E_DIR/cold2.sql" <<SQL
+select pg_relation_filepath('big');
+select pg_backend_pid() \g $E2E_CGROUP/cgroup.procs
+\! sync; echo 3 > /proc/sys/vm/drop_caches
+select length(pg_read_binary_file(pg_relation_filepath('big')));
+SQL
+	sql -f "$E2E_DIR/cold2.sql" >/dev/null
+	sleep 0.3
+	kill "$io_job"; wait "$io_job" 2>/dev/null
+	check "uninstrumented I/O: kernel io while PostgreSQL reported no wait event is flagged" \
+		jqe -s 'any(.[]; .kernel_wait == "io" and .pg.wait_event == null and (.mismatch // "" | test("uninstrumented I/O")))' \
+		"$E2E_DIR/uninstr.out"
 else
 	not_ok "cold read: cannot throttle reads with a blkio cgroup ($E2E_CGROUP, device $majmin)"
 fi

@@ -725,8 +725,27 @@ static void test_refine_keeps(void)
 	      PGOFF_WAIT_OTHER);
 }
 
+/* The two views disagreeing is worth a flag; agreeing or silent is not. */
+static void test_mismatch(void)
+{
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_IO, true, 0) != NULL);
+	CHECK(strstr(pgoff_wait_mismatch(PGOFF_WAIT_IO, true, 0),
+		     "uninstrumented I/O"));
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_IO, true, PG_IO_WALSYNC) == NULL);
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_IO, true,
+				  PG_LOCK_TRANSACTIONID) != NULL);
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_IO, false, 0) == NULL);
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_LOCK, true, 0) != NULL);
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_LOCK, true,
+				  PG_LWLOCK_WALWRITE) == NULL);
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_POLL, true, 0) == NULL);
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_CPU, true, 0) == NULL);
+	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_OTHER, true, 0) == NULL);
+}
+
 int main(void)
 {
+	RUN(test_mismatch);
 	RUN(test_names);
 	RUN(test_parse_bad);
 	RUN(test_skip_switch_form);

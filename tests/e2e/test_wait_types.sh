@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Kernel wait types reached by real workloads (the others are in the
+# other tests: lock, io from a cold read, poll from an idle client, sleep
+# from pg_sleep): cpu from a backend preempted by CPU hogs, net from a
+# client that stops reading a COPY, io from the WAL flush of commits.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+
+# --- cpu: runnable but not running, both cores taken by hogs
+hogs=()
+for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
+psql -X -q -At -c "select pg_backend_pid()" \
+	-c "select count(*) from generate_series(1, 30000000)" >"$E2E_DIR/cpu.out" &
+cpu_job=$!
+for _ in $(seq 100); do [ -s "$E2E_DIR/cpu.out" ] && break; sleep 0.01; done
+cpu_pid=$(head -n1 "$E2E_DIR/cpu.out")
+member watch --view intervals --type cpu --pid "$cpu_pid" --min 1ms --json --count 1 \
+	--timeout 20s >"$E2E_DIR/cpu.json"
+kill "${hogs[@]}"; wait "${hogs[@]}" 2>/dev/null
+wait "$cpu_job"
+check "cpu: a preempted backend is wait cpu, all of it in the run queue, no waker" \
+	jqe '.wait == "cpu" and .kernel_wait == "cpu" and .blocked_ns == 0 and .runq_ns == .duration_ns and (has("waker") | not)' "$E2E_DIR/cpu.json"
+check "cpu: PostgreSQL reported no wait event (it was running)" \
+	jqe '.pg.wait_event == null' "$E2E_DIR/cpu.json"
+
+# --- net: a client that stops reading a large COPY result
+psql -X -q -c "copy (select repeat('x', 2000) from generate_series(1, 20000)) to stdout" |
+	{ sleep 2; cat >/dev/null; } &
+copy_job=$!
+IFS='|' read -r net_pid psa_type psa_event <<<"$(psa_wait_for "wait_event = 'ClientWrite'")"
+member watch --view intervals --pid "${net_pid:-1}" --min 300ms --json --count 1 \
+	--timeout 20s >"$E2E_DIR/net.json"
+wait "$copy_job"
+check "net: pg_stat_activity said Client/ClientWrite" [ "$psa_type/$psa_event" = Client/ClientWrite ]
+check "net: Client/ClientWrite, wait net (PostgreSQL waits for a writable socket in epoll)" \
+	jqe '.pg.wait_event == "ClientWrite" and .wait == "net" and .kernel_wait == "poll"' "$E2E_DIR/net.json"
+
+# --- io: commits wait for the WAL to reach the disk
+member watch --view intervals --pg-wait IO:WALSync --min 100us --json --count 1 \
+	--timeout 20s >"$E2E_DIR/wal.json" &
+wal_job=$!
+watchers 1
+sql -c "create table w (v int)"
+for _ in $(seq 20); do echo "insert into w values (1);"; done | sql >/dev/null
+wait "$wal_job"
+check "io: a commit's WAL flush is IO/WALSync, wait io, and the kernel saw io" \
+	jqe '.pg.wait_event == "WALSync" and .wait == "io" and .kernel_wait == "io"' "$E2E_DIR/wal.json"
+note "WAL flush stack: $(jq -r '.stack | join(" < ")' "$E2E_DIR/wal.json" 2>/dev/null | cut -c1-200)"
