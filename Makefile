@@ -15,7 +15,7 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
-BROKER_LIBS := -lbpf -lelf -lz -ljson-c
+BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
 
 # Debian 12 packages needed to build, test and run.
@@ -35,7 +35,7 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
-	broker/filter.c
+	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)

@@ -18,7 +18,7 @@
 #include "broker/control_socket.h"
 #include "protocol/log.h"
 
-static int prepare_dir(const char *path, gid_t group)
+static int prepare_dir(const char *path, gid_t group, uid_t owner)
 {
 	char copy[PATH_MAX];
 	struct stat st;
@@ -27,7 +27,7 @@ static int prepare_dir(const char *path, gid_t group)
 	snprintf(copy, sizeof(copy), "%s", path);
 	dir = dirname(copy);
 	if (lstat(dir, &st) && errno == ENOENT) {
-		if (mkdir(dir, 0750) || chown(dir, 0, group)) {
+		if (mkdir(dir, 0750) || chown(dir, owner, group)) {
 			log_warn("cannot create socket directory %s", dir);
 			return -errno;
 		}
@@ -78,7 +78,7 @@ static int handle_existing(const char *path, const struct sockaddr_un *sa)
 	return 0;
 }
 
-int control_socket_create(const char *path, gid_t group)
+int control_socket_create(const char *path, gid_t group, uid_t dir_owner)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	mode_t old_umask;
@@ -89,7 +89,7 @@ int control_socket_create(const char *path, gid_t group)
 		return -ENAMETOOLONG;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	err = prepare_dir(path, group);
+	err = prepare_dir(path, group, dir_owner);
 	if (err)
 		return err;
 	err = handle_existing(path, &sa);

@@ -21,11 +21,12 @@ struct peer {
 
 /*
  * Listening socket at path, mode 0660, group `group`; its directory is
- * created 0750 root:group if missing, refused if it is a symlink or
+ * created 0750 dir_owner:group if missing (the unprivileged pgoffd must
+ * be able to remove the socket when it exits), refused if it is a symlink or
  * writable by others. A stale socket is removed; a live broker is not
  * clobbered (-EADDRINUSE). Returns the fd or -errno (message logged).
  */
-int control_socket_create(const char *path, gid_t group);
+int control_socket_create(const char *path, gid_t group, uid_t dir_owner);
 
 /* The peer's credentials as the kernel recorded them at connect(). */
 int control_socket_peer(int fd, struct peer *p);

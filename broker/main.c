@@ -22,7 +22,9 @@
 #include <unistd.h>
 #include "broker/event.h"
 #include "broker/ksyms.h"
+#include "broker/pg_probe.h"
 #include "broker/pg_registry.h"
+#include "broker/privdrop.h"
 #include "broker/server.h"
 #include "broker/tracer.h"
 #include "protocol/log.h"
@@ -33,6 +35,7 @@ struct broker {
 	struct pg_registry *registry;
 	struct ksyms *ksyms;
 	struct server *server;
+	struct pg_prober *prober;
 	struct event_ctx events;
 	struct timespec started;		/* CLOCK_MONOTONIC */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
@@ -52,6 +55,8 @@ static void usage(FILE *f)
 "  --group NAME         group whose members may connect (default pgoff)\n"
 "  --query-group NAME   members (and root) also see the SQL text of queries\n"
 "                       (default: nobody but root)\n"
+"  --user NAME          run as this user once set up, with no capabilities\n"
+"                       (default pgoffd, else nobody)\n"
 "  --min-floor DUR      lowest threshold any subscription gets (default 100us)\n"
 "  --ringbuf-size BYTES kernel ring buffer, power of two (default 4194304)\n"
 "  --max-clients N      concurrent clients (default 64)\n"
@@ -189,6 +194,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int probe(void *ctx, uint32_t pid, struct pg_cluster_info *out)
+{
+	struct broker *b = ctx;
+
+	return pg_prober_ask(b->prober, pid, out);
+}
+
 static int add_target(void *ctx, uint32_t tgid, const struct pgoff_target *t)
 {
 	struct broker *b = ctx;
@@ -269,10 +281,11 @@ static int make_fds(int *epfd, int *tfd, int *sfd, int ring_fd)
 }
 
 static void parse_args(int argc, char **argv, struct server_opts *so,
-		       struct tracer_opts *to, const char **query_group)
+		       struct tracer_opts *to, const char **query_group,
+		       const char **user)
 {
 	enum { OPT_SOCKET = 256, OPT_GROUP, OPT_FLOOR, OPT_RING, OPT_CLIENTS,
-	       OPT_QUEUE, OPT_STUCK, OPT_RAW, OPT_QUERY_GROUP };
+	       OPT_QUEUE, OPT_STUCK, OPT_RAW, OPT_QUERY_GROUP, OPT_USER };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "group", required_argument, NULL, OPT_GROUP },
@@ -283,6 +296,7 @@ static void parse_args(int argc, char **argv, struct server_opts *so,
 		{ "stuck-timeout", required_argument, NULL, OPT_STUCK },
 		{ "raw-tp", no_argument, NULL, OPT_RAW },
 		{ "query-group", required_argument, NULL, OPT_QUERY_GROUP },
+		{ "user", required_argument, NULL, OPT_USER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -301,6 +315,9 @@ static void parse_args(int argc, char **argv, struct server_opts *so,
 			break;
 		case OPT_QUERY_GROUP:
 			*query_group = optarg;
+			break;
+		case OPT_USER:
+			*user = optarg;
 			break;
 		case OPT_FLOOR:
 			if (pgoff_parse_duration(optarg, &so->min_floor_ns))
@@ -370,15 +387,17 @@ int main(int argc, char **argv)
 	struct tracer_opts to = { .ringbuf_bytes = 4 << 20 };
 	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
 				      .filter_changed = filter_hook };
-	const char *query_group = NULL;
+	const char *query_group = NULL, *user = "pgoffd";
 	struct broker b = { 0 };
+	uid_t uid;
+	gid_t gid;
 	struct group *gr;
 	int epfd = -1, tfd = -1, sfd = -1, err;
 	bool running = true;
 
 	clock_gettime(CLOCK_MONOTONIC, &b.started);
 	log_init("pgoffd", LOG_LEVEL_INFO);
-	parse_args(argc, argv, &so, &to, &query_group);
+	parse_args(argc, argv, &so, &to, &query_group, &user);
 	gr = getgrnam(so.group_name);
 	if (!gr)
 		log_fatal(0, "group '%s' does not exist; create it with "
@@ -394,6 +413,16 @@ int main(int argc, char **argv)
 		so.query_group = gr->gr_gid;
 		so.has_query_group = true;
 	}
+	if (geteuid() != 0)
+		log_fatal(0, "pgoffd must be started as root (it drops root "
+			  "once the BPF programs are attached)");
+	if (privdrop_lookup(user, &uid, &gid))
+		exit(2);
+	so.dir_owner = uid;
+	/* first, while this process has nothing open worth inheriting */
+	err = pg_prober_start(&b.prober, "/proc", uid, gid);
+	if (err)
+		log_fatal(-err, "cannot start the PostgreSQL prober");
 
 	b.ksyms = ksyms_load("/proc/kallsyms");
 	if (!b.ksyms)
@@ -404,7 +433,7 @@ int main(int argc, char **argv)
 		log_fatal(-err, "cannot load the BPF programs (root, a kernel "
 			  "with BTF and BPF ring buffers are needed)");
 	log_info("BPF programs attached (%s)", tracer_hook(b.tracer));
-	err = pg_registry_new(&b.registry, "/proc", add_target, &b);
+	err = pg_registry_new(&b.registry, "/proc", add_target, probe, &b);
 	if (err)
 		log_fatal(-err, "out of memory");
 	err = pg_registry_scan(b.registry);
@@ -420,9 +449,13 @@ int main(int argc, char **argv)
 	err = server_open(&b.server, &so, &hooks, epfd);
 	if (err)
 		log_fatal(-err, "cannot serve %s", so.socket_path);
-	log_info("serving %s to group %s; %zu PostgreSQL processes in %zu "
-		 "clusters", so.socket_path, so.group_name,
-		 pg_registry_proc_count(b.registry),
+	/* nothing below needs root: the BPF fds, the socket and /proc's
+	 * world-readable files do; the prober keeps what discovery needs */
+	if (privdrop(uid, gid, NULL, 0))
+		log_fatal(0, "refusing to run with privileges it could not drop");
+	log_info("serving %s to group %s as uid %u with no capabilities; %zu "
+		 "PostgreSQL processes in %zu clusters", so.socket_path,
+		 so.group_name, uid, pg_registry_proc_count(b.registry),
 		 pg_registry_cluster_count(b.registry));
 
 	while (running) {
@@ -455,6 +488,7 @@ int main(int argc, char **argv)
 	event_ctx_free(&b.events);
 	tracer_close(b.tracer);
 	pg_registry_free(b.registry);
+	pg_prober_stop(b.prober);
 	ksyms_free(b.ksyms);
 	close(epfd);
 	close(tfd);

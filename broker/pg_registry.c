@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "broker/pg_elf.h"
 #include "broker/pg_registry.h"
+#include "broker/procfs.h"
 #include "protocol/log.h"
 
 #define MAX_CLUSTERS 256
@@ -18,7 +18,10 @@
 struct pg_registry {
 	char proc_root[64];
 	pg_add_target_fn add;
+	pg_probe_fn probe;
 	void *ctx;
+	uint32_t *rejected;		/* "postgres" roots that are not postmasters */
+	size_t nrejected;
 	struct pg_proc *procs;		/* sorted by pid */
 	size_t nprocs, cap;
 	struct pg_cluster clusters[MAX_CLUSTERS];
@@ -31,8 +34,16 @@ struct seen {
 	uint32_t pid, ppid;
 };
 
+static bool rejected(const struct pg_registry *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nrejected; i++)
+		if (r->rejected[i] == pid)
+			return true;
+	return false;
+}
+
 int pg_registry_new(struct pg_registry **out, const char *proc_root,
-		    pg_add_target_fn add, void *ctx)
+		    pg_add_target_fn add, pg_probe_fn probe, void *ctx)
 {
 	struct pg_registry *r = calloc(1, sizeof(*r));
 
@@ -40,6 +51,7 @@ int pg_registry_new(struct pg_registry **out, const char *proc_root,
 		return -ENOMEM;
 	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root);
 	r->add = add;
+	r->probe = probe;
 	r->ctx = ctx;
 	r->next_cluster_id = 1;
 	*out = r;
@@ -51,57 +63,32 @@ void pg_registry_free(struct pg_registry *r)
 	if (!r)
 		return;
 	free(r->procs);
+	free(r->rejected);
 	free(r);
 }
 
-static ssize_t read_small(const char *path, char *buf, size_t len)
+/*
+ * /proc/PID/stat (world-readable): is the command "postgres" (PostgreSQL
+ * sets its title in argv, not comm), and the parent. 0, or -ENOENT for a
+ * process that is gone or is something else.
+ */
+static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
-}
-
-/* Is /proc/PID/exe a file named postgres? */
-static bool is_postgres(const struct pg_registry *r, uint32_t pid)
-{
-	char path[96], exe[PATH_MAX];
-	const char *base;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/%u/exe", r->proc_root, pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	/* an upgraded binary shows as "…/postgres (deleted)" */
-	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
-		exe[n - 10] = '\0';
-	base = strrchr(exe, '/');
-	return strcmp(base ? base + 1 : exe, "postgres") == 0;
-}
-
-static int read_ppid(const struct pg_registry *r, uint32_t pid,
-		     uint32_t *ppid)
-{
-	char path[96], buf[512], *p;
+	char path[96], buf[512], *open_paren, *close_paren;
 	unsigned int v;
 
 	snprintf(path, sizeof(path), "%s/%u/stat", r->proc_root, pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (procfs_read(path, buf, sizeof(buf)) <= 0)
 		return -ENOENT;
-	/* comm may hold spaces and parentheses: parse after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %u", &v) != 1)
+	/* comm may hold spaces and parentheses: it ends at the last ')' */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren ||
+	    sscanf(close_paren + 1, " %*c %u", &v) != 1)
 		return -EINVAL;
+	*close_paren = '\0';
+	if (strcmp(open_paren + 1, "postgres") != 0)
+		return -ENOENT;
 	*ppid = v;
 	return 0;
 }
@@ -143,66 +130,12 @@ const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
 	return NULL;
 }
 
-static void read_port(struct pg_cluster *c)
-{
-	char path[300], buf[1024], *line = buf;
-
-	/* postmaster.pid: pid, data dir, start time, port, … one a line */
-	snprintf(path, sizeof(path), "%s/postmaster.pid", c->data_dir);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return;
-	for (int i = 0; i < 3 && line; i++) {
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	if (line)
-		c->port = atoi(line);
-}
-
-/* Where the executable is mapped: the start of its offset-0 mapping. */
-static int load_bias(const struct pg_registry *r, uint32_t pid,
-		     uint64_t first_vaddr, uint64_t *bias)
-{
-	char path[96], line[PATH_MAX + 128], exe[PATH_MAX];
-	ssize_t n;
-	FILE *f;
-	int err = -ENOENT;
-
-	snprintf(path, sizeof(path), "%s/%u/exe", r->proc_root, pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%u/maps", r->proc_root, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, off;
-		int name_at = 0;
-
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*u %n", &start, &off,
-			   &name_at) != 2 || !name_at)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (off == 0 && strcmp(line + name_at, exe) == 0) {
-			*bias = start - first_vaddr;
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
-
+/* A new postmaster, if the prober says it is one. */
 static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
 {
+	struct pg_cluster_info info;
 	struct pg_cluster *c;
-	struct pg_elf_info elf;
-	char path[96];
-	uint64_t bias;
-	ssize_t n;
+	uint32_t *nr;
 	int err;
 
 	if (r->nclusters == MAX_CLUSTERS) {
@@ -210,37 +143,31 @@ static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
 			  "not traced", MAX_CLUSTERS, pid);
 		return NULL;
 	}
+	err = r->probe(r->ctx, pid, &info);
+	if (err == -ENOEXEC || err == -ENOENT) {
+		/* not PostgreSQL after all (or gone): do not ask again */
+		nr = realloc(r->rejected, (r->nrejected + 1) * sizeof(*nr));
+		if (nr) {
+			r->rejected = nr;
+			r->rejected[r->nrejected++] = pid;
+		}
+		return NULL;
+	}
+	if (err) {
+		log_warnx("cannot probe postmaster %u: %s", pid, strerror(-err));
+		return NULL;
+	}
 	c = &r->clusters[r->nclusters++];
 	memset(c, 0, sizeof(*c));
 	c->id = r->next_cluster_id++;
 	c->postmaster_pid = pid;
-	/* the postmaster runs in its data directory */
-	snprintf(path, sizeof(path), "%s/%u/cwd", r->proc_root, pid);
-	n = readlink(path, c->data_dir, sizeof(c->data_dir) - 1);
-	c->data_dir[n > 0 ? n : 0] = '\0';
-	read_port(c);
-
-	snprintf(path, sizeof(path), "%s/%u/exe", r->proc_root, pid);
-	err = pg_elf_read(path, &elf);
-	if (err) {
-		snprintf(c->pg_missing, sizeof(c->pg_missing),
-			 "cannot read the postgres binary: %s", strerror(-err));
-	} else {
-		c->major = elf.major;
-		snprintf(c->version, sizeof(c->version), "%s", elf.version);
-		if (!elf.wait_event_sym)
-			snprintf(c->pg_missing, sizeof(c->pg_missing),
-				 "binary exports no my_wait_event_info "
-				 "(PostgreSQL < 14 or stripped)");
-		else if ((err = load_bias(r, pid, elf.first_load_vaddr, &bias)))
-			snprintf(c->pg_missing, sizeof(c->pg_missing),
-				 "cannot find the binary's mapping: %s",
-				 strerror(-err));
-		else
-			c->wait_event_ptr = bias + elf.wait_event_sym;
-		if (c->wait_event_ptr && elf.query_sym)
-			c->query_ptr = bias + elf.query_sym;
-	}
+	snprintf(c->data_dir, sizeof(c->data_dir), "%s", info.data_dir);
+	c->port = info.port;
+	c->major = info.major;
+	snprintf(c->version, sizeof(c->version), "%s", info.version);
+	c->wait_event_ptr = info.wait_event_ptr;
+	c->query_ptr = info.query_ptr;
+	snprintf(c->pg_missing, sizeof(c->pg_missing), "%s", info.pg_missing);
 	log_info("cluster %u: postmaster %u, %s, port %d, PostgreSQL %s%s%s",
 		 c->id, pid, c->data_dir[0] ? c->data_dir : "?", c->port,
 		 c->version[0] ? c->version : "?", c->pg_missing[0] ? "; " : "",
@@ -253,7 +180,7 @@ static void read_title(struct pg_registry *r, struct pg_proc *p)
 	char path[96], buf[512];
 
 	snprintf(path, sizeof(path), "%s/%u/cmdline", r->proc_root, p->pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0 ||
+	if (procfs_read(path, buf, sizeof(buf)) <= 0 ||
 	    pg_title_parse(buf, &p->title))
 		return;
 	/* a child still showing the postmaster's argv has no title yet */
@@ -343,8 +270,7 @@ static int collect(struct pg_registry *r, struct seen **out, size_t *count)
 		unsigned long pid = strtoul(de->d_name, &end, 10);
 		uint32_t ppid;
 
-		if (*end || !pid || !is_postgres(r, (uint32_t)pid) ||
-		    read_ppid(r, (uint32_t)pid, &ppid))
+		if (*end || !pid || read_stat(r, (uint32_t)pid, &ppid))
 			continue;
 		if (n == cap) {
 			struct seen *ns;
@@ -402,7 +328,7 @@ int pg_registry_scan(struct pg_registry *r)
 		struct pg_cluster *c = find_cluster_by_postmaster(r, pm);
 		struct pg_proc *p;
 
-		if (!pm)
+		if (!pm || rejected(r, pm))
 			continue;
 		if (!c && !(c = add_cluster(r, pm)))
 			continue;
@@ -417,6 +343,13 @@ int pg_registry_scan(struct pg_registry *r)
 		if (!p->titled)
 			read_title(r, p);
 	}
+	/* forget rejected pids that are gone: the pid may come back as postgres */
+	size_t kept = 0;
+
+	for (size_t i = 0; i < r->nrejected; i++)
+		if (seen_find(s, n, r->rejected[i]))
+			r->rejected[kept++] = r->rejected[i];
+	r->nrejected = kept;
 	free(s);
 	sweep(r);
 	return 0;
@@ -434,7 +367,7 @@ const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid)
 		return p;
 	}
 	/* forked since the last scan: its parent is a traced postmaster */
-	if (!is_postgres(r, pid) || read_ppid(r, pid, &ppid))
+	if (read_stat(r, pid, &ppid))
 		return NULL;
 	c = find_cluster_by_postmaster(r, ppid);
 	if (!c) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "bpf/offcpu.h"
+#include "broker/pg_probe.h"
 #include "broker/pg_title.h"
 
 struct pg_cluster {
@@ -39,9 +40,16 @@ struct pg_registry;
 /* Makes a target known to the kernel side. */
 typedef int (*pg_add_target_fn)(void *ctx, uint32_t tgid,
 				const struct pgoff_target *target);
+/* Asks the privileged prober about a postmaster (see pg_probe.h). */
+typedef int (*pg_probe_fn)(void *ctx, uint32_t pid,
+			   struct pg_cluster_info *out);
 
+/*
+ * Everything the registry reads itself is world-readable (/proc/PID/stat
+ * and cmdline): it works in an unprivileged pgoffd.
+ */
 int pg_registry_new(struct pg_registry **out, const char *proc_root,
-		    pg_add_target_fn add, void *ctx);
+		    pg_add_target_fn add, pg_probe_fn probe, void *ctx);
 void pg_registry_free(struct pg_registry *r);
 
 /* Find new clusters and processes, forget dead ones. Returns 0 or -errno. */

@@ -413,7 +413,8 @@ int server_open(struct server **out, const struct server_opts *opts,
 
 	if (!s)
 		return -ENOMEM;
-	fd = control_socket_create(opts->socket_path, opts->group);
+	fd = control_socket_create(opts->socket_path, opts->group,
+				   opts->dir_owner);
 	if (fd < 0) {
 		free(s);
 		return fd;

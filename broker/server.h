@@ -22,6 +22,7 @@ struct server_opts {
 	const char *socket_path;
 	const char *group_name;		/* access group */
 	gid_t group;
+	uid_t dir_owner;		/* owner of a socket directory we create */
 	bool has_query_group;		/* --query-group given */
 	gid_t query_group;		/* members see SQL text */
 	size_t max_clients;

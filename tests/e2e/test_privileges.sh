@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Least privilege, proven on the running broker: pgoffd itself keeps no
+# capability and runs as an unprivileged user; its prober keeps exactly
+# CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH; and a cluster started after
+# the drop is still found and told in PostgreSQL's terms.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+prober=$(pgrep -P "$E2E_BROKER_PID" | head -n1)
+user=$(id -u pgoffd 2>/dev/null || id -u nobody)
+# status FIELD PID: the value(s) of a /proc/PID/status line, tabs folded
+status() { awk -v f="$1:" '$1 == f { $1 = ""; sub(/^ /, ""); print }' "/proc/$2/status"; }
+
+check "pgoffd runs as uid $user (real, effective, saved, fs)" \
+	[ "$(status Uid "$E2E_BROKER_PID")" = "$user $user $user $user" ]
+check "pgoffd has no supplementary groups" [ -z "$(status Groups "$E2E_BROKER_PID")" ]
+for set in CapEff CapPrm CapBnd CapInh CapAmb; do
+	check "pgoffd $set is empty" [ "$(status $set "$E2E_BROKER_PID")" = 0000000000000000 ]
+done
+check "pgoffd has no_new_privs" [ "$(status NoNewPrivs "$E2E_BROKER_PID")" = 1 ]
+
+check "the prober is pgoffd's only child" [ -n "$prober" ]
+check "the prober runs as uid $user" [ "$(status Uid "$prober")" = "$user $user $user $user" ]
+# CAP_DAC_READ_SEARCH = 2, CAP_SYS_PTRACE = 19
+for set in CapEff CapPrm CapBnd; do
+	check "the prober's $set is exactly dac_read_search + sys_ptrace" \
+		[ "$(status $set "$prober")" = 0000000000080004 ]
+done
+check "the prober has no_new_privs" [ "$(status NoNewPrivs "$prober")" = 1 ]
+check "the prober holds no BPF program or map" \
+	[ -z "$(ls -l "/proc/$prober/fd" 2>/dev/null | grep -E 'bpf-(prog|map)|anon_inode:bpf')" ]
+check "the socket directory belongs to that user, mode 0750" \
+	[ "$(stat -c '%u %a' "$(dirname "$SOCK")")" = "$user 750" ]
+
+# discovery after the drop: exe, cwd, maps and postmaster.pid via the prober
+pg_start || { not_ok "start PostgreSQL 15"; exit 1; }
+sleep 1.2
+backend_sleep 0.5
+member watch --view intervals --pid "$SLEEPER_PID" --min 200ms --json --count 1 \
+	--timeout 15s >"$E2E_DIR/late.json"
+wait "$SLEEPER_JOB"
+check "a cluster started after the drop: its data directory, port and wait events" \
+	jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
+	'.pg.cluster.data_dir == $d and .pg.cluster.port == $p and .pg.wait_event == "PgSleep"' \
+	"$E2E_DIR/late.json"
+
+kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
+gone() {
+	for _ in $(seq 30); do
+		case $(status State "$1" 2>/dev/null) in ""|Z*) return 0 ;; esac
+		sleep 0.1
+	done
+	return 1
+}
+check "the prober dies with pgoffd (killed with -9)" gone "$prober"
