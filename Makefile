@@ -13,6 +13,11 @@ ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"'
+# SANITIZE=1: AddressSanitizer, LeakSanitizer and UBSan (make asan)
+ifeq ($(SANITIZE),1)
+CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	     -fno-omit-frame-pointer
+endif
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
 BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
@@ -44,7 +49,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps test unit-test e2e-test demo install uninstall clean
+.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
 $(BUILD)/vmlinux.h:
@@ -98,8 +103,13 @@ deps:
 unit-test: $(UNIT_TESTS)
 	@tests/run.sh unit $(UNIT_TESTS)
 
-test: all $(UNIT_TESTS)
+# The suite: unit tests, e2e tests, and the e2e tests again with the
+# sanitizer build (any ASan/UBSan report or leak fails them).
+test: all asan $(UNIT_TESTS)
 	@tests/run.sh all $(UNIT_TESTS)
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all
 
 demo: deps all
 	@tests/e2e/demo.sh

@@ -238,7 +238,7 @@ static const struct seen *seen_find(const struct seen *s, size_t n,
 {
 	struct seen key = { .pid = pid };
 
-	return bsearch(&key, s, n, sizeof(*s), cmp_seen);
+	return n ? bsearch(&key, s, n, sizeof(*s), cmp_seen) : NULL;
 }
 
 /* The postmaster a process descends from, within this scan. */
@@ -288,7 +288,8 @@ static int collect(struct pg_registry *r, struct seen **out, size_t *count)
 		s[n++].ppid = ppid;
 	}
 	closedir(d);
-	qsort(s, n, sizeof(*s), cmp_seen);
+	if (n)	/* s is NULL when no process is PostgreSQL */
+		qsort(s, n, sizeof(*s), cmp_seen);
 	*out = s;
 	*count = n;
 	return 0;

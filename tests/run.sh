@@ -40,6 +40,11 @@ if [ "$mode" = all ]; then
 	for t in "$here"/e2e/test_*.sh; do
 		run "$(basename "$t")" bash "$t"
 	done
+	echo "# end-to-end tests with the sanitizer build (ASan, LSan, UBSan)"
+	for t in "$here"/e2e/test_*.sh; do
+		run "asan $(basename "$t")" env PGOFF_BUILD=build/asan PGOFF_SANITIZE=1 \
+			E2E_LABEL=asan bash "$t"
+	done
 fi
 
 echo "$pass passed, $fail failed"

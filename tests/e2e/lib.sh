@@ -16,8 +16,11 @@ E2E_QUERY_GROUP=pgoffe2eq	# may see SQL (pgoffd --query-group)
 E2E_QUERIER=pgoffe2e_q		# in both groups
 E2E_BROKER_PID=
 
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; }
+# PGOFF_BUILD/PGOFF_SANITIZE: test another build (make asan); its lines
+# are labelled so that the two runs are told apart
+PGOFF_BUILD=${PGOFF_BUILD:-build}
+ok() { echo "ok - ${E2E_LABEL:+[$E2E_LABEL] }$*"; }
+not_ok() { echo "not ok - ${E2E_LABEL:+[$E2E_LABEL] }$*"; }
 # check NAME COMMAND...: one test line from a command's status
 check() {
 	local name=$1; shift
@@ -33,7 +36,7 @@ e2e_require() {
 	[ -r /sys/kernel/btf/vmlinux ] || why="${why:+$why, }no kernel BTF"
 	[ -x "$PGBIN/postgres" ] || why="${why:+$why, }no PostgreSQL 15 in $PGBIN"
 	id postgres >/dev/null 2>&1 || why="${why:+$why, }no postgres user"
-	[ -x "$E2E_TOP/build/pgoffd" ] || why="${why:+$why, }pgoffd not built"
+	[ -x "$E2E_TOP/$PGOFF_BUILD/pgoffd" ] || why="${why:+$why, }pgoffd not built in $PGOFF_BUILD"
 	if [ -n "$why" ]; then
 		if [ "${CI:-}" = true ]; then
 			not_ok "e2e prerequisites: $why"
@@ -49,7 +52,8 @@ e2e_setup() {
 	chmod 0755 "$E2E_DIR"
 	trap e2e_cleanup EXIT
 	# a world-readable install: a 0700 home would hide the binaries
-	make -s -C "$E2E_TOP" install PREFIX="$E2E_DIR/prefix" >/dev/null
+	make -s -C "$E2E_TOP" install PREFIX="$E2E_DIR/prefix" BUILD="$PGOFF_BUILD" \
+		SANITIZE="${PGOFF_SANITIZE:-}" >/dev/null
 	PGOFFD=$E2E_DIR/prefix/sbin/pgoffd
 	PGOFFCTL=$E2E_DIR/prefix/bin/pgoffctl
 	getent group "$E2E_GROUP" >/dev/null || groupadd --system "$E2E_GROUP"

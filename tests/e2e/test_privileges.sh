@@ -47,6 +47,7 @@ check "a cluster started after the drop: its data directory, port and wait event
 	'.pg.cluster.data_dir == $d and .pg.cluster.port == $p and .pg.wait_event == "PgSleep"' \
 	"$E2E_DIR/late.json"
 
+kill -0 "$E2E_BROKER_PID" 2>/dev/null || sed "s/^/# pgoffd: /" "$E2E_DIR/pgoffd.log"
 kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
 gone() {
 	for _ in $(seq 30); do
