@@ -24,7 +24,7 @@ BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
 
 # Debian 12 packages needed to build, test and run.
-DEPS := clang llvm libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
+DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
 	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps
 
 ifeq ($(V),1)
@@ -49,7 +49,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan
+.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
 $(BUILD)/vmlinux.h:
@@ -103,10 +103,31 @@ deps:
 unit-test: $(UNIT_TESTS)
 	@tests/run.sh unit $(UNIT_TESTS)
 
-# The suite: unit tests, e2e tests, and the e2e tests again with the
-# sanitizer build (any ASan/UBSan report or leak fails them).
-test: all asan $(UNIT_TESTS)
-	@tests/run.sh all $(UNIT_TESTS)
+# libFuzzer targets (clang): the request decoder and the client's renderers.
+FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client
+FUZZ_SECONDS ?= 60
+
+$(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
+		broker/classify.c broker/pg_wait_names.c $(BUILD)/vmlinux.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
+
+$(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/render.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
+
+fuzz: $(FUZZ_TARGETS)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The suite: unit tests, the fuzz targets (corpus, then 20 s each), e2e
+# tests, and the e2e tests again with the sanitizer build (any ASan/UBSan
+# report or leak fails them).
+test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
+	@FUZZ_SECONDS=20 tests/run.sh all $(UNIT_TESTS) -- $(FUZZ_TARGETS)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all

@@ -74,6 +74,16 @@ static void render_query(FILE *out, const char *q)
 	fprintf(out, "%15s query: %s\n", "", line);
 }
 
+/* A member of the given type, or NULL: what pgoffd sends is not trusted
+ * to have the shape it should (json-c asserts on the wrong type). */
+static json_object *member(json_object *o, const char *key, json_type type)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) &&
+	       json_object_is_type(v, type) ? v : NULL;
+}
+
 void render_event(FILE *out, json_object *ev)
 {
 	char d[PGOFF_DURATION_BUFSZ], rq[PGOFF_DURATION_BUFSZ];
@@ -82,9 +92,9 @@ void render_event(FILE *out, json_object *ev)
 	const char *time = str_or(ev, "time", "?");
 	int64_t pid = 0, wpid, n;
 
-	json_object_object_get_ex(ev, "pg", &pg);
-	json_object_object_get_ex(ev, "waker", &w);
-	json_object_object_get_ex(ev, "stack", &st);
+	pg = member(ev, "pg", json_type_object);
+	w = member(ev, "waker", json_type_object);
+	st = member(ev, "stack", json_type_array);
 	pgoff_get_int64(ev, "pid", &pid);
 	if (pg && str_or(pg, "wait_event_type", NULL))
 		snprintf(pgwait, sizeof(pgwait), "%s:%s",
@@ -123,8 +133,8 @@ void render_ps(FILE *out, json_object *ps)
 {
 	json_object *clusters = NULL, *procs = NULL;
 
-	json_object_object_get_ex(ps, "clusters", &clusters);
-	json_object_object_get_ex(ps, "processes", &procs);
+	clusters = member(ps, "clusters", json_type_array);
+	procs = member(ps, "processes", json_type_array);
 	for (size_t i = 0; clusters && i < json_object_array_length(clusters); i++) {
 		json_object *c = json_object_array_get_idx(clusters, i);
 		int64_t id = 0, port = 0, pm = 0;
