@@ -41,6 +41,9 @@ struct broker {
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 };
 
+/* Records handled per loop round: clients and signals are served between. */
+#define RING_BUDGET 512
+
 /* Tokens for the broker's own fds in epoll data; all else is the server's. */
 static char token_ring, token_timer, token_signal;
 
@@ -60,6 +63,8 @@ static void usage(FILE *f)
 "  --min-floor DUR      lowest threshold any subscription gets (default 100us)\n"
 "  --ringbuf-size BYTES kernel ring buffer, power of two (default 4194304)\n"
 "  --max-clients N      concurrent clients (default 64)\n"
+"  --max-clients-per-user N  concurrent clients of one uid, root aside\n"
+"                       (default 32)\n"
 "  --queue-bytes N      output queue per client (default 1048576)\n"
 "  --stuck-timeout SEC  cut off a client whose queue stays full (default 30)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
@@ -243,7 +248,9 @@ static void on_tick(struct broker *b, int tfd)
 
 	if (read(tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		log_warn("timerfd");
-	tracer_consume(b->tracer);	/* losses after the records before them */
+	bool more;
+
+	tracer_consume(b->tracer, RING_BUDGET, &more);	/* records before losses */
 	report_kernel_losses(b);
 	if (pg_registry_scan(b->registry))
 		log_warn("scanning /proc for PostgreSQL");
@@ -285,7 +292,8 @@ static void parse_args(int argc, char **argv, struct server_opts *so,
 		       const char **user)
 {
 	enum { OPT_SOCKET = 256, OPT_GROUP, OPT_FLOOR, OPT_RING, OPT_CLIENTS,
-	       OPT_QUEUE, OPT_STUCK, OPT_RAW, OPT_QUERY_GROUP, OPT_USER };
+	       OPT_QUEUE, OPT_STUCK, OPT_RAW, OPT_QUERY_GROUP, OPT_USER,
+	       OPT_PER_USER };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "group", required_argument, NULL, OPT_GROUP },
@@ -297,6 +305,7 @@ static void parse_args(int argc, char **argv, struct server_opts *so,
 		{ "raw-tp", no_argument, NULL, OPT_RAW },
 		{ "query-group", required_argument, NULL, OPT_QUERY_GROUP },
 		{ "user", required_argument, NULL, OPT_USER },
+		{ "max-clients-per-user", required_argument, NULL, OPT_PER_USER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -333,6 +342,11 @@ static void parse_args(int argc, char **argv, struct server_opts *so,
 			if (pgoff_parse_u64(optarg, 1, 4096, &v))
 				goto bad;
 			so->max_clients = v;
+			break;
+		case OPT_PER_USER:
+			if (pgoff_parse_u64(optarg, 1, 4096, &v))
+				goto bad;
+			so->max_clients_per_uid = v;
 			break;
 		case OPT_QUEUE:
 			if (pgoff_parse_u64(optarg, PGOFF_MAX_LINE * 2,
@@ -380,6 +394,7 @@ int main(int argc, char **argv)
 		.socket_path = "/run/pgoff/pgoffd.sock",
 		.group_name = "pgoff",
 		.max_clients = 64,
+		.max_clients_per_uid = 32,
 		.queue_bytes = 1 << 20,
 		.stuck_timeout_s = 30,
 		.min_floor_ns = 100000,
@@ -393,7 +408,7 @@ int main(int argc, char **argv)
 	gid_t gid;
 	struct group *gr;
 	int epfd = -1, tfd = -1, sfd = -1, err;
-	bool running = true;
+	bool running = true, ring_more = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &b.started);
 	log_init("pgoffd", LOG_LEVEL_INFO);
@@ -460,7 +475,9 @@ int main(int argc, char **argv)
 
 	while (running) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(epfd, evs, 64, -1);
+		/* records left over from the last round: do not sleep */
+		int n = epoll_wait(epfd, evs, 64, ring_more ? 0 : -1);
+		bool ring_ready = ring_more;
 
 		if (n < 0 && errno != EINTR)
 			log_fatal(errno, "epoll_wait");
@@ -468,7 +485,7 @@ int main(int argc, char **argv)
 			void *ptr = evs[i].data.ptr;
 
 			if (ptr == &token_ring) {
-				tracer_consume(b.tracer);
+				ring_ready = true;
 			} else if (ptr == &token_timer) {
 				on_tick(&b, tfd);
 			} else if (ptr == &token_signal) {
@@ -482,6 +499,9 @@ int main(int argc, char **argv)
 				server_handle(b.server, ptr, evs[i].events);
 			}
 		}
+		if (ring_ready)
+			tracer_consume(b.tracer, RING_BUDGET, &ring_more);
+		server_flush(b.server);	/* one send per client per round */
 		server_reap(b.server);
 	}
 	server_close(b.server, "shutdown");

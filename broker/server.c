@@ -321,10 +321,20 @@ static void on_readable(struct server *s, struct client *c)
 	flush(s, c);
 }
 
+static size_t clients_of(const struct server *s, uid_t uid)
+{
+	size_t n = 0;
+
+	for (const struct client *c = s->clients; c; c = c->next)
+		n += c->peer.uid == uid;
+	return n;
+}
+
 static void accept_one(struct server *s)
 {
 	struct client *c;
 	struct epoll_event ev;
+	const char *code;
 	char msg[256];
 	int fd = accept4(s->listen_fd, NULL, NULL,
 			 SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -350,6 +360,7 @@ static void accept_one(struct server *s)
 		log_warn("cannot read peer credentials");
 		goto refuse;
 	}
+	code = PGOFF_ERR_FORBIDDEN;
 	if (!peer_allowed(&c->peer, s->opts.group)) {
 		log_warnx("client uid %u pid %d: denied (not in group %s)",
 			  c->peer.uid, c->peer.pid, s->opts.group_name);
@@ -359,11 +370,23 @@ static void accept_one(struct server *s)
 			 c->peer.uid, s->opts.group_name);
 		goto refuse_with;
 	}
+	code = PGOFF_ERR_TOO_MANY;
 	if (s->nclients >= s->opts.max_clients) {
 		log_warnx("client uid %u pid %d: refused, %zu clients",
 			  c->peer.uid, c->peer.pid, s->nclients);
 		snprintf(msg, sizeof(msg), "pgoffd serves at most %zu clients",
 			 s->opts.max_clients);
+		goto refuse_with;
+	}
+	/* one user cannot take every slot (root is not counted) */
+	if (c->peer.uid != 0 &&
+	    clients_of(s, c->peer.uid) >= s->opts.max_clients_per_uid) {
+		log_warnx("client uid %u pid %d: refused, the user has %zu "
+			  "connections", c->peer.uid, c->peer.pid,
+			  s->opts.max_clients_per_uid);
+		snprintf(msg, sizeof(msg), "pgoffd serves at most %zu "
+			 "connections per user; uid %u has that many",
+			 s->opts.max_clients_per_uid, c->peer.uid);
 		goto refuse_with;
 	}
 	ev.events = EPOLLIN | EPOLLRDHUP;
@@ -384,11 +407,7 @@ static void accept_one(struct server *s)
 
 refuse_with: {
 		/* one error line on a fresh socket always fits; then close */
-		json_object *e = pgoff_reply_error(NULL,
-			s->nclients >= s->opts.max_clients &&
-				peer_allowed(&c->peer, s->opts.group) ?
-				PGOFF_ERR_TOO_MANY : PGOFF_ERR_FORBIDDEN,
-			msg);
+		json_object *e = pgoff_reply_error(NULL, code, msg);
 		size_t len;
 		const char *line = pgoff_json_line(e, &len);
 
@@ -488,6 +507,17 @@ void server_handle(struct server *s, void *ptr, uint32_t events)
 		on_readable(s, c);
 }
 
+void server_flush(struct server *s)
+{
+	struct client *c = s->clients, *next;
+
+	for (; c; c = next) {
+		next = c->next;	/* flush may drop c */
+		if (queued(c))
+			flush(s, c);
+	}
+}
+
 void server_tick(struct server *s)
 {
 	time_t now = time(NULL);
@@ -517,10 +547,8 @@ static void deliver(struct server *s, struct client *c, const char *line,
 			goto lost;
 		c->dropped = 0;
 	}
-	if (enqueue(s, c, line, len)) {
-		flush(s, c);
-		return;
-	}
+	if (enqueue(s, c, line, len))
+		return;		/* sent by server_flush() after this round */
 lost:
 	c->dropped++;
 	s->queue_drops++;

@@ -26,6 +26,7 @@ struct server_opts {
 	bool has_query_group;		/* --query-group given */
 	gid_t query_group;		/* members see SQL text */
 	size_t max_clients;
+	size_t max_clients_per_uid;
 	size_t queue_bytes;		/* per-client output queue */
 	unsigned int stuck_timeout_s;	/* queue full this long: cut off */
 	uint64_t min_floor_ns;		/* no subscription goes below this */
@@ -49,6 +50,8 @@ void server_close(struct server *s, const char *reason);
 
 /* Every epoll data pointer that is not the broker's own goes here. */
 void server_handle(struct server *s, void *ptr, uint32_t events);
+/* Send what the round queued for each client: one write each. */
+void server_flush(struct server *s);
 /* Free clients closed during this loop round; call after each batch. */
 void server_reap(struct server *s);
 /* Once a second: cut off clients that stopped reading. */

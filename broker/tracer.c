@@ -21,6 +21,9 @@
 struct tracer {
 	struct offcpu_bpf *skel;
 	struct ring_buffer *rb;
+	tracer_record_fn fn;
+	void *fn_ctx;
+	int budget;			/* records left in this consume call */
 	bool raw_tp;
 	uint64_t min_duration_ns;
 };
@@ -70,6 +73,17 @@ static void choose_programs(struct offcpu_bpf *s, bool raw)
 	}
 }
 
+/* A negative return stops libbpf after this record (it is consumed). */
+#define BUDGET_SPENT (-EAGAIN)
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+
+	t->fn(t->fn_ctx, data, size);
+	return --t->budget > 0 ? 0 : BUDGET_SPENT;
+}
+
 int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		tracer_record_fn fn, void *ctx)
 {
@@ -107,8 +121,10 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		log_warnx("attaching to the scheduler tracepoints failed");
 		goto cleanup;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx,
-				 NULL);
+	t->fn = fn;
+	t->fn_ctx = ctx;
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_sample,
+				 t, NULL);
 	if (!t->rb) {
 		err = -errno;
 		log_warnx("cannot map the ring buffer");
@@ -140,9 +156,14 @@ int tracer_ring_fd(const struct tracer *t)
 	return ring_buffer__epoll_fd(t->rb);
 }
 
-int tracer_consume(struct tracer *t)
+int tracer_consume(struct tracer *t, int budget, bool *more)
 {
-	return ring_buffer__consume(t->rb);
+	int n;
+
+	t->budget = budget;
+	n = ring_buffer__consume(t->rb);
+	*more = n == BUDGET_SPENT;
+	return n == BUDGET_SPENT ? budget : n;
 }
 
 int tracer_add_target(struct tracer *t, uint32_t tgid,

@@ -29,7 +29,12 @@ void tracer_close(struct tracer *t);	/* NULL-safe; detaches everything */
 
 const char *tracer_hook(const struct tracer *t);	/* "tp_btf" / "raw_tp" */
 int tracer_ring_fd(const struct tracer *t);
-int tracer_consume(struct tracer *t);	/* records handled, or -errno */
+/*
+ * Hand at most budget records to the callback; *more says the budget ran
+ * out with records left (the ring will not wake epoll for those: call
+ * again soon). Returns records handled, or -errno.
+ */
+int tracer_consume(struct tracer *t, int budget, bool *more);
 
 int tracer_add_target(struct tracer *t, uint32_t tgid,
 		      const struct pgoff_target *target);

@@ -107,6 +107,8 @@ sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 # start_broker [pgoffd options...]: wait until it answers status
 e2e_start_broker() {
+	# the sanitizer build: a small quarantine keeps its RSS meaningful
+	[ -n "${PGOFF_SANITIZE:-}" ] && export ASAN_OPTIONS=quarantine_size_mb=16
 	"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" "$@" 2>"$E2E_DIR/pgoffd.log" &
 	E2E_BROKER_PID=$!
 	for _ in $(seq 100); do
@@ -176,10 +178,11 @@ psa_wait_for() {
 member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 # jq as a test: true when the expression holds, nothing printed
 jqe() { jq -e "$@" >/dev/null; }
-# watchers N: wait until N watchers are connected (status asks as one more)
+# watchers N: wait until N watchers are connected (status asks as one
+# more, as root: not counted against a user's connection limit)
 watchers() {
 	for _ in $(seq 100); do
-		[ "$(member status --json | jq .clients)" -ge $(($1 + 1)) ] && return 0
+		[ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .clients)" -ge $(($1 + 1)) ] && return 0
 		sleep 0.05
 	done
 	return 1

@@ -35,7 +35,7 @@ check "ps agrees with pg_stat_activity on backend type, database, user ($compare
 	[ "$compared" -ge 5 -a "$mismatch" = 0 ]
 check "ps shows the cluster: data directory, port, version 15" \
 	jqe --arg d "$PGDATA_DIR" --argjson port "$PGPORT" \
-	'.clusters | length == 1 and .[0].data_dir == $d and .[0].port == $port and (.[0].version | startswith("15."))' \
+	'any(.clusters[]; .data_dir == $d and .port == $port and (.version | startswith("15.")))' \
 	"$E2E_DIR/ps.json"
 member ps >"$E2E_DIR/ps.txt"
 check "ps (table) names the sleeping backend" grep -qE "^ *$SLEEPER_PID +1 +client backend +postgres +postgres" "$E2E_DIR/ps.txt"
@@ -127,7 +127,7 @@ check "idle client: Client/ClientRead, wait poll, kernel_wait poll, >= 1.2 s" \
 sql -c "create table big (id int, x int, pad text)" \
 	-c "insert into big select g, g % 100, repeat('x', 100) from generate_series(1, 200000) g order by random()" \
 	-c "create index big_id on big (id)" -c "vacuum analyze big" -c "checkpoint"
-old_cluster=$(jq '.clusters[0].id' "$E2E_DIR/ps.json")
+old_cluster=$(jq --arg d "$PGDATA_DIR" '.clusters[] | select(.data_dir == $d) | .id' "$E2E_DIR/ps.json")
 su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast -w restart" >/dev/null 2>&1
 sleep 1.2	# the new postmaster is found by the next scan
 majmin=$(findmnt -no MAJ:MIN -T "$PGDATA_DIR")

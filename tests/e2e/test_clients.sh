@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Slow, stuck and many clients: a client that stops reading loses events
+# and is cut off without slowing a watcher beside it; 64 subscribers,
+# clients killed mid-stream and a connect/disconnect storm leave the
+# broker up, with bounded memory and no leaked fd; one user cannot take
+# every slot.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
+e2e_start_broker --stuck-timeout 2 --queue-bytes 524288 --max-clients 80 \
+	--max-clients-per-user 32 || { not_ok "start pgoffd"; exit 1; }
+querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$E2E_BROKER_PID/status"; }
+fds() { ls "/proc/$E2E_BROKER_PID/fd" | wc -l; }
+fds_before=$(fds)
+
+# load: many short waits, several thousand events a second
+load_start() {
+	LOAD_PIDS=()
+	for _ in 1 2 3 4; do
+		( while :; do sql -c "select pg_sleep(0.0005) from generate_series(1, 2000)" >/dev/null 2>&1; done ) &
+		LOAD_PIDS+=($!)
+	done
+}
+load_stop() { kill "${LOAD_PIDS[@]}" 2>/dev/null; wait "${LOAD_PIDS[@]}" 2>/dev/null; }
+load_start
+
+# a client that never reads: pgoffctl blocked on a full pipe
+member watch --view intervals --min 100us --json | sleep 30 &
+stuck_job=$!
+member watch --view intervals --min 100us --json --timeout 6s >"$E2E_DIR/watcher.json" 2>"$E2E_DIR/watcher.err"
+watcher_rc=$?
+rss=$(rss_kb)
+status=$(member status --json)
+events=$(grep -c '"type":"offcpu"' "$E2E_DIR/watcher.json")
+note "watcher got $events events; broker RSS ${rss} kB; $(jq -c .counters <<<"$status")"
+check "a watcher beside a stuck client still gets its events ($events in 6 s)" \
+	[ "$watcher_rc" = 0 -a "$events" -gt 1000 ]
+check "the stuck client lost events, counted as client_queue_full" \
+	[ "$(jq .counters.client_queue_full <<<"$status")" -gt 0 ]
+check "the stuck client was cut off after --stuck-timeout" \
+	grep -q "disconnected (stopped reading)" "$E2E_DIR/pgoffd.log"
+# ASan's shadow memory and quarantine (16 MiB, see lib.sh) add their share
+max_rss=$((64 * 1024)); [ -n "${PGOFF_SANITIZE:-}" ] && max_rss=$((128 * 1024))
+check "broker RSS stays bounded under load with a stuck client (${rss} kB < $((max_rss / 1024)) MiB)" \
+	[ "$rss" -lt "$max_rss" ]
+load_stop
+{ pkill -f "pgoffctl --socket $SOCK"; kill "$stuck_job"; wait "$stuck_job"; } 2>/dev/null
+
+# 64 subscribers from two users, events flowing (a lighter load: 64
+# readers share two CPUs); half of them killed mid-stream
+LOAD_PIDS=()
+( while :; do sql -c "select pg_sleep(0.005) from generate_series(1, 200)" >/dev/null 2>&1; done ) &
+LOAD_PIDS+=($!)
+watchers_pids=()
+for _ in $(seq 32); do
+	"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json >/dev/null 2>&1 &
+	watchers_pids+=($!)
+	setpriv --reuid="$E2E_QUERIER" --regid="$(id -g "$E2E_QUERIER")" --init-groups -- \
+		"$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json >/dev/null 2>&1 &
+	watchers_pids+=($!)
+done
+watchers 64
+check "64 subscribers are served at once" \
+	[ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .clients)" = 65 ]
+member watch --count 1 >/dev/null 2>"$E2E_DIR/per-user.err"
+check "a 33rd connection of one user is refused: too many per user" \
+	grep -q "at most 32 connections per user" "$E2E_DIR/per-user.err"
+{ kill -KILL "${watchers_pids[@]:0:32}"; wait "${watchers_pids[@]:0:32}"; } 2>/dev/null
+sleep 1
+kill -TERM "${watchers_pids[@]:32}"
+wait "${watchers_pids[@]}" 2>/dev/null
+load_stop
+
+# a connect/disconnect storm
+for _ in $(seq 20); do
+	storm=()
+	for _ in $(seq 10); do member status >/dev/null 2>&1 & storm+=($!); done
+	wait "${storm[@]}"	# not a bare wait: pgoffd is a job of this shell too
+done
+sleep 0.5
+check "pgoffd is up after subscribers were killed and a storm of 200 connections" \
+	kill -0 "$E2E_BROKER_PID"
+check "no client is left behind (clients = 1: the asker)" \
+	[ "$(member status --json | jq .clients)" = 1 ]
+check "no fd leaked ($(fds) open now, $fds_before before)" [ "$(fds)" = "$fds_before" ]
