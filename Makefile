@@ -25,7 +25,7 @@ CLIENT_LIBS := -ljson-c
 
 # Debian 12 packages needed to build, test and run.
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
-	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps
+	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd
 
 ifeq ($(V),1)
 Q :=
@@ -40,7 +40,7 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
-	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c
+	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c broker/config.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
@@ -135,12 +135,22 @@ asan:
 demo: deps all
 	@tests/e2e/demo.sh
 
+SYSTEMD_FILES := lib/systemd/system/pgoffd.service lib/sysusers.d/pgoff.conf \
+	lib/tmpfiles.d/pgoff.conf
+
 install: all
 	install -D -m 0755 $(BUILD)/pgoffd $(DESTDIR)$(PREFIX)/sbin/pgoffd
 	install -D -m 0755 $(BUILD)/pgoffctl $(DESTDIR)$(PREFIX)/bin/pgoffctl
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PREFIX)/lib/sysusers.d \
+		$(DESTDIR)$(PREFIX)/lib/tmpfiles.d
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' broker/systemd/pgoffd.service.in \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/pgoffd.service
+	install -m 0644 broker/systemd/pgoff.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/pgoff.conf
+	install -m 0644 broker/systemd/pgoff.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/pgoff.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/pgoffd $(DESTDIR)$(PREFIX)/bin/pgoffctl
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(SYSTEMD_FILES))
 
 clean:
 	rm -rf $(BUILD)

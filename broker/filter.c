@@ -43,8 +43,8 @@ int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 {
 	memset(out, 0, sizeof(*out));
 	out->view = req->view;
-	out->min_duration_ns = req->min_duration_ns > floor_ns ?
-				       req->min_duration_ns : floor_ns;
+	out->requested_min_ns = req->min_duration_ns;
+	filter_set_floor(out, floor_ns);
 	memcpy(out->pids, req->pids, req->npids * sizeof(req->pids[0]));
 	out->npids = req->npids;
 	for (size_t i = 0; i < req->types.n; i++) {
@@ -63,6 +63,12 @@ int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 	out->databases = req->databases;
 	out->backend_types = req->backend_types;
 	return 0;
+}
+
+void filter_set_floor(struct filter *f, uint64_t floor_ns)
+{
+	f->min_duration_ns = f->requested_min_ns > floor_ns ?
+				     f->requested_min_ns : floor_ns;
 }
 
 static bool pid_in(const struct filter *f, uint32_t tgid)

@@ -25,6 +25,7 @@ struct pg_wait_match {
 struct filter {
 	enum pgoff_view view;
 	uint64_t min_duration_ns;		/* floor already applied */
+	uint64_t requested_min_ns;		/* as asked, before the floor */
 	uint32_t pids[PGOFF_MAX_FILTER_PIDS];	/* none: every process */
 	size_t npids;
 	uint32_t waits;				/* bit per enum pgoff_wait; 0: every wait */
@@ -55,6 +56,8 @@ struct event_meta {
 int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 		   struct filter *out, struct pgoff_error *err);
 bool filter_match(const struct filter *f, const struct event_meta *m);
+/* The broker's floor changed: min_duration_ns = max(requested, floor). */
+void filter_set_floor(struct filter *f, uint64_t floor_ns);
 
 /* The union of live filters as the kernel applies it (see offcpu.bpf.c). */
 struct kernel_filter {

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "broker/config.h"
 #include "broker/event.h"
 #include "broker/ksyms.h"
 #include "broker/pg_probe.h"
@@ -36,6 +38,7 @@ struct broker {
 	struct ksyms *ksyms;
 	struct server *server;
 	struct pg_prober *prober;
+	struct pgoffd_config cfg;
 	struct event_ctx events;
 	struct timespec started;		/* CLOCK_MONOTONIC */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
@@ -69,6 +72,10 @@ static void usage(FILE *f)
 "  --stuck-timeout SEC  cut off a client whose queue stays full (default 30)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
 "  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
+"  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
+"                       'key = value' lines, keys as the long options above;\n"
+"                       the command line wins; SIGHUP reloads it\n"
+"  -n, --check          check the settings (file, groups, user) and exit\n"
 "  -h, --help           this help\n"
 "  -V, --version        print the version\n");
 }
@@ -266,6 +273,7 @@ static int make_fds(int *epfd, int *tfd, int *sfd, int ring_fd)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGPIPE);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
@@ -287,152 +295,181 @@ static int make_fds(int *epfd, int *tfd, int *sfd, int ring_fd)
 	return 0;
 }
 
-static void parse_args(int argc, char **argv, struct server_opts *so,
-		       struct tracer_opts *to, const char **query_group,
-		       const char **user)
-{
-	enum { OPT_SOCKET = 256, OPT_GROUP, OPT_FLOOR, OPT_RING, OPT_CLIENTS,
-	       OPT_QUEUE, OPT_STUCK, OPT_RAW, OPT_QUERY_GROUP, OPT_USER,
-	       OPT_PER_USER };
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "group", required_argument, NULL, OPT_GROUP },
-		{ "min-floor", required_argument, NULL, OPT_FLOOR },
-		{ "ringbuf-size", required_argument, NULL, OPT_RING },
-		{ "max-clients", required_argument, NULL, OPT_CLIENTS },
-		{ "queue-bytes", required_argument, NULL, OPT_QUEUE },
-		{ "stuck-timeout", required_argument, NULL, OPT_STUCK },
-		{ "raw-tp", no_argument, NULL, OPT_RAW },
-		{ "query-group", required_argument, NULL, OPT_QUERY_GROUP },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "max-clients-per-user", required_argument, NULL, OPT_PER_USER },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 }
-	};
-	int verbosity = 0, c;
-	uint64_t v;
+static const struct option long_opts[] = {
+	{ "socket", required_argument, NULL, 0 },
+	{ "group", required_argument, NULL, 0 },
+	{ "query-group", required_argument, NULL, 0 },
+	{ "user", required_argument, NULL, 0 },
+	{ "min-floor", required_argument, NULL, 0 },
+	{ "ringbuf-size", required_argument, NULL, 0 },
+	{ "max-clients", required_argument, NULL, 0 },
+	{ "max-clients-per-user", required_argument, NULL, 0 },
+	{ "queue-bytes", required_argument, NULL, 0 },
+	{ "stuck-timeout", required_argument, NULL, 0 },
+	{ "raw-tp", no_argument, NULL, 0 },
+	{ "config", required_argument, NULL, 'c' },
+	{ "check", no_argument, NULL, 'n' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 }
+};
 
-	while ((c = getopt_long(argc, argv, "vhV", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_SOCKET:
-			so->socket_path = optarg;
-			break;
-		case OPT_GROUP:
-			so->group_name = optarg;
-			break;
-		case OPT_QUERY_GROUP:
-			*query_group = optarg;
-			break;
-		case OPT_USER:
-			*user = optarg;
-			break;
-		case OPT_FLOOR:
-			if (pgoff_parse_duration(optarg, &so->min_floor_ns))
-				goto bad;
-			break;
-		case OPT_RING:
-			if (pgoff_parse_u64(optarg, 4096, 1U << 30, &v) ||
-			    (v & (v - 1)))
-				goto bad;
-			to->ringbuf_bytes = v;
-			break;
-		case OPT_CLIENTS:
-			if (pgoff_parse_u64(optarg, 1, 4096, &v))
-				goto bad;
-			so->max_clients = v;
-			break;
-		case OPT_PER_USER:
-			if (pgoff_parse_u64(optarg, 1, 4096, &v))
-				goto bad;
-			so->max_clients_per_uid = v;
-			break;
-		case OPT_QUEUE:
-			if (pgoff_parse_u64(optarg, PGOFF_MAX_LINE * 2,
-					    1U << 30, &v))
-				goto bad;
-			so->queue_bytes = v;
-			break;
-		case OPT_STUCK:
-			if (pgoff_parse_u64(optarg, 1, 86400, &v))
-				goto bad;
-			so->stuck_timeout_s = (unsigned int)v;
-			break;
-		case OPT_RAW:
-			to->force_raw_tp = true;
-			break;
-		case 'v':
-			verbosity++;
-			break;
-		case 'h':
+/*
+ * Defaults, then the config file, then the command line (which wins).
+ * Also used on SIGHUP with the same argv. Returns 0, or -EINVAL with err.
+ */
+static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
+		       char *path, size_t path_len, bool *check_only,
+		       char *err, size_t errlen)
+{
+	bool path_given = false;
+	int c, idx;
+
+	config_defaults(cfg);
+	snprintf(path, path_len, "%s", PGOFF_CONFIG_PATH);
+	*check_only = false;
+	optind = 0;	/* glibc: start over, also on reload */
+	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, NULL)) != -1) {
+		if (c == 'c') {
+			snprintf(path, path_len, "%s", optarg);
+			path_given = true;
+		} else if (c == 'n') {
+			*check_only = true;
+		} else if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case 'V':
+		} else if (c == 'V') {
 			printf("pgoffd %s\n", PGOFF_VERSION);
 			exit(0);
-		default:
+		} else if (c == '?') {
 			usage(stderr);
 			exit(2);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pgoffd: unexpected argument '%s'\n", argv[optind]);
-		exit(2);
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
 	}
-	log_init("pgoffd", verbosity ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
-	return;
-bad:
-	fprintf(stderr, "pgoffd: invalid value '%s' for --%s\n", optarg,
-		opts[c - OPT_SOCKET].name);
-	exit(2);
+	/* the default file may be absent; a file asked for may not */
+	if (config_load(cfg, path, !path_given, err, errlen))
+		return -EINVAL;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, &idx)) != -1) {
+		if (c == 'v') {
+			cfg->verbose = true;
+		} else if (c == 0 &&
+			   config_set(cfg, long_opts[idx].name,
+				      optarg ? optarg : "yes", err, errlen)) {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Names to ids; what the server and tracer take. err set on failure. */
+static int resolve(const struct pgoffd_config *cfg, struct server_opts *so,
+		   struct tracer_opts *to, char *err, size_t errlen)
+{
+	struct group *gr = getgrnam(cfg->group);
+
+	if (!gr) {
+		snprintf(err, errlen, "group '%s' does not exist; create it "
+			 "with 'groupadd --system %s' or set group", cfg->group,
+			 cfg->group);
+		return -ENOENT;
+	}
+	so->socket_path = cfg->socket;
+	so->group_name = cfg->group;
+	so->group = gr->gr_gid;
+	so->has_query_group = cfg->query_group[0] != '\0';
+	if (so->has_query_group) {
+		gr = getgrnam(cfg->query_group);
+		if (!gr) {
+			snprintf(err, errlen, "query group '%s' does not exist; "
+				 "create it with 'groupadd --system %s'",
+				 cfg->query_group, cfg->query_group);
+			return -ENOENT;
+		}
+		so->query_group = gr->gr_gid;
+	}
+	so->max_clients = cfg->max_clients;
+	so->max_clients_per_uid = cfg->max_clients_per_uid;
+	so->queue_bytes = cfg->queue_bytes;
+	so->stuck_timeout_s = (unsigned int)cfg->stuck_timeout_s;
+	so->min_floor_ns = cfg->min_floor_ns;
+	to->ringbuf_bytes = cfg->ringbuf_bytes;
+	to->force_raw_tp = cfg->raw_tp;
+	return 0;
+}
+
+/* SIGHUP: settings that can change at run time do; the others say so. */
+static void reload(struct broker *b, int argc, char **argv)
+{
+	struct pgoffd_config cfg;
+	struct server_opts so = { 0 };
+	struct tracer_opts to = { 0 };
+	char path[PATH_MAX], err[300];
+	bool check_only;
+
+	if (read_config(argc, argv, &cfg, path, sizeof(path), &check_only, err,
+			sizeof(err)) ||
+	    resolve(&cfg, &so, &to, err, sizeof(err))) {
+		log_warnx("SIGHUP: configuration not reloaded: %s", err);
+		return;
+	}
+	if (strcmp(cfg.socket, b->cfg.socket) || strcmp(cfg.user, b->cfg.user) ||
+	    cfg.ringbuf_bytes != b->cfg.ringbuf_bytes ||
+	    cfg.raw_tp != b->cfg.raw_tp)
+		log_warnx("SIGHUP: socket, user, ringbuf-size and raw-tp "
+			  "change only with a restart; kept as they were");
+	snprintf(cfg.socket, sizeof(cfg.socket), "%s", b->cfg.socket);
+	snprintf(cfg.user, sizeof(cfg.user), "%s", b->cfg.user);
+	cfg.ringbuf_bytes = b->cfg.ringbuf_bytes;
+	cfg.raw_tp = b->cfg.raw_tp;
+	b->cfg = cfg;
+	resolve(&b->cfg, &so, &to, err, sizeof(err));	/* names into b->cfg */
+	log_init("pgoffd", cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	server_reconfigure(b->server, &so);
+	log_info("SIGHUP: configuration reloaded from %s: group %s, query "
+		 "group %s, min-floor %llu ns, %llu clients (%llu per user)",
+		 path, cfg.group, cfg.query_group[0] ? cfg.query_group : "-",
+		 (unsigned long long)cfg.min_floor_ns,
+		 (unsigned long long)cfg.max_clients,
+		 (unsigned long long)cfg.max_clients_per_uid);
 }
 
 int main(int argc, char **argv)
 {
-	struct server_opts so = {
-		.socket_path = "/run/pgoff/pgoffd.sock",
-		.group_name = "pgoff",
-		.max_clients = 64,
-		.max_clients_per_uid = 32,
-		.queue_bytes = 1 << 20,
-		.stuck_timeout_s = 30,
-		.min_floor_ns = 100000,
-	};
-	struct tracer_opts to = { .ringbuf_bytes = 4 << 20 };
+	struct server_opts so = { 0 };
+	struct tracer_opts to = { 0 };
 	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
 				      .filter_changed = filter_hook };
-	const char *query_group = NULL, *user = "pgoffd";
-	struct broker b = { 0 };
+	static struct broker b;
+	char path[PATH_MAX], err_msg[300];
+	bool running = true, ring_more = false, check_only;
+	int epfd = -1, tfd = -1, sfd = -1, err;
 	uid_t uid;
 	gid_t gid;
-	struct group *gr;
-	int epfd = -1, tfd = -1, sfd = -1, err;
-	bool running = true, ring_more = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &b.started);
 	log_init("pgoffd", LOG_LEVEL_INFO);
-	parse_args(argc, argv, &so, &to, &query_group, &user);
-	gr = getgrnam(so.group_name);
-	if (!gr)
-		log_fatal(0, "group '%s' does not exist; create it with "
-			  "'groupadd --system %s' or pass --group",
-			  so.group_name, so.group_name);
-	so.group = gr->gr_gid;
-	if (query_group) {
-		gr = getgrnam(query_group);
-		if (!gr)
-			log_fatal(0, "query group '%s' does not exist; create it "
-				  "with 'groupadd --system %s'", query_group,
-				  query_group);
-		so.query_group = gr->gr_gid;
-		so.has_query_group = true;
+	if (read_config(argc, argv, &b.cfg, path, sizeof(path), &check_only,
+			err_msg, sizeof(err_msg)) ||
+	    resolve(&b.cfg, &so, &to, err_msg, sizeof(err_msg))) {
+		fprintf(stderr, "pgoffd: %s\n", err_msg);
+		exit(2);
+	}
+	log_init("pgoffd", b.cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (privdrop_lookup(b.cfg.user, &uid, &gid))
+		exit(2);
+	if (check_only) {
+		printf("pgoffd: configuration ok (%s)\n", path);
+		exit(0);
 	}
 	if (geteuid() != 0)
 		log_fatal(0, "pgoffd must be started as root (it drops root "
 			  "once the BPF programs are attached)");
-	if (privdrop_lookup(user, &uid, &gid))
-		exit(2);
 	so.dir_owner = uid;
 	/* first, while this process has nothing open worth inheriting */
 	err = pg_prober_start(&b.prober, "/proc", uid, gid);
@@ -491,10 +528,14 @@ int main(int argc, char **argv)
 			} else if (ptr == &token_signal) {
 				struct signalfd_siginfo si;
 
-				if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-					log_info("signal %u: exiting", si.ssi_signo);
-					running = false;
+				if (read(sfd, &si, sizeof(si)) != sizeof(si))
+					continue;
+				if (si.ssi_signo == SIGHUP) {
+					reload(&b, argc, argv);
+					continue;
 				}
+				log_info("signal %u: exiting", si.ssi_signo);
+				running = false;
 			} else {
 				server_handle(b.server, ptr, evs[i].events);
 			}

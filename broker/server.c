@@ -34,7 +34,7 @@ struct client {
 	struct peer peer;
 	struct linebuf in;
 	char *out;			/* queued bytes [out_off, out_len) */
-	size_t out_len, out_off;
+	size_t out_len, out_off, out_cap;
 	bool said_hello;
 	bool sees_query;		/* root or in --query-group */
 	bool closing;			/* flush, then close */
@@ -144,15 +144,14 @@ static int flush(struct server *s, struct client *c)
 }
 
 /* Append one line if it fits in the bounded queue. */
-static bool enqueue(struct server *s, struct client *c, const char *line,
-		    size_t len)
+static bool enqueue(struct client *c, const char *line, size_t len)
 {
-	if (c->out_off && c->out_len + len + 1 > s->opts.queue_bytes) {
+	if (c->out_off && c->out_len + len + 1 > c->out_cap) {
 		memmove(c->out, c->out + c->out_off, queued(c));
 		c->out_len -= c->out_off;
 		c->out_off = 0;
 	}
-	if (c->out_len + len + 1 > s->opts.queue_bytes)
+	if (c->out_len + len + 1 > c->out_cap)
 		return false;
 	memcpy(c->out + c->out_len, line, len);
 	c->out[c->out_len + len] = '\n';
@@ -160,26 +159,26 @@ static bool enqueue(struct server *s, struct client *c, const char *line,
 	return true;
 }
 
-static void send_obj(struct server *s, struct client *c, json_object *obj)
+static void send_obj(struct client *c, json_object *obj)
 {
 	size_t len;
 	const char *line = pgoff_json_line(obj, &len);
 
 	/* replies go out even to a full queue's client: it asked */
-	if (!enqueue(s, c, line, len))
+	if (!enqueue(c, line, len))
 		log_warnx("client uid %u pid %d: reply lost, queue full",
 			  c->peer.uid, c->peer.pid);
 	json_object_put(obj);
 }
 
-static void send_error(struct server *s, struct client *c,
+static void send_error(struct client *c,
 		       const struct pgoff_request *req, const char *code,
 		       const char *message)
 {
-	send_obj(s, c, pgoff_reply_error(req, code, message));
+	send_obj(c, pgoff_reply_error(req, code, message));
 }
 
-static void answer_hello(struct server *s, struct client *c,
+static void answer_hello(struct client *c,
 			 const struct pgoff_request *req)
 {
 	json_object *r;
@@ -191,7 +190,7 @@ static void answer_hello(struct server *s, struct client *c,
 			 "protocol version %lld is not supported; this pgoffd "
 			 "speaks version %d",
 			 (long long)req->hello.version, PGOFF_PROTO_VERSION);
-		send_error(s, c, req, PGOFF_ERR_VERSION, msg);
+		send_error(c, req, PGOFF_ERR_VERSION, msg);
 		return;
 	}
 	c->said_hello = true;
@@ -200,7 +199,7 @@ static void answer_hello(struct server *s, struct client *c,
 			       json_object_new_int(PGOFF_PROTO_VERSION));
 	json_object_object_add(r, "broker", json_object_new_string(
 				       "pgoffd " PGOFF_VERSION));
-	send_obj(s, c, r);
+	send_obj(c, r);
 }
 
 static void answer_status(struct server *s, struct client *c,
@@ -210,7 +209,7 @@ static void answer_status(struct server *s, struct client *c,
 
 	if (s->hooks.status)
 		s->hooks.status(s->hooks.ctx, r);
-	send_obj(s, c, r);
+	send_obj(c, r);
 }
 
 static void answer_ps(struct server *s, struct client *c,
@@ -220,7 +219,7 @@ static void answer_ps(struct server *s, struct client *c,
 
 	if (s->hooks.ps)
 		s->hooks.ps(s->hooks.ctx, r);
-	send_obj(s, c, r);
+	send_obj(c, r);
 }
 
 static void answer_subscribe(struct server *s, struct client *c,
@@ -236,13 +235,13 @@ static void answer_subscribe(struct server *s, struct client *c,
 		snprintf(msg, sizeof(msg),
 			 "at most %d subscriptions per connection",
 			 MAX_SUBSCRIPTIONS);
-		send_error(s, c, req, PGOFF_ERR_LIMIT, msg);
+		send_error(c, req, PGOFF_ERR_LIMIT, msg);
 		return;
 	}
 	sub = &c->subs[c->nsubs];
 	if (filter_compile(&req->subscribe, s->opts.min_floor_ns, &sub->filter,
 			   &err)) {
-		send_error(s, c, req, err.code, err.message);
+		send_error(c, req, err.code, err.message);
 		return;
 	}
 	c->nsubs++;
@@ -256,7 +255,7 @@ static void answer_subscribe(struct server *s, struct client *c,
 	json_object_object_add(r, "min_duration_ns", json_object_new_int64(
 		(int64_t)sub->filter.min_duration_ns));
 	json_object_object_add(r, "query", json_object_new_boolean(c->sees_query));
-	send_obj(s, c, r);
+	send_obj(c, r);
 	if (s->hooks.filter_changed)
 		s->hooks.filter_changed(s->hooks.ctx);
 }
@@ -268,18 +267,18 @@ static void answer(struct server *s, struct client *c, const char *line,
 	struct pgoff_error err;
 
 	if (pgoff_request_decode(line, len, &req, &err)) {
-		send_error(s, c, req.has_id ? &req : NULL, err.code,
+		send_error(c, req.has_id ? &req : NULL, err.code,
 			   err.message);
 		return;
 	}
 	if (!c->said_hello && req.op != PGOFF_OP_HELLO) {
-		send_error(s, c, &req, PGOFF_ERR_NEED_HELLO,
+		send_error(c, &req, PGOFF_ERR_NEED_HELLO,
 			   "the first request must be hello");
 		return;
 	}
 	switch (req.op) {
 	case PGOFF_OP_HELLO:
-		answer_hello(s, c, &req);
+		answer_hello(c, &req);
 		break;
 	case PGOFF_OP_STATUS:
 		answer_status(s, c, &req);
@@ -312,13 +311,19 @@ static void on_readable(struct server *s, struct client *c)
 			answer(s, c, line, len);
 		if (got == -EMSGSIZE || n == -EMSGSIZE) {
 			/* framing is lost: say why, then close */
-			send_error(s, c, NULL, PGOFF_ERR_LINE_TOO_LONG,
+			send_error(c, NULL, PGOFF_ERR_LINE_TOO_LONG,
 				   "request line longer than 4096 bytes");
 			c->closing = true;
 			break;
 		}
 	}
 	flush(s, c);
+}
+
+static bool sees_query(const struct server *s, const struct peer *p)
+{
+	return p->uid == 0 || (s->opts.has_query_group &&
+			       peer_allowed(p, s->opts.query_group));
 }
 
 static size_t clients_of(const struct server *s, uid_t uid)
@@ -356,6 +361,7 @@ static void accept_one(struct server *s)
 	}
 	c->kind = OWNER_CLIENT;
 	c->fd = fd;
+	c->out_cap = s->opts.queue_bytes;
 	if (control_socket_peer(fd, &c->peer)) {
 		log_warn("cannot read peer credentials");
 		goto refuse;
@@ -395,9 +401,7 @@ static void accept_one(struct server *s)
 		log_warn("epoll_ctl");
 		goto refuse;
 	}
-	c->sees_query = c->peer.uid == 0 ||
-			(s->opts.has_query_group &&
-			 peer_allowed(&c->peer, s->opts.query_group));
+	c->sees_query = sees_query(s, &c->peer);
 	c->next = s->clients;
 	s->clients = c;
 	s->nclients++;
@@ -474,7 +478,7 @@ void server_close(struct server *s, const char *reason)
 		json_object_object_add(bye, "reason",
 				       json_object_new_string(reason));
 		line = pgoff_json_line(bye, &len);
-		enqueue(s, c, line, len);
+		enqueue(c, line, len);
 		json_object_put(bye);
 		c->closing = true;
 		if (flush(s, c) == 0 && s->clients == c)
@@ -505,6 +509,39 @@ void server_handle(struct server *s, void *ptr, uint32_t events)
 	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 		on_readable(s, c);
+}
+
+
+void server_reconfigure(struct server *s, const struct server_opts *o)
+{
+	struct client *c = s->clients, *next;
+
+	s->opts.group = o->group;
+	s->opts.group_name = o->group_name;
+	s->opts.has_query_group = o->has_query_group;
+	s->opts.query_group = o->query_group;
+	s->opts.max_clients = o->max_clients;
+	s->opts.max_clients_per_uid = o->max_clients_per_uid;
+	s->opts.queue_bytes = o->queue_bytes;	/* for new clients */
+	s->opts.stuck_timeout_s = o->stuck_timeout_s;
+	s->opts.min_floor_ns = o->min_floor_ns;
+	/* rights are checked again: a user removed from the group goes */
+	for (; c; c = next) {
+		next = c->next;
+		if (!peer_allowed(&c->peer, s->opts.group)) {
+			send_error(c, NULL, PGOFF_ERR_FORBIDDEN,
+				   "permission denied: no longer in the access "
+				   "group after a configuration reload");
+			c->closing = true;
+			flush(s, c);
+			continue;
+		}
+		c->sees_query = sees_query(s, &c->peer);
+		for (size_t i = 0; i < c->nsubs; i++)
+			filter_set_floor(&c->subs[i].filter, o->min_floor_ns);
+	}
+	if (s->hooks.filter_changed)
+		s->hooks.filter_changed(s->hooks.ctx);
 }
 
 void server_flush(struct server *s)
@@ -542,12 +579,12 @@ static void deliver(struct server *s, struct client *c, const char *line,
 				 (unsigned long long)c->dropped);
 
 		/* the loss is told before the next event, or both wait */
-		if (queued(c) + (size_t)n + len + 2 > s->opts.queue_bytes ||
-		    !enqueue(s, c, note, (size_t)n))
+		if (queued(c) + (size_t)n + len + 2 > c->out_cap ||
+		    !enqueue(c, note, (size_t)n))
 			goto lost;
 		c->dropped = 0;
 	}
-	if (enqueue(s, c, line, len))
+	if (enqueue(c, line, len))
 		return;		/* sent by server_flush() after this round */
 lost:
 	c->dropped++;

@@ -50,6 +50,11 @@ void server_close(struct server *s, const char *reason);
 
 /* Every epoll data pointer that is not the broker's own goes here. */
 void server_handle(struct server *s, void *ptr, uint32_t events);
+/*
+ * Settings changed (SIGHUP): groups, limits, floor. Clients no longer in
+ * the group are told and closed; who sees SQL is decided again.
+ */
+void server_reconfigure(struct server *s, const struct server_opts *o);
 /* Send what the round queued for each client: one write each. */
 void server_flush(struct server *s);
 /* Free clients closed during this loop round; call after each batch. */

@@ -320,7 +320,10 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 	return EXIT_OK;
 }
 
-/* A stream item: print an event, report a loss. Returns 1 for an event. */
+/*
+ * A stream item: print an event, report a loss. Returns 1 for an event,
+ * 0 for a notice, -1 when the stream ends, -3 when access was withdrawn.
+ */
 static int handle_item(json_object *obj, bool json)
 {
 	const char *type = "", *cause = "?";
@@ -344,6 +347,14 @@ static int handle_item(json_object *obj, bool json)
 		pgoff_get_string(obj, "reason", &cause);
 		log_warnx("pgoffd closed the stream (%s)", cause);
 		return -1;
+	} else if (json_object_object_get_ex(obj, "ok", NULL)) {
+		/* an error nobody asked for: the broker is cutting us off */
+		struct pgoff_error err;
+
+		if (pgoff_reply_check(obj, &err)) {
+			log_warnx("%s", err.message);
+			return strcmp(err.code, PGOFF_ERR_FORBIDDEN) == 0 ? -3 : -1;
+		}
 	}
 	return 0;
 }
@@ -396,7 +407,7 @@ static int cmd_watch(int argc, char **argv, const char *sock)
 		item = handle_item(obj, w.json);
 		json_object_put(obj);
 		if (item < 0) {
-			ret = EXIT_ERROR;
+			ret = item == -3 ? EXIT_NOCONNECT : EXIT_ERROR;
 			goto out;
 		}
 		seen += (uint64_t)item;

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* config.c - settings from defaults, file and command line; see config.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "broker/config.h"
+#include "protocol/protocol.h"
+#include "protocol/units.h"
+
+void config_defaults(struct pgoffd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->socket, sizeof(c->socket), "/run/pgoff/pgoffd.sock");
+	snprintf(c->group, sizeof(c->group), "pgoff");
+	snprintf(c->user, sizeof(c->user), "pgoffd");
+	c->min_floor_ns = 100000;
+	c->ringbuf_bytes = 4 << 20;
+	c->max_clients = 64;
+	c->max_clients_per_uid = 32;
+	c->queue_bytes = 1 << 20;
+	c->stuck_timeout_s = 30;
+}
+
+static int set_str(char *dst, size_t len, const char *v)
+{
+	if (!*v || strlen(v) >= len)
+		return -EINVAL;
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+static int set_flag(bool *dst, const char *v)
+{
+	if (strcmp(v, "yes") == 0 || strcmp(v, "true") == 0)
+		*dst = true;
+	else if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0)
+		*dst = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int set_pow2(uint64_t *dst, const char *v)
+{
+	uint64_t n;
+
+	if (pgoff_parse_u64(v, 4096, 1U << 30, &n) || (n & (n - 1)))
+		return -EINVAL;
+	*dst = n;
+	return 0;
+}
+
+int config_set(struct pgoffd_config *c, const char *key, const char *v,
+	       char *err, size_t errlen)
+{
+	int ret;
+
+	if (strcmp(key, "socket") == 0)
+		ret = set_str(c->socket, sizeof(c->socket), v);
+	else if (strcmp(key, "group") == 0)
+		ret = set_str(c->group, sizeof(c->group), v);
+	else if (strcmp(key, "query-group") == 0)
+		ret = set_str(c->query_group, sizeof(c->query_group), v);
+	else if (strcmp(key, "user") == 0)
+		ret = set_str(c->user, sizeof(c->user), v);
+	else if (strcmp(key, "min-floor") == 0)
+		ret = pgoff_parse_duration(v, &c->min_floor_ns);
+	else if (strcmp(key, "ringbuf-size") == 0)
+		ret = set_pow2(&c->ringbuf_bytes, v);
+	else if (strcmp(key, "max-clients") == 0)
+		ret = pgoff_parse_u64(v, 1, 4096, &c->max_clients);
+	else if (strcmp(key, "max-clients-per-user") == 0)
+		ret = pgoff_parse_u64(v, 1, 4096, &c->max_clients_per_uid);
+	else if (strcmp(key, "queue-bytes") == 0)
+		ret = pgoff_parse_u64(v, PGOFF_MAX_LINE * 2, 1U << 30,
+				      &c->queue_bytes);
+	else if (strcmp(key, "stuck-timeout") == 0)
+		ret = pgoff_parse_u64(v, 1, 86400, &c->stuck_timeout_s);
+	else if (strcmp(key, "raw-tp") == 0)
+		ret = set_flag(&c->raw_tp, v);
+	else if (strcmp(key, "verbose") == 0)
+		ret = set_flag(&c->verbose, v);
+	else {
+		snprintf(err, errlen, "unknown setting '%s'", key);
+		return -EINVAL;
+	}
+	if (ret) {
+		snprintf(err, errlen, "invalid value '%s' for %s", v, key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	end = s + strlen(s);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' ||
+			   end[-1] == '\n' || end[-1] == '\r'))
+		*--end = '\0';
+	return s;
+}
+
+int config_load(struct pgoffd_config *c, const char *path, bool missing_ok,
+		char *err, size_t errlen)
+{
+	char line[512], msg[200];
+	FILE *f = fopen(path, "re");
+	int lineno = 0, ret = 0;
+
+	if (!f) {
+		if (errno == ENOENT && missing_ok)
+			return 0;
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *eq;
+
+		lineno++;
+		if (!*s || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (!eq || strlen(line) == sizeof(line) - 1) {
+			snprintf(err, errlen, "%s:%d: expected 'key = value'",
+				 path, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		if (config_set(c, trim(s), trim(eq + 1), msg, sizeof(msg))) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}

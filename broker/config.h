@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * config.h - pgoffd's settings: defaults, the config file
+ * (/etc/pgoff/pgoffd.conf, "key = value" lines whose keys are the long
+ * option names), then the command line, which wins. One function checks
+ * every value, whichever of the two it came from.
+ */
+#ifndef PGOFF_CONFIG_H
+#define PGOFF_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PGOFF_CONFIG_PATH "/etc/pgoff/pgoffd.conf"
+
+struct pgoffd_config {
+	char socket[108];		/* sun_path */
+	char group[64];
+	char query_group[64];		/* "" = none */
+	char user[64];
+	uint64_t min_floor_ns;
+	uint64_t ringbuf_bytes;
+	uint64_t max_clients;
+	uint64_t max_clients_per_uid;
+	uint64_t queue_bytes;
+	uint64_t stuck_timeout_s;
+	bool raw_tp;
+	bool verbose;
+};
+
+void config_defaults(struct pgoffd_config *c);
+/*
+ * One setting by its long option name ("group", "min-floor", …; flags take
+ * yes/no). Returns 0, or -EINVAL with a message naming key and value.
+ */
+int config_set(struct pgoffd_config *c, const char *key, const char *value,
+	       char *err, size_t errlen);
+/* Every line of a file; a missing file is fine when missing_ok. */
+int config_load(struct pgoffd_config *c, const char *path, bool missing_ok,
+		char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The settings file: pgoffd -n checks it; SIGHUP reloads it (a user no
+# longer in the group is told and cut off, a new floor applies to live
+# subscriptions); a bad file on SIGHUP changes nothing.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+conf=$E2E_DIR/pgoffd.conf
+printf '# e2e\ngroup = %s\nmin-floor = 100us\n' "$E2E_GROUP" >"$conf"
+"$PGOFFD" -n -c "$conf" >"$E2E_DIR/n.out" 2>&1
+check "pgoffd -n accepts a good file" [ $? = 0 ]
+printf 'group = %s\nmin-flor = 1ms\n' "$E2E_GROUP" >"$E2E_DIR/bad.conf"
+"$PGOFFD" -n -c "$E2E_DIR/bad.conf" >"$E2E_DIR/n.out" 2>&1
+rc=$?
+check "pgoffd -n rejects an unknown key, naming file and line (exit 2)" \
+	[ $rc = 2 ] && grep -q "bad.conf:2: unknown setting 'min-flor'" "$E2E_DIR/n.out"
+"$PGOFFD" -n -c "$conf" --group no_such_group_e2e >"$E2E_DIR/n.out" 2>&1
+check "the command line wins over the file (a missing group: exit 2)" [ $? = 2 ]
+
+"$PGOFFD" -c "$conf" --socket "$SOCK" 2>"$E2E_DIR/pgoffd.log" &
+E2E_BROKER_PID=$!
+for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+
+member watch --min 1ms --json >/dev/null 2>"$E2E_DIR/member.err" &
+member_job=$!
+querier watch --min 1ms --json >/dev/null 2>&1 &
+querier_job=$!
+watchers 2
+floor() { "$PGOFFCTL" --socket "$SOCK" status --json | jq .kernel_min_duration_ns; }
+check "before: the kernel threshold is the watchers' 1 ms" [ "$(floor)" = 1000000 ]
+
+# only the query group may connect now, and nothing below 50 ms
+printf 'group = %s\nmin-floor = 50ms\n' "$E2E_QUERY_GROUP" >"$conf"
+kill -HUP "$E2E_BROKER_PID"
+wait "$member_job"
+note "member: $(cat "$E2E_DIR/member.err")"
+check "SIGHUP: a member no longer in the group is told and cut off" \
+	grep -q "no longer in the access group" "$E2E_DIR/member.err"
+check "SIGHUP: the new floor applies to the live subscription (50 ms)" [ "$(floor)" = 50000000 ]
+member status >/dev/null 2>&1
+check "SIGHUP: the member cannot connect any more (exit 3)" [ $? = 3 ]
+check "SIGHUP: the query group's member still can" querier status --json >/dev/null
+check "SIGHUP: the reload is logged" grep -q "configuration reloaded" "$E2E_DIR/pgoffd.log"
+
+printf 'group = %s\nmax-clients = lots\n' "$E2E_GROUP" >"$conf"
+kill -HUP "$E2E_BROKER_PID"
+sleep 0.3
+check "SIGHUP with a bad file: nothing changes, and the log says why" \
+	grep -q "not reloaded: .*invalid value 'lots' for max-clients" "$E2E_DIR/pgoffd.log"
+check "... the querier's watch is still served" kill -0 "$querier_job"
+kill "$querier_job" 2>/dev/null; wait "$querier_job" 2>/dev/null || true

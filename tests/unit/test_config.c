@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* pgoffd's settings: the file and the command line check values alike. */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "broker/config.h"
+#include "tests/unit/check.h"
+
+static const char *write_file(const char *text)
+{
+	static char path[] = "/tmp/pgoff-test-config.XXXXXX";
+	int fd;
+
+	strcpy(path + strlen(path) - 6, "XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		abort();
+	close(fd);
+	return path;
+}
+
+static void test_file(void)
+{
+	struct pgoffd_config c;
+	char err[256];
+	const char *p = write_file("# pgoffd\n\n  group = dba \n"
+				   "query-group=dba_sql\nmin-floor = 1ms\r\n"
+				   "ringbuf-size = 65536\nraw-tp = yes\n");
+
+	config_defaults(&c);
+	CHECK(config_load(&c, p, false, err, sizeof(err)) == 0);
+	unlink(p);
+	CHECK_STR(c.group, "dba");
+	CHECK_STR(c.query_group, "dba_sql");
+	CHECK(c.min_floor_ns == 1000000);
+	CHECK(c.ringbuf_bytes == 65536);
+	CHECK(c.raw_tp);
+	CHECK_STR(c.socket, "/run/pgoff/pgoffd.sock");	/* default kept */
+	CHECK(c.max_clients == 64);
+}
+
+static void test_errors_name_the_line(void)
+{
+	static const struct {
+		const char *text, *needle;
+	} bad[] = {
+		{ "group = a\nbogus = 1\n", ":2: unknown setting 'bogus'" },
+		{ "ringbuf-size = 5000\n", "invalid value '5000' for ringbuf-size" },
+		{ "min-floor = 5\n", "invalid value '5' for min-floor" },
+		{ "raw-tp = maybe\n", "invalid value 'maybe' for raw-tp" },
+		{ "max-clients = 0\n", "invalid value '0' for max-clients" },
+		{ "group\n", ":1: expected 'key = value'" },
+		{ "group = \n", "invalid value '' for group" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pgoffd_config c;
+		char err[256] = "";
+		const char *p = write_file(bad[i].text);
+
+		config_defaults(&c);
+		CHECK(config_load(&c, p, false, err, sizeof(err)) == -EINVAL);
+		unlink(p);
+		if (!strstr(err, bad[i].needle))
+			fprintf(stderr, "case %zu: %s\n", i, err);
+		CHECK(strstr(err, bad[i].needle) != NULL);
+	}
+}
+
+static void test_missing_file(void)
+{
+	struct pgoffd_config c;
+	char err[256];
+
+	config_defaults(&c);
+	CHECK(config_load(&c, "/nonexistent/pgoffd.conf", true, err,
+			  sizeof(err)) == 0);
+	CHECK(config_load(&c, "/nonexistent/pgoffd.conf", false, err,
+			  sizeof(err)) == -ENOENT);
+	CHECK(strstr(err, "/nonexistent/pgoffd.conf") != NULL);
+}
+
+int main(void)
+{
+	RUN(test_file);
+	RUN(test_errors_name_the_line);
+	RUN(test_missing_file);
+	return CHECK_DONE();
+}
