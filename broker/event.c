@@ -109,9 +109,9 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 	json_object *cl = json_object_new_object();
 
 	add_int(cl, "id", c->id);
-	add_text(cl, "data_dir", c->data_dir, sizeof(c->data_dir));
-	add_int(cl, "port", c->port);
-	add_str(cl, "version", c->version);
+	add_text(cl, "data_dir", c->info.data_dir, sizeof(c->info.data_dir));
+	add_int(cl, "port", c->info.port);
+	add_str(cl, "version", c->info.version);
 	return cl;
 }
 
@@ -122,14 +122,14 @@ static json_object *encode_pg(uint32_t flags, uint32_t info,
 {
 	json_object *pg = json_object_new_object();
 	json_object *missing = json_object_new_object();
-	int major = c ? c->major : 0;
+	int major = c ? c->info.major : 0;
 
 	if (flags & PGOFF_F_PG_WAIT) {
 		meta->pg_wait_event = add_pg_wait(pg, major, info);
 	} else {
 		add_str(missing, "wait_event",
 			(flags & PGOFF_F_PG_NO_SYMBOL) ?
-				(c && c->pg_missing[0] ? c->pg_missing :
+				(c && c->info.pg_missing[0] ? c->info.pg_missing :
 							 "symbol unknown") :
 				"backend memory could not be read");
 	}
@@ -181,7 +181,7 @@ static json_object *encode_waker(struct event_ctx *ctx, const struct waker *r)
 			 sizeof(p->title.backend_type));
 	if (r->flags & PGOFF_F_WAKER_PG_WAIT) {
 		c = p ? pg_registry_cluster(ctx->registry, p->cluster) : NULL;
-		add_pg_wait(w, c ? c->major : 0, r->pg_wait_event_info);
+		add_pg_wait(w, c ? c->info.major : 0, r->pg_wait_event_info);
 	}
 	return w;
 }

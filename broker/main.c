@@ -145,11 +145,11 @@ static void ps_hook(void *ctx, json_object *r)
 								 p[i].cluster);
 		json_object *o;
 
-		if (c && c->postmaster_pid == p[i].pid) {
+		if (c && c->info.postmaster_pid == p[i].pid) {
 			o = event_encode_cluster(c);
 			/* at most 256 clusters of < 400 bytes: within the margin */
 			json_object_object_add(o, "postmaster_pid",
-					       json_object_new_int64(c->postmaster_pid));
+					       json_object_new_int64(c->info.postmaster_pid));
 			json_object_array_add(clusters, o);
 		}
 		o = event_encode_proc(&p[i]);

@@ -116,7 +116,7 @@ static struct pg_cluster *find_cluster_by_postmaster(struct pg_registry *r,
 						     uint32_t pid)
 {
 	for (size_t i = 0; i < r->nclusters; i++)
-		if (r->clusters[i].postmaster_pid == pid)
+		if (r->clusters[i].info.postmaster_pid == pid)
 			return &r->clusters[i];
 	return NULL;
 }
@@ -158,20 +158,12 @@ static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
 		return NULL;
 	}
 	c = &r->clusters[r->nclusters++];
-	memset(c, 0, sizeof(*c));
 	c->id = r->next_cluster_id++;
-	c->postmaster_pid = pid;
-	snprintf(c->data_dir, sizeof(c->data_dir), "%s", info.data_dir);
-	c->port = info.port;
-	c->major = info.major;
-	snprintf(c->version, sizeof(c->version), "%s", info.version);
-	c->wait_event_ptr = info.wait_event_ptr;
-	c->query_ptr = info.query_ptr;
-	snprintf(c->pg_missing, sizeof(c->pg_missing), "%s", info.pg_missing);
+	c->info = info;
 	log_info("cluster %u: postmaster %u, %s, port %d, PostgreSQL %s%s%s",
-		 c->id, pid, c->data_dir[0] ? c->data_dir : "?", c->port,
-		 c->version[0] ? c->version : "?", c->pg_missing[0] ? "; " : "",
-		 c->pg_missing);
+		 c->id, pid, info.data_dir[0] ? info.data_dir : "?", info.port,
+		 info.version[0] ? info.version : "?",
+		 info.pg_missing[0] ? "; " : "", info.pg_missing);
 	return c;
 }
 
@@ -191,8 +183,8 @@ static void read_title(struct pg_registry *r, struct pg_proc *p)
 static struct pg_proc *add_proc(struct pg_registry *r, uint32_t pid,
 				const struct pg_cluster *c)
 {
-	struct pgoff_target t = { .wait_event_ptr = c->wait_event_ptr,
-				  .query_ptr = c->query_ptr,
+	struct pgoff_target t = { .wait_event_ptr = c->info.wait_event_ptr,
+				  .query_ptr = c->info.query_ptr,
 				  .cluster = c->id };
 	struct pg_proc *p;
 	size_t pos;
@@ -306,10 +298,10 @@ static void sweep(struct pg_registry *r)
 	for (i = 0, j = 0; i < r->nclusters; i++) {
 		struct pg_cluster *c = &r->clusters[i];
 
-		if (find_proc(r, c->postmaster_pid, NULL))
+		if (find_proc(r, c->info.postmaster_pid, NULL))
 			r->clusters[j++] = *c;
 		else
-			log_info("cluster %u (%s) is gone", c->id, c->data_dir);
+			log_info("cluster %u (%s) is gone", c->id, c->info.data_dir);
 	}
 	r->nclusters = j;
 }

@@ -17,14 +17,7 @@
 
 struct pg_cluster {
 	uint32_t id;			/* 1, 2, …; never reused while pgoffd runs */
-	uint32_t postmaster_pid;
-	char data_dir[256];
-	int port;			/* 0 if postmaster.pid was unreadable */
-	int major;			/* from the binary; 0 if unknown */
-	char version[32];
-	uint64_t wait_event_ptr;	/* run-time address of my_wait_event_info */
-	uint64_t query_ptr;		/* run-time address of debug_query_string */
-	char pg_missing[96];		/* why PostgreSQL fields are unavailable, or "" */
+	struct pg_cluster_info info;	/* what the prober found */
 };
 
 struct pg_proc {
