@@ -49,7 +49,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz
+.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
 $(BUILD)/vmlinux.h:
@@ -131,6 +131,11 @@ test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all
+
+# Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
+# writes tests/bench/results.md. Not part of make test: timings never pass or fail.
+bench: all
+	@tests/bench/bench.sh
 
 demo: deps all
 	@tests/e2e/demo.sh

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make bench: pgoff's cost side by side with no tracer and with
+# libbpf-tools' offcputime, in one session on this machine, and the
+# broker's fan-out. Interleaved rounds, the order rotated each round;
+# TPS as ratios to the no-tracer run of the same round (this machine is
+# noisy: medians and spread are reported, never a single run); BPF time
+# per program run from kernel.bpf_stats_enabled, which is far steadier.
+# usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15)
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$top/tests/bench/results.md}
+rounds=${ROUNDS:-5} secs=${SECONDS_PER_RUN:-15}
+PGBIN=/usr/lib/postgresql/15/bin
+
+need() { command -v "$1" >/dev/null || { echo "bench: $1 is needed ($2)" >&2; exit 2; }; }
+[ "$(id -u)" = 0 ] || { echo "bench: run as root (it loads BPF)" >&2; exit 2; }
+need bpftool "apt-get install bpftool"
+need jq "apt-get install jq"
+[ -x "$PGBIN/pgbench" ] || { echo "bench: pgbench is needed (apt-get install postgresql-15)" >&2; exit 2; }
+offcpu=$(command -v offcputime || echo /usr/sbin/offcputime)
+[ -x "$offcpu" ] || { offcpu=; echo "bench: offcputime not installed (apt-get install libbpf-tools): its column is left out" >&2; }
+
+work=$(mktemp -d /tmp/pgoff-bench.XXXXXX); chmod 755 "$work"
+cleanup() {
+	pkill -f "pgoffctl --socket $work" 2>/dev/null; [ -n "${broker:-}" ] && kill "$broker" 2>/dev/null
+	[ -n "$offcpu" ] && pkill -f "$offcpu 3600" 2>/dev/null
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -m immediate stop" >/dev/null 2>&1
+	sysctl -qw kernel.bpf_stats_enabled=0; groupdel pgoffbench 2>/dev/null; rm -rf "$work"
+}
+trap cleanup EXIT
+getent group pgoffbench >/dev/null || groupadd --system pgoffbench
+chown postgres "$work"
+su postgres -s /bin/sh -c "$PGBIN/initdb -D $work/data -A trust -U postgres" >/dev/null 2>&1
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -w -l $work/pg.log -o '-p 45500 -k $work -c listen_addresses= -c shared_buffers=256MB' start" >/dev/null
+export PGHOST=$work PGPORT=45500 PGUSER=postgres PGDATABASE=postgres
+"$PGBIN/pgbench" -i -s 10 -q >/dev/null 2>&1
+make -s -C "$top" all >/dev/null
+PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# BPF programs: "name run_time_ns run_cnt" (ours end in _btf/_raw, cut at 15)
+stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^sched_")) |
+	"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'; }
+start_tracer() {	# CONFIG: none idle one sixteen offcputime
+	case $1 in
+	none) ;;
+	offcputime) "$offcpu" 3600 >/dev/null 2>&1 & tracer=$!; sleep 2 ;;
+	*)	"$PGOFFD" --socket "$SOCK" --group pgoffbench 2>>"$work/pgoffd.log" & broker=$!
+		for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+		n=0; [ "$1" = one ] && n=1; [ "$1" = sixteen ] && n=16
+		for _ in $(seq $n); do "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms --json >/dev/null 2>&1 & done
+		sleep 1 ;;
+	esac
+}
+stop_tracer() {
+	pkill -f "pgoffctl --socket $SOCK" 2>/dev/null
+	[ -n "${broker:-}" ] && { kill "$broker"; wait "$broker"; } 2>/dev/null; broker=
+	[ -n "${tracer:-}" ] && { kill "$tracer"; wait "$tracer"; } 2>/dev/null; tracer=
+	sleep 1	# the kernel frees programs a little after their fds close
+}
+configs=(none idle one sixteen); [ -n "$offcpu" ] && configs+=(offcputime)
+raw=$work/raw.txt; : >"$raw"	# workload round config tps prog ns_per_run runs_per_s cpu_pct
+for w in select tpcb; do
+	flag=; [ $w = select ] && flag=-S
+	for r in $(seq "$rounds"); do
+		# rotate the order every round; "none" runs twice, first and in turn
+		order=("${configs[@]:$((r % ${#configs[@]}))}" "${configs[@]:0:$((r % ${#configs[@]}))}")
+		for c in "${order[@]}"; do
+			start_tracer "$c"
+			s0=$(stats); t0=$(date +%s.%N)
+			tps=$("$PGBIN/pgbench" $flag -c 8 -j 2 -T "$secs" 2>/dev/null | awk '/^tps = /{print $3; exit}')
+			t1=$(date +%s.%N); s1=$(stats)
+			echo "$w $r $c $tps - 0 0 0" >>"$raw"
+			join <(sort <<<"$s0") <(sort <<<"$s1") | awk -v w=$w -v r=$r -v c=$c -v tps="$tps" \
+				-v dt="$(echo "$t1 - $t0" | bc)" '{ dn = $4 - $2; dc = $5 - $3;
+				if (dc > 0) printf "%s %s %s %s %s %.0f %.0f %.2f\n", w, r, c, tps, $1, dn / dc, dc / dt, dn / dt / 1e7 }' >>"$raw"
+			stop_tracer
+			echo "bench: $w round $r $c: $tps tps" >&2
+		done
+	done
+done
+
+# fan-out: events per second delivered to N clients, latency, broker CPU and RSS
+fanout=$work/fanout.txt; : >"$fanout"
+"$PGOFFD" --socket "$SOCK" --group pgoffbench 2>>"$work/pgoffd.log" & broker=$!
+for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+for n in 1 16 64; do
+	load=(); for _ in 1 2 3 4; do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done
+	for i in $(seq $n); do
+		"$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json --timeout 10s 2>/dev/null |
+			/usr/bin/python3 "$top/tests/bench/latency.py" >"$work/lat.$n.$i" &
+	done
+	sleep 2
+	read -r u0 s0 <<<"$(awk '{print $14, $15}' /proc/$broker/stat)"; t0=$(date +%s.%N)
+	sleep 6
+	read -r u1 s1 <<<"$(awk '{print $14, $15}' /proc/$broker/stat)"; t1=$(date +%s.%N)
+	rss=$(awk '$1 == "VmRSS:" {print $2}' /proc/$broker/status)
+	wait $(jobs -p | grep -v "^$broker$" | grep -v -F "$(printf '%s\n' "${load[@]}")") 2>/dev/null
+	kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null
+	cpu=$(echo "scale=1; ($u1 + $s1 - $u0 - $s0) * 100 / $(getconf CLK_TCK) / ($t1 - $t0)" | bc)
+	cat "$work"/lat.$n.* | awk -v n=$n -v cpu="$cpu" -v rss="$rss" '
+		{ ev += $1; secs = $2 > secs ? $2 : secs; p50 = $3 > p50 ? $3 : p50; p99 = $4 > p99 ? $4 : p99 }
+		END { printf "%d %.0f %s %s %.1f %.1f\n", n, ev / secs, cpu, rss, p50, p99 }' >>"$fanout"
+	sleep 1
+done
+kill "$broker"; wait "$broker" 2>/dev/null; broker=
+
+/usr/bin/python3 "$top/tests/bench/report.py" "$raw" "$fanout" "$rounds" "$secs" >"$out"
+echo "bench: results in $out" >&2
+cat "$out"

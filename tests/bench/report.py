@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Turn bench.sh's raw lines into the markdown results table."""
+import os
+import platform
+import statistics
+import sys
+
+raw, fanout, rounds, secs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+tps, progs = {}, {}
+for line in open(raw):
+    w, r, c, t, prog, ns, runs, cpu = line.split()
+    if prog == "-":
+        tps.setdefault(w, {}).setdefault(c, {})[int(r)] = float(t or 0)
+    else:
+        progs.setdefault((w, c, prog), []).append((float(ns), float(runs), float(cpu)))
+
+def spread(xs, fmt="{:.0f}"):
+    xs = sorted(xs)
+    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
+    return (fmt + " (IQR " + fmt + "–" + fmt + ", min " + fmt + ", max " + fmt + ")").format(
+        statistics.median(xs), q[0], q[2], xs[0], xs[-1])
+
+cpu = ""
+for l in open("/proc/cpuinfo"):
+    if l.startswith("model name"):
+        cpu = l.split(":", 1)[1].strip()
+        break
+print("# pgoff benchmark results\n")
+print("Machine: %s, %d vCPUs, kernel %s. %s rounds of %s s per configuration and workload, "
+      "order rotated each round; pgbench scale 10, -c 8 -j 2. Produced by `make bench`.\n"
+      % (cpu, os.cpu_count(), platform.release(), rounds, secs))
+names = {"none": "no tracer", "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --min 1ms",
+         "sixteen": "pgoffd, 16 watchers", "offcputime": "libbpf-tools offcputime"}
+for w in tps:
+    print("## pgbench %s\n" % ("select-only (-S)" if w == "select" else "TPC-B-like"))
+    print("| configuration | TPS median (IQR, min, max) | TPS ratio to no tracer, same round: median (IQR, min, max) |")
+    print("|---|---|---|")
+    base = tps[w].get("none", {})
+    for c in names:
+        if c not in tps[w]:
+            continue
+        runs = tps[w][c]
+        ratios = [runs[r] / base[r] for r in runs if base.get(r)]
+        print("| %s | %s | %s |" % (names[c], spread(list(runs.values())),
+                                    spread(ratios, "{:.3f}") if c != "none" else "1"))
+    print("\n| configuration | BPF program | ns per run: median (IQR, min, max) | runs/s (median) | % of one CPU (median) |")
+    print("|---|---|---|---|---|")
+    for (ww, c, prog), xs in sorted(progs.items()):
+        if ww != w or not xs:
+            continue
+        print("| %s | %s | %s | %.0f | %.2f |" % (names[c], prog, spread([x[0] for x in xs]),
+              statistics.median(x[1] for x in xs), statistics.median(x[2] for x in xs)))
+    print()
+print("## Broker fan-out (pg_sleep load, `watch --view intervals --min 100us` clients)\n")
+print("| clients | events/s delivered (all clients) | broker CPU % | broker RSS (kB) | latency p50 (ms, worst client) | latency p99 (ms, worst client) |")
+print("|---|---|---|---|---|---|")
+for line in open(fanout):
+    n, evs, cpu_pct, rss, p50, p99 = line.split()
+    print("| %s | %s | %s | %s | %s | %s |" % (n, evs, cpu_pct, rss, p50, p99))
