@@ -61,7 +61,9 @@ stop_tracer() {
 }
 configs=(none idle one sixteen); [ -n "$offcpu" ] && configs+=(offcputime)
 raw=$work/raw.txt; : >"$raw"	# workload round config tps prog ns_per_run runs_per_s cpu_pct
+[ -n "${FANOUT_ONLY:-}" ] && rounds=0	# for working on the fan-out part
 for w in select tpcb; do
+	[ "$rounds" = 0 ] && break
 	flag=; [ $w = select ] && flag=-S
 	for r in $(seq "$rounds"); do
 		# rotate the order every round; "none" runs twice, first and in turn
@@ -81,27 +83,37 @@ for w in select tpcb; do
 	done
 done
 
-# fan-out: events per second delivered to N clients, latency, broker CPU and RSS
+# fan-out: N clients (one of them timing each event's arrival, the others
+# pgoffctl into /dev/null, so that readers do not starve the broker on two
+# CPUs); delivered = kernel events x N - client queue drops, from status
 fanout=$work/fanout.txt; : >"$fanout"
-"$PGOFFD" --socket "$SOCK" --group pgoffbench 2>>"$work/pgoffd.log" & broker=$!
+"$PGOFFD" --socket "$SOCK" --group pgoffbench --max-clients 80 --max-clients-per-user 80 \
+	2>>"$work/pgoffd.log" & broker=$!
 for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 for n in 1 16 64; do
 	load=(); for _ in 1 2 3 4; do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done
-	for i in $(seq $n); do
-		"$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json --timeout 10s 2>/dev/null |
-			/usr/bin/python3 "$top/tests/bench/latency.py" >"$work/lat.$n.$i" &
+	"$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json --timeout 10s 2>/dev/null |
+		/usr/bin/python3 "$top/tests/bench/latency.py" >"$work/lat.$n" &
+	timer=$!
+	for _ in $(seq $((n - 1))); do
+		"$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json --timeout 10s >/dev/null 2>&1 &
 	done
 	sleep 2
+	e0=$(counter events); q0=$(counter client_queue_full)
 	read -r u0 s0 <<<"$(awk '{print $14, $15}' /proc/$broker/stat)"; t0=$(date +%s.%N)
 	sleep 6
 	read -r u1 s1 <<<"$(awk '{print $14, $15}' /proc/$broker/stat)"; t1=$(date +%s.%N)
+	e1=$(counter events); q1=$(counter client_queue_full)
 	rss=$(awk '$1 == "VmRSS:" {print $2}' /proc/$broker/status)
-	wait $(jobs -p | grep -v "^$broker$" | grep -v -F "$(printf '%s\n' "${load[@]}")") 2>/dev/null
+	wait "$timer"
+	pkill -f "pgoffctl --socket $SOCK watch" 2>/dev/null
 	kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null
-	cpu=$(echo "scale=1; ($u1 + $s1 - $u0 - $s0) * 100 / $(getconf CLK_TCK) / ($t1 - $t0)" | bc)
-	cat "$work"/lat.$n.* | awk -v n=$n -v cpu="$cpu" -v rss="$rss" '
-		{ ev += $1; secs = $2 > secs ? $2 : secs; p50 = $3 > p50 ? $3 : p50; p99 = $4 > p99 ? $4 : p99 }
-		END { printf "%d %.0f %s %s %.1f %.1f\n", n, ev / secs, cpu, rss, p50, p99 }' >>"$fanout"
+	dt=$(echo "$t1 - $t0" | bc)
+	cpu=$(echo "scale=1; ($u1 + $s1 - $u0 - $s0) * 100 / $(getconf CLK_TCK) / $dt" | bc)
+	delivered=$(echo "(($e1 - $e0) * $n - ($q1 - $q0)) / $dt" | bc)
+	read -r _ _ p50 p99 <"$work/lat.$n"
+	echo "$n $delivered $cpu $rss $p50 $p99 $((q1 - q0))" >>"$fanout"
 	sleep 1
 done
 kill "$broker"; wait "$broker" 2>/dev/null; broker=
