@@ -191,7 +191,7 @@ static void filter_hook(void *ctx)
 			  k.want_query ? "on" : "off");
 }
 
-static int on_record(void *ctx, void *data, size_t size)
+static void on_record(void *ctx, void *data, size_t size)
 {
 	struct broker *b = ctx;
 	struct event_lines lines;
@@ -203,7 +203,6 @@ static int on_record(void *ctx, void *data, size_t size)
 			  strerror(-err));
 	else
 		server_publish(b->server, &lines, &meta);
-	return 0;
 }
 
 static int probe(void *ctx, uint32_t pid, struct pg_cluster_info *out)

@@ -20,8 +20,8 @@ struct tracer_opts {
 	bool force_raw_tp;	/* test the fallback on a tp_btf kernel */
 };
 
-/* Called for each record; data is a struct pgoff_record. */
-typedef int (*tracer_record_fn)(void *ctx, void *data, size_t size);
+/* Called for each record (an interval or an episode, see offcpu.h). */
+typedef void (*tracer_record_fn)(void *ctx, void *data, size_t size);
 
 int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		tracer_record_fn fn, void *ctx);
