@@ -40,8 +40,10 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
-	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c broker/config.c
-CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c
+	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c broker/config.c \
+	broker/syscall_wait.c broker/aggregate.c broker/stats.c
+CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
+	client/top.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
@@ -84,6 +86,8 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 # protocol/ and the pure modules that one needs.
 TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
 TEST_NEEDS_render := client/render.c
+TEST_NEEDS_syscall_wait := broker/classify.c broker/pg_wait_names.c
+TEST_NEEDS_stats_view := client/stats_view.c
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
@@ -115,7 +119,8 @@ $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/fi
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
 
-$(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/render.c
+$(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/render.c \
+		client/stats_view.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@

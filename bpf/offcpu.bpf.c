@@ -33,18 +33,6 @@ volatile __u32 want_query;		/* 1: a subscriber may see SQL */
 volatile __u32 want_episodes;		/* 1: merge PostgreSQL waits into episodes */
 volatile __u32 want_pg_intervals = 1;	/* 0: intervals inside a PG wait only feed episodes */
 
-struct start {
-	__u64 start_ns;
-	__u64 wake_ns;
-	__u32 waker_pid;
-	__u32 waker_tgid;
-	__u32 pg_wait_event_info;
-	__u32 flags;
-	__u32 cluster;
-	__u32 waker_pg_wait_event_info;
-	char waker_comm[PGOFF_COMM_LEN];
-};
-
 /* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
 struct episode {
 	__u64 start_ns;
@@ -81,7 +69,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PGOFF_MAX_STARTS);
 	__type(key, __u32);			/* pid (thread id) */
-	__type(value, struct start);
+	__type(value, struct pgoff_start);
 } starts SEC(".maps");
 
 struct {
@@ -111,6 +99,16 @@ struct {
 	__type(key, __u32);			/* pid (thread id) */
 	__type(value, struct episode);
 } episodes SEC(".maps");
+
+/* Off-CPU time by process and wait, see struct pgoff_agg_key. pgoffd
+ * deletes the rows of processes that are gone. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PGOFF_MAX_AGG);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pgoff_agg_key);
+	__type(value, struct pgoff_agg);
+} aggregate SEC(".maps");
 
 /* Where the text is read to (too big for the BPF stack). */
 struct {
@@ -151,6 +149,102 @@ static __always_inline long task_state(struct task_struct *t)
 	if (bpf_core_field_exists(t->__state))
 		return BPF_CORE_READ(t, __state);
 	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+}
+
+static __always_inline __u8 agg_state(long state)
+{
+	if (state == TASK_RUNNING)
+		return PGOFF_AGG_RUNQ;
+	if (state & 1)		/* TASK_INTERRUPTIBLE */
+		return PGOFF_AGG_SLEEP;
+	if (state & 2)		/* TASK_UNINTERRUPTIBLE, also killable */
+		return PGOFF_AGG_DISK;
+	return PGOFF_AGG_OTHER;
+}
+
+/*
+ * The system call current is blocked in, from its saved user registers.
+ * On x86 orig_ax holds the number, but an exception (a page fault) puts
+ * its error code there; the entry code sets ax to -ENOSYS only for a
+ * system call, and the result replaces it only on return.
+ */
+static __always_inline __s16 current_syscall(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return PGOFF_AGG_NO_SYSCALL;
+#if defined(__TARGET_ARCH_x86)
+	if ((long)regs->ax == -38 /* -ENOSYS */ && regs->orig_ax < 0x7fff)
+		return regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	if (regs->syscallno >= 0 && regs->syscallno < 0x7fff)
+		return regs->syscallno;
+#endif
+	return PGOFF_AGG_NO_SYSCALL;
+}
+
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xffffffffULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	return r | (__u32)(v >> 1);
+}
+
+/* See struct pgoff_agg for the buckets. */
+static __always_inline __u32 agg_bucket(__u64 ns)
+{
+	__u64 us = ns >> 10;
+	__u32 b;
+
+	if (!us)
+		return 0;
+	b = log2_u64(us) + 1;
+	return b < PGOFF_AGG_BUCKETS ? b : PGOFF_AGG_BUCKETS - 1;
+}
+
+/* Add a finished interval to its row; threads of one process may race. */
+static __always_inline void aggregate_interval(const struct pgoff_start *s,
+					       __u32 tgid, __u64 dur)
+{
+	struct pgoff_agg_key k = {
+		.tgid = tgid,
+		.pg_wait_event_info = s->pg_wait_event_info,
+		.cluster = s->cluster,
+		.syscall = s->syscall,
+		.state = s->state,
+	};
+	struct pgoff_agg *a;
+	__u32 b;
+
+	if (s->flags & PGOFF_F_PG_WAIT)
+		k.flags |= PGOFF_AGG_F_PG_WAIT;
+	if (s->flags & PGOFF_F_IN_STATEMENT)
+		k.flags |= PGOFF_AGG_F_IN_STATEMENT;
+	a = bpf_map_lookup_elem(&aggregate, &k);
+	if (!a) {
+		struct pgoff_agg zero = {};
+
+		if (bpf_map_update_elem(&aggregate, &k, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&aggregate, &k)) {
+			count(PGOFF_CNT_AGG_FULL);
+			return;
+		}
+		a = bpf_map_lookup_elem(&aggregate, &k);
+		if (!a)
+			return;
+	}
+	b = agg_bucket(dur);
+	__sync_fetch_and_add(&a->count, 1);
+	__sync_fetch_and_add(&a->total_ns, dur);
+	if (b < PGOFF_AGG_BUCKETS)
+		__sync_fetch_and_add(&a->hist[b], 1);
 }
 
 /* Read a uint32 through a pointer variable of the current process. */
@@ -246,7 +340,7 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 
 /* Going off the CPU: the same wait goes on, or the open one is over. */
 static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
-					       const struct start *s, __u64 now)
+					       const struct pgoff_start *s, __u64 now)
 {
 	struct episode *e = bpf_map_lookup_elem(&episodes, &pid);
 	bool waiting = in_pg_wait(s->flags, s->pg_wait_event_info);
@@ -279,7 +373,7 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
  * interval's switch-out (earlier intervals of it were not seen).
  */
 static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
-					      const struct start *s, __u64 now)
+					      const struct pgoff_start *s, __u64 now)
 {
 	struct episode *e;
 	__u64 dur = now - s->start_ns, blocked = dur;
@@ -330,16 +424,22 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
 	__u32 tgid = BPF_CORE_READ(prev, tgid);
 	__u32 pid = BPF_CORE_READ(prev, pid);
 	struct pgoff_target *t;
-	struct start s = {};
+	struct pgoff_start s = {};
 
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t)
 		return;
 	count(PGOFF_CNT_SWITCHES);
 	s.start_ns = now;
+	s.tgid = tgid;
 	s.cluster = t->cluster;
-	if (task_state(prev) == TASK_RUNNING)
+	s.state = agg_state(task_state(prev));
+	if (s.state == PGOFF_AGG_RUNQ) {
 		s.flags |= PGOFF_F_PREEMPTED;
+		s.syscall = PGOFF_AGG_NO_SYSCALL;
+	} else {
+		s.syscall = current_syscall();
+	}
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
 	else if (read_pg_u32(t->wait_event_ptr, &s.pg_wait_event_info))
@@ -358,7 +458,7 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
 }
 
 /* The pushed-down filter, once the interval's length is known. */
-static __always_inline bool wanted(const struct start *s, __u32 tgid, __u64 now)
+static __always_inline bool wanted(const struct pgoff_start *s, __u32 tgid, __u64 now)
 {
 	bool preempted = s->flags & PGOFF_F_PREEMPTED;
 
@@ -377,7 +477,7 @@ static __always_inline bool wanted(const struct start *s, __u32 tgid, __u64 now)
 	return true;
 }
 
-static __always_inline void fill(struct pgoff_record *r, const struct start *s,
+static __always_inline void fill(struct pgoff_record *r, const struct pgoff_start *s,
 				 struct task_struct *next, __u32 pid,
 				 __u32 tgid, __u64 now, bool with_stack)
 {
@@ -408,7 +508,7 @@ static __always_inline void fill(struct pgoff_record *r, const struct start *s,
 }
 
 /* A record with the query text; false if the text is not there. */
-static __always_inline bool send_with_query(const struct start *s,
+static __always_inline bool send_with_query(const struct pgoff_start *s,
 					    struct task_struct *next,
 					    __u32 pid, __u32 tgid, __u64 now,
 					    bool with_stack)
@@ -445,13 +545,14 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 {
 	__u32 pid = BPF_CORE_READ(next, pid);
 	__u32 tgid;
-	struct start *s;
+	struct pgoff_start *s;
 	struct pgoff_record *r;
 
 	s = bpf_map_lookup_elem(&starts, &pid);
 	if (!s)
 		return;
 	tgid = BPF_CORE_READ(next, tgid);
+	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes)
 		episode_switch_in(pid, tgid, s, now);
 	if (!wanted(s, tgid, now))
@@ -483,7 +584,7 @@ done:
 static __always_inline void on_waking(struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, pid);
-	struct start *s = bpf_map_lookup_elem(&starts, &pid);
+	struct pgoff_start *s = bpf_map_lookup_elem(&starts, &pid);
 	struct pgoff_target *t;
 	__u64 id;
 

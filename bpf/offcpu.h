@@ -13,6 +13,8 @@
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
 #define PGOFF_QUERY_MAX		1024	/* bytes of SQL kept, NUL included; as
 					   PostgreSQL's track_activity_query_size */
+#define PGOFF_MAX_AGG		65536	/* (process, wait) rows aggregated in the kernel */
+#define PGOFF_AGG_BUCKETS	32	/* log2 histogram buckets, see struct pgoff_agg */
 
 /* cpu_filter values: whether preempted intervals (wait "cpu") are wanted. */
 #define PGOFF_CPU_ANY		0
@@ -38,6 +40,7 @@ enum pgoff_counter {
 	PGOFF_CNT_QUERY_FAIL,	/* record sent without the query it had */
 	PGOFF_CNT_EPISODES,	/* episode records submitted */
 	PGOFF_CNT_EPISODE_FULL,	/* episode lost: episode map full */
+	PGOFF_CNT_AGG_FULL,	/* interval not aggregated: aggregation map full */
 	PGOFF_CNT__COUNT
 };
 
@@ -58,6 +61,26 @@ enum pgoff_record_kind {
 #define PGOFF_F_QUERY_LOST	(1u << 7)	/* the backend ran a query; its text was lost */
 #define PGOFF_F_QUERY_UNSEEN	(1u << 8)	/* began while no subscriber could see SQL */
 #define PGOFF_F_IN_STATEMENT	(1u << 9)	/* debug_query_string was set: mid-statement */
+
+/*
+ * A thread off the CPU now (the `starts` map, key: thread id), from its
+ * switch-out; pgoffd reads it to count waits that are still going on.
+ */
+struct pgoff_start {
+	__u64 start_ns;		/* switch-out, CLOCK_MONOTONIC */
+	__u64 wake_ns;
+	__u32 tgid;
+	__u32 waker_pid;
+	__u32 waker_tgid;
+	__u32 pg_wait_event_info;
+	__u32 flags;		/* PGOFF_F_* */
+	__u32 cluster;
+	__u32 waker_pg_wait_event_info;
+	__s16 syscall;		/* PGOFF_AGG_NO_SYSCALL if none */
+	__u8 state;		/* enum pgoff_agg_state */
+	__u8 pad;
+	char waker_comm[PGOFF_COMM_LEN];
+};
 
 /* One off-CPU interval of a traced thread, sent through the ring buffer. */
 struct pgoff_record {
@@ -115,6 +138,47 @@ struct pgoff_episode {
 	__u64 oncpu_ns;		/* on a CPU between its intervals */
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
+};
+
+/*
+ * Where a thread was when it went off the CPU, as cheap to know as the
+ * scheduler tracepoint allows (no stack walk): its task state and the
+ * system call it was in. pgoffd turns this into a kernel wait type.
+ */
+enum pgoff_agg_state {
+	PGOFF_AGG_RUNQ = 0,	/* preempted: still runnable */
+	PGOFF_AGG_SLEEP,	/* TASK_INTERRUPTIBLE (S) */
+	PGOFF_AGG_DISK,		/* TASK_UNINTERRUPTIBLE (D) */
+	PGOFF_AGG_OTHER,	/* stopped, traced, idle, … */
+};
+
+#define PGOFF_AGG_NO_SYSCALL	(-1)	/* blocked outside a system call (a fault) */
+#define PGOFF_AGG_F_PG_WAIT	(1u << 0)	/* pg_wait_event_info was read */
+#define PGOFF_AGG_F_IN_STATEMENT (1u << 1)	/* debug_query_string was set */
+
+/*
+ * The in-kernel aggregation, key and value of the `aggregate` map: every
+ * off-CPU interval of a traced thread is added at switch-in, whatever the
+ * subscriptions, so pgoffctl top and metrics never need every event.
+ */
+struct pgoff_agg_key {
+	__u32 tgid;
+	__u32 pg_wait_event_info;	/* 0: none, or not read (see flags) */
+	__u32 cluster;
+	__s16 syscall;			/* number, or PGOFF_AGG_NO_SYSCALL */
+	__u8 state;			/* enum pgoff_agg_state */
+	__u8 flags;			/* PGOFF_AGG_F_* */
+};
+
+/*
+ * hist[0] counts intervals shorter than 1.024 us (1024 ns); hist[b] for
+ * b >= 1 those in [2^(b-1), 2^b) * 1024 ns; the last bucket has no upper
+ * bound (2^30 * 1.024 us is about 18 minutes).
+ */
+struct pgoff_agg {
+	__u64 count;
+	__u64 total_ns;
+	__u64 hist[PGOFF_AGG_BUCKETS];
 };
 
 #endif

@@ -64,6 +64,18 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
 				     bool preempted);
 
 /*
+ * Kernel-only view of an aggregated interval (syscall_wait.c), where no
+ * stack was walked: state is enum pgoff_agg_state, nr the system call
+ * the task was blocked in or PGOFF_AGG_NO_SYSCALL. Run queue gives CPU;
+ * futex and semaphores LOCK, epoll/poll/select POLL, nanosleep SLEEP,
+ * socket calls NET, wait4/pause/sigsuspend IPC; read/write/open-like
+ * calls IO only in uninterruptible sleep (else they waited on a pipe or
+ * socket: OTHER); fsync-like IO; memory calls and page faults (no
+ * system call) in uninterruptible sleep MEMORY. Refine it like a stack's.
+ */
+enum pgoff_wait pgoff_classify_syscall(int nr, unsigned int state);
+
+/*
  * Final wait type. A generic event wait (POLL, and OTHER) is refined by
  * PostgreSQL's wait event class (high byte of wait_event_info):
  * 0x01 LWLock, 0x03 Lock, 0x04 BufferPin -> LOCK; 0x06 Client -> NET

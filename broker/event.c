@@ -37,7 +37,7 @@ static void add_str(json_object *o, const char *key, const char *v)
 }
 
 /* Text from outside (titles, comm, SQL): valid UTF-8 or it is not sent. */
-static void add_text(json_object *o, const char *key, const char *v,
+void event_add_text(json_object *o, const char *key, const char *v,
 		     size_t max)
 {
 	char buf[PGOFF_QUERY_MAX];
@@ -82,7 +82,7 @@ static json_object *encode_stack(const struct event_ctx *ctx,
 }
 
 /* PostgreSQL's wait event as pg_stat_activity names it, into o. */
-static const char *add_pg_wait(json_object *o, int major, uint32_t info)
+const char *event_add_pg_wait(json_object *o, int major, uint32_t info)
 {
 	const char *type = pg_wait_event_type(major, info);
 	const char *name = pg_wait_event_name(major, info);
@@ -109,7 +109,7 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 	json_object *cl = json_object_new_object();
 
 	add_int(cl, "id", c->id);
-	add_text(cl, "data_dir", c->info.data_dir, sizeof(c->info.data_dir));
+	event_add_text(cl, "data_dir", c->info.data_dir, sizeof(c->info.data_dir));
 	add_int(cl, "port", c->info.port);
 	add_str(cl, "version", c->info.version);
 	return cl;
@@ -125,7 +125,7 @@ static json_object *encode_pg(uint32_t flags, uint32_t info,
 	int major = c ? c->info.major : 0;
 
 	if (flags & PGOFF_F_PG_WAIT) {
-		meta->pg_wait_event = add_pg_wait(pg, major, info);
+		meta->pg_wait_event = event_add_pg_wait(pg, major, info);
 	} else {
 		add_str(missing, "wait_event",
 			(flags & PGOFF_F_PG_NO_SYMBOL) ?
@@ -136,15 +136,15 @@ static json_object *encode_pg(uint32_t flags, uint32_t info,
 	if (proc && proc->titled) {
 		const struct pg_title *t = &proc->title;
 
-		add_text(pg, "backend_type", t->backend_type,
+		event_add_text(pg, "backend_type", t->backend_type,
 			 sizeof(t->backend_type));
 		meta->backend_type = t->backend_type;
 		if (t->database[0]) {
-			add_text(pg, "database", t->database, sizeof(t->database));
+			event_add_text(pg, "database", t->database, sizeof(t->database));
 			meta->database = t->database;
 		}
 		if (t->user[0])
-			add_text(pg, "user", t->user, sizeof(t->user));
+			event_add_text(pg, "user", t->user, sizeof(t->user));
 	} else {
 		add_str(missing, "backend_type", "process title not readable yet");
 	}
@@ -171,17 +171,17 @@ static json_object *encode_waker(struct event_ctx *ctx, const struct waker *r)
 
 	add_int(w, "pid", r->tgid);
 	add_int(w, "tid", r->pid);
-	add_text(w, "comm", r->comm, PGOFF_COMM_LEN);
+	event_add_text(w, "comm", r->comm, PGOFF_COMM_LEN);
 	/* the kernel says whether to ask: no /proc probe for kernel threads */
 	if (!(r->flags & PGOFF_F_WAKER_TRACED))
 		return w;
 	p = pg_registry_proc(ctx->registry, r->tgid);
 	if (p && p->titled)
-		add_text(w, "backend_type", p->title.backend_type,
+		event_add_text(w, "backend_type", p->title.backend_type,
 			 sizeof(p->title.backend_type));
 	if (r->flags & PGOFF_F_WAKER_PG_WAIT) {
 		c = p ? pg_registry_cluster(ctx->registry, p->cluster) : NULL;
-		add_pg_wait(w, c ? c->info.major : 0, r->pg_wait_event_info);
+		event_add_pg_wait(w, c ? c->info.major : 0, r->pg_wait_event_info);
 	}
 	return w;
 }
@@ -197,11 +197,11 @@ json_object *event_encode_proc(const struct pg_proc *p)
 		add_str(o, "backend_type", NULL);
 		return o;
 	}
-	add_text(o, "backend_type", t->backend_type, sizeof(t->backend_type));
+	event_add_text(o, "backend_type", t->backend_type, sizeof(t->backend_type));
 	if (t->database[0])
-		add_text(o, "database", t->database, sizeof(t->database));
+		event_add_text(o, "database", t->database, sizeof(t->database));
 	if (t->user[0])
-		add_text(o, "user", t->user, sizeof(t->user));
+		event_add_text(o, "user", t->user, sizeof(t->user));
 	return o;
 }
 
@@ -223,7 +223,7 @@ static void add_query(json_object *ev, const struct pgoff_record *r,
 		size_t len = r->query_len < PGOFF_QUERY_MAX ? r->query_len :
 							      PGOFF_QUERY_MAX - 1;
 
-		add_text(ev, "query", rq->query, len);
+		event_add_text(ev, "query", rq->query, len);
 		/* the kernel keeps what PostgreSQL itself shows by default */
 		if (len == PGOFF_QUERY_MAX - 1)
 			json_object_object_add(ev, "query_truncated",
@@ -268,7 +268,7 @@ static void add_head(struct event_ctx *ctx, json_object *ev, const char *type,
 	add_str(ev, "start", ts);
 	add_int(ev, "pid", tgid);
 	add_int(ev, "tid", pid);
-	add_text(ev, "comm", comm, PGOFF_COMM_LEN);
+	event_add_text(ev, "comm", comm, PGOFF_COMM_LEN);
 	add_int(ev, "duration_ns", (int64_t)(end_ns - start_ns));
 }
 

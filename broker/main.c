@@ -28,6 +28,7 @@
 #include "broker/pg_registry.h"
 #include "broker/privdrop.h"
 #include "broker/server.h"
+#include "broker/stats.h"
 #include "broker/tracer.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
@@ -40,6 +41,7 @@ struct broker {
 	struct pg_prober *prober;
 	struct pgoffd_config cfg;
 	struct event_ctx events;
+	struct stats stats;
 	struct timespec started;		/* CLOCK_MONOTONIC */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 };
@@ -91,6 +93,7 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_QUERY_FAIL] = "query_failed",
 	[PGOFF_CNT_EPISODES] = "episodes",
 	[PGOFF_CNT_EPISODE_FULL] = "episode_map_full",
+	[PGOFF_CNT_AGG_FULL] = "aggregate_map_full",
 };
 
 static void status_hook(void *ctx, json_object *r)
@@ -165,6 +168,14 @@ static void ps_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "processes", procs);
 	json_object_object_add(r, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(r, "truncated", json_object_new_boolean(shown < n));
+}
+
+static void stats_hook(void *ctx, const struct pgoff_request *req,
+		       json_object *r)
+{
+	struct broker *b = ctx;
+
+	stats_answer(&b->stats, req->stats.by, r);
 }
 
 static void filter_hook(void *ctx)
@@ -258,6 +269,7 @@ static void on_tick(struct broker *b, int tfd)
 
 	tracer_consume(b->tracer, RING_BUDGET, &more);	/* records before losses */
 	report_kernel_losses(b);
+	stats_retire_exited(&b->stats);	/* while the registry knows them */
 	if (pg_registry_scan(b->registry))
 		log_warn("scanning /proc for PostgreSQL");
 	server_tick(b->server);
@@ -443,6 +455,7 @@ int main(int argc, char **argv)
 	struct server_opts so = { 0 };
 	struct tracer_opts to = { 0 };
 	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
+				      .stats = stats_hook,
 				      .filter_changed = filter_hook };
 	static struct broker b;
 	char path[PATH_MAX], err_msg[300];
@@ -492,6 +505,8 @@ int main(int argc, char **argv)
 		log_fatal(-err, "cannot scan /proc");
 	b.events.ksyms = b.ksyms;
 	b.events.registry = b.registry;
+	b.stats.tracer = b.tracer;
+	b.stats.registry = b.registry;
 
 	err = make_fds(&epfd, &tfd, &sfd, tracer_ring_fd(b.tracer));
 	if (err)
@@ -546,6 +561,7 @@ int main(int argc, char **argv)
 	}
 	server_close(b.server, "shutdown");
 	event_ctx_free(&b.events);
+	stats_free(&b.stats);
 	tracer_close(b.tracer);
 	pg_registry_free(b.registry);
 	pg_prober_stop(b.prober);

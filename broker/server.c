@@ -222,6 +222,16 @@ static void answer_ps(struct server *s, struct client *c,
 	send_obj(c, r);
 }
 
+static void answer_stats(struct server *s, struct client *c,
+			 const struct pgoff_request *req)
+{
+	json_object *r = pgoff_reply_ok(req);
+
+	if (s->hooks.stats)
+		s->hooks.stats(s->hooks.ctx, req, r);
+	send_obj(c, r);
+}
+
 static void answer_subscribe(struct server *s, struct client *c,
 			     const struct pgoff_request *req)
 {
@@ -288,6 +298,9 @@ static void answer(struct server *s, struct client *c, const char *line,
 		break;
 	case PGOFF_OP_PS:
 		answer_ps(s, c, &req);
+		break;
+	case PGOFF_OP_STATS:
+		answer_stats(s, c, &req);
 		break;
 	}
 }

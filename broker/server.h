@@ -37,6 +37,9 @@ struct server_hooks {
 	void (*status)(void *ctx, json_object *reply);
 	/* fill a ps reply: the traced processes */
 	void (*ps)(void *ctx, json_object *reply);
+	/* fill a stats reply: the kernel's aggregation */
+	void (*stats)(void *ctx, const struct pgoff_request *req,
+		      json_object *reply);
 	/* the union of subscriptions changed: push it into the kernel */
 	void (*filter_changed)(void *ctx);
 	void *ctx;

@@ -277,3 +277,52 @@ int tracer_counters(const struct tracer *t, uint64_t out[PGOFF_CNT__COUNT])
 	free(vals);
 	return 0;
 }
+
+int tracer_agg_foreach(struct tracer *t, tracer_agg_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.aggregate);
+	struct pgoff_agg_key key, next;
+	struct pgoff_agg val;
+	void *prev = NULL;
+	int err;
+
+	/* The callback must not delete: get_next_key of a deleted key
+	 * restarts at the first, and the walk would see rows twice. */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;	/* deleted meanwhile */
+		err = fn(ctx, &key, &val);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key)
+{
+	int fd = bpf_map__fd(t->skel->maps.aggregate);
+
+	return bpf_map_delete_elem(fd, key) ? -errno : 0;
+}
+
+int tracer_starts_foreach(struct tracer *t, tracer_start_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.starts);
+	struct pgoff_start val;
+	uint32_t key, next;
+	void *prev = NULL;
+	int err;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;	/* back on a CPU meanwhile */
+		err = fn(ctx, key, &val);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -46,6 +46,17 @@ int tracer_set_filter(struct tracer *t, const struct kernel_filter *k);
 void tracer_mute(struct tracer *t);
 uint64_t tracer_min_duration(const struct tracer *t);
 
+/* One row of the kernel's aggregation; non-zero stops the walk. */
+typedef int (*tracer_agg_fn)(void *ctx, const struct pgoff_agg_key *key,
+			     const struct pgoff_agg *val);
+int tracer_agg_foreach(struct tracer *t, tracer_agg_fn fn, void *ctx);
+int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key);
+
+/* Each thread off the CPU right now; non-zero stops the walk. */
+typedef int (*tracer_start_fn)(void *ctx, uint32_t pid,
+			       const struct pgoff_start *start);
+int tracer_starts_foreach(struct tracer *t, tracer_start_fn fn, void *ctx);
+
 /* Sum of the per-CPU counters, indexed by enum pgoff_counter. */
 int tracer_counters(const struct tracer *t, uint64_t out[PGOFF_CNT__COUNT]);
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "client/cli.h"
 #include "client/conn.h"
 #include "client/render.h"
 #include "protocol/log.h"
@@ -24,7 +25,7 @@
 
 #define DEFAULT_SOCKET "/run/pgoff/pgoffd.sock"
 
-static const char *socket_path(const char *opt)
+const char *socket_path(const char *opt)
 {
 	const char *env = getenv("PGOFF_SOCKET");
 
@@ -40,7 +41,10 @@ static void usage(FILE *f)
 "commands:\n"
 "  status    the broker: version, uptime, clients, traced processes, losses\n"
 "  ps        the PostgreSQL processes pgoffd traces\n"
-"  watch     live off-CPU intervals, one line each (--help for options)\n"
+"  watch     live off-CPU waits and intervals, one line each\n"
+"  top       where off-CPU time went in the last seconds, refreshed\n"
+"  metrics   the totals in the Prometheus text format\n"
+"Each command takes --help.\n"
 "\n"
 "The socket is --socket, else $PGOFF_SOCKET, else " DEFAULT_SOCKET ".\n"
 "Exit codes: 0 ok, 1 error, 2 usage, 3 cannot connect or permission denied,\n"
@@ -81,7 +85,7 @@ static void watch_usage(FILE *f)
 }
 
 /* stdout went away (| head): that is how pipes end, not an error. */
-static void check_stdout(void)
+void check_stdout(void)
 {
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if (errno == EPIPE)
@@ -91,7 +95,7 @@ static void check_stdout(void)
 	}
 }
 
-static int64_t now_ms(void)
+int64_t now_ms(void)
 {
 	struct timespec ts;
 
@@ -463,6 +467,10 @@ int main(int argc, char **argv)
 		return cmd_watch(argc, argv, sock);
 	if (strcmp(cmd, "ps") == 0)
 		return cmd_query(&ps_cmd, argc, argv, sock);
+	if (strcmp(cmd, "top") == 0)
+		return cmd_top(argc, argv, sock);
+	if (strcmp(cmd, "metrics") == 0)
+		return cmd_metrics(argc, argv, sock);
 	if (strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;

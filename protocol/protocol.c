@@ -218,6 +218,26 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 	return 0;
 }
 
+/* "by": "pid" (default) or "labels". */
+static int decode_stats(json_object *obj, enum pgoff_stats_by *by,
+			struct pgoff_error *err)
+{
+	const char *v;
+
+	*by = PGOFF_STATS_BY_PID;
+	if (!json_object_object_get_ex(obj, "by", NULL))
+		return 0;
+	if (!pgoff_get_string(obj, "by", &v))
+		return fail(err, PGOFF_ERR_BAD_REQUEST,
+			    "\"by\" must be a string");
+	if (strcmp(v, "labels") == 0)
+		*by = PGOFF_STATS_BY_LABELS;
+	else if (strcmp(v, "pid") != 0)
+		return fail(err, PGOFF_ERR_BAD_REQUEST,
+			    "\"by\" must be \"pid\" or \"labels\"");
+	return 0;
+}
+
 int pgoff_request_decode(const char *line, size_t len,
 			 struct pgoff_request *req, struct pgoff_error *err)
 {
@@ -254,6 +274,9 @@ int pgoff_request_decode(const char *line, size_t len,
 	} else if (strcmp(op, "subscribe") == 0) {
 		req->op = PGOFF_OP_SUBSCRIBE;
 		ret = decode_subscribe(obj, &req->subscribe, err);
+	} else if (strcmp(op, "stats") == 0) {
+		req->op = PGOFF_OP_STATS;
+		ret = decode_stats(obj, &req->stats.by, err);
 	} else {
 		ret = fail(err, PGOFF_ERR_UNKNOWN_OP, "unknown op \"%.40s\"",
 			   op);
@@ -268,7 +291,13 @@ static const char *const op_names[] = {
 	[PGOFF_OP_STATUS] = "status",
 	[PGOFF_OP_SUBSCRIBE] = "subscribe",
 	[PGOFF_OP_PS] = "ps",
+	[PGOFF_OP_STATS] = "stats",
 };
+
+const char *pgoff_stats_by_name(enum pgoff_stats_by by)
+{
+	return by == PGOFF_STATS_BY_LABELS ? "labels" : "pid";
+}
 
 const char *pgoff_view_name(enum pgoff_view v)
 {
@@ -321,6 +350,10 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		put_names(obj, "pg_waits", &f->pg_waits);
 		put_names(obj, "databases", &f->databases);
 		put_names(obj, "backend_types", &f->backend_types);
+		break;
+	case PGOFF_OP_STATS:
+		json_object_object_add(obj, "by", json_object_new_string(
+			pgoff_stats_by_name(req->stats.by)));
 		break;
 	case PGOFF_OP_STATUS:
 	case PGOFF_OP_PS:

@@ -48,6 +48,14 @@ enum pgoff_op {
 	PGOFF_OP_STATUS,
 	PGOFF_OP_SUBSCRIBE,
 	PGOFF_OP_PS,
+	PGOFF_OP_STATS,
+};
+
+/* How a stats reply groups the kernel's aggregation. */
+enum pgoff_stats_by {
+	PGOFF_STATS_BY_PID = 0,		/* live processes, by pid and wait */
+	PGOFF_STATS_BY_LABELS,		/* cluster, database, backend type and
+					   wait, including exited processes */
 };
 
 /* A list of names from a request; empty: no filter on that field. */
@@ -85,6 +93,9 @@ struct pgoff_request {
 			int64_t version;
 		} hello;
 		struct pgoff_filter subscribe;
+		struct {
+			enum pgoff_stats_by by;
+		} stats;
 	};
 };
 
@@ -114,6 +125,9 @@ json_object *pgoff_reply_error(const struct pgoff_request *req,
 			       const char *code, const char *message);
 /* Reply object -> 0 when ok, else -EPROTO with err filled from it. */
 int pgoff_reply_check(json_object *reply, struct pgoff_error *err);
+
+/* "pid", "labels". */
+const char *pgoff_stats_by_name(enum pgoff_stats_by by);
 
 /* "intervals", "waits", "both". */
 const char *pgoff_view_name(enum pgoff_view v);

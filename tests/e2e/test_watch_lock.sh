@@ -49,7 +49,9 @@ dur_s=$(field '.duration_ns / 1e9')
 b_measured=$(awk 'NR==1{t0=$1} NR==2{printf "%.6f", $1 - t0}' "$E2E_DIR/b.out")
 note "pgoff: B waited ${dur_s}s; B's own clock around its UPDATE: ${b_measured}s"
 check "the event is B's" [ "$(field .pid)" = "$b_pid" ]
-check "duration within 0.8-1.5 s" between "$dur_s" 0.8 1.5
+# B starts ~0.1 s after A took the lock; on a loaded machine later: its
+# own clock is the exact reference (next check), this only bounds it
+check "duration within 0.3-1.5 s" between "$dur_s" 0.3 1.5
 check "duration within 50 ms of B's own measurement" \
 	between "$(awk -v a="$dur_s" -v b="$b_measured" 'BEGIN{print a - b}')" -0.05 0.05
 check "wait type is lock" [ "$(field .wait)" = lock ]

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* aggregate.c - kernel aggregation rows: label, merge, retire, encode. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "broker/aggregate.h"
+#include "broker/event.h"
+#include "broker/pg_registry.h"
+
+void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
+		  const struct pgoff_agg *v, const struct pg_proc *p,
+		  const struct pg_cluster *c)
+{
+	enum pgoff_wait kernel = pgoff_classify_syscall(k->syscall, k->state);
+
+	memset(row, 0, sizeof(*row));
+	row->pid = k->tgid;
+	row->cluster = k->cluster;
+	row->pg_known = k->flags & PGOFF_AGG_F_PG_WAIT;
+	row->pg_wait_event_info = row->pg_known ? k->pg_wait_event_info : 0;
+	row->wait = pgoff_wait_refine(kernel, row->pg_wait_event_info,
+				      k->flags & PGOFF_AGG_F_IN_STATEMENT);
+	if (c) {
+		row->pg_major = c->info.major;
+		memcpy(row->data_dir, c->info.data_dir, sizeof(row->data_dir));
+		row->data_dir[sizeof(row->data_dir) - 1] = '\0';
+	}
+	if (p && p->titled)
+		row->title = p->title;
+	row->count = v->count;
+	row->total_ns = v->total_ns;
+	memcpy(row->hist, v->hist, sizeof(row->hist));
+}
+
+void agg_row_to_labels(struct agg_row *row)
+{
+	row->pid = 0;
+	memset(row->title.user, 0, sizeof(row->title.user));
+}
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Identity of a row: what two rows must share to be one. */
+static int cmp_identity(const struct agg_row *a, const struct agg_row *b,
+			enum pgoff_stats_by by)
+{
+	int d;
+
+	if (by == PGOFF_STATS_BY_PID) {
+		if ((d = cmp_u32(a->pid, b->pid)))
+			return d;
+	} else {
+		if ((d = strcmp(a->data_dir, b->data_dir)) ||
+		    (d = strcmp(a->title.database, b->title.database)) ||
+		    (d = strcmp(a->title.backend_type, b->title.backend_type)) ||
+		    (d = a->pg_major - b->pg_major))
+			return d;
+	}
+	if ((d = cmp_u32(a->pg_known, b->pg_known)) ||
+	    (d = cmp_u32(a->pg_wait_event_info, b->pg_wait_event_info)))
+		return d;
+	return cmp_u32(a->wait, b->wait);
+}
+
+static int cmp_by_pid(const void *a, const void *b)
+{
+	return cmp_identity(a, b, PGOFF_STATS_BY_PID);
+}
+
+static int cmp_by_labels(const void *a, const void *b)
+{
+	return cmp_identity(a, b, PGOFF_STATS_BY_LABELS);
+}
+
+static int cmp_time_desc(const void *pa, const void *pb)
+{
+	const struct agg_row *a = pa, *b = pb;
+
+	return a->total_ns < b->total_ns ? 1 : a->total_ns > b->total_ns ? -1 :
+	       cmp_by_pid(a, b);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void row_add(struct agg_row *dst, const struct agg_row *src)
+{
+	dst->count = sat_add(dst->count, src->count);
+	dst->total_ns = sat_add(dst->total_ns, src->total_ns);
+	for (size_t i = 0; i < PGOFF_AGG_BUCKETS; i++)
+		dst->hist[i] = sat_add(dst->hist[i], src->hist[i]);
+}
+
+size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by)
+{
+	size_t out = 0;
+
+	if (!n)
+		return 0;
+	qsort(rows, n, sizeof(*rows),
+	      by == PGOFF_STATS_BY_PID ? cmp_by_pid : cmp_by_labels);
+	for (size_t i = 1; i < n; i++) {
+		if (cmp_identity(&rows[out], &rows[i], by) == 0)
+			row_add(&rows[out], &rows[i]);
+		else
+			rows[++out] = rows[i];
+	}
+	out++;
+	qsort(rows, out, sizeof(*rows), cmp_time_desc);
+	return out;
+}
+
+int agg_retire(struct agg_retired *r, const struct agg_row *row)
+{
+	struct agg_row *grown;
+
+	for (size_t i = 0; i < r->n; i++) {
+		if (cmp_identity(&r->rows[i], row, PGOFF_STATS_BY_LABELS) == 0) {
+			row_add(&r->rows[i], row);
+			return 0;
+		}
+	}
+	if (r->n == AGG_MAX_RETIRED) {
+		/* the last slot is the catch-all: time kept, labels not */
+		struct agg_row *other = &r->rows[r->n - 1];
+
+		if (strcmp(other->title.backend_type, "(other)") != 0) {
+			memset(other, 0, sizeof(*other));
+			strcpy(other->title.backend_type, "(other)");
+		}
+		row_add(other, row);
+		r->overflowed++;
+		return 0;
+	}
+	grown = realloc(r->rows, (r->n + 1) * sizeof(*r->rows));
+	if (!grown)
+		return -ENOMEM;
+	r->rows = grown;
+	r->rows[r->n++] = *row;
+	return 0;
+}
+
+void agg_retired_free(struct agg_retired *r)
+{
+	free(r->rows);
+	memset(r, 0, sizeof(*r));
+}
+
+static json_object *encode_row(const struct agg_row *row,
+			       enum pgoff_stats_by by)
+{
+	json_object *o = json_object_new_object();
+	json_object *hist = json_object_new_array();
+	const struct pg_title *t = &row->title;
+	size_t last = 0;
+
+	if (by == PGOFF_STATS_BY_PID)
+		json_object_object_add(o, "pid", json_object_new_int64(row->pid));
+	json_object_object_add(o, "cluster", json_object_new_int64(row->cluster));
+	event_add_text(o, "data_dir", row->data_dir, sizeof(row->data_dir));
+	if (t->backend_type[0])
+		event_add_text(o, "backend_type", t->backend_type,
+			       sizeof(t->backend_type));
+	else
+		json_object_object_add(o, "backend_type", NULL);
+	if (t->database[0])
+		event_add_text(o, "database", t->database, sizeof(t->database));
+	if (by == PGOFF_STATS_BY_PID && t->user[0])
+		event_add_text(o, "user", t->user, sizeof(t->user));
+	event_add_pg_wait(o, row->pg_major, row->pg_wait_event_info);
+	if (!row->pg_known)
+		json_object_object_add(o, "pg_known",
+				       json_object_new_boolean(false));
+	json_object_object_add(o, "wait",
+			       json_object_new_string(pgoff_wait_name(row->wait)));
+	json_object_object_add(o, "count",
+			       json_object_new_int64((int64_t)row->count));
+	json_object_object_add(o, "time_ns",
+			       json_object_new_int64((int64_t)row->total_ns));
+	for (size_t i = 0; i < PGOFF_AGG_BUCKETS; i++)
+		if (row->hist[i])
+			last = i + 1;
+	for (size_t i = 0; i < last; i++)	/* trailing zeros left out */
+		json_object_array_add(hist, json_object_new_int64(
+					      (int64_t)row->hist[i]));
+	json_object_object_add(o, "hist", hist);
+	return o;
+}
+
+void agg_rows_encode(json_object *reply, const struct agg_row *rows,
+		     size_t n, enum pgoff_stats_by by, size_t budget)
+{
+	json_object *arr = json_object_new_array();
+	size_t used = 0, shown = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = encode_row(&rows[i], by);
+
+		used += strlen(pgoff_json_line(o, NULL)) + 1;
+		if (used > budget) {	/* rows come longest first: the rest is less */
+			json_object_put(o);
+			break;
+		}
+		json_object_array_add(arr, o);
+		shown++;
+	}
+	json_object_object_add(reply, "rows", arr);
+	json_object_object_add(reply, "total", json_object_new_int64((int64_t)n));
+	json_object_object_add(reply, "truncated",
+			       json_object_new_boolean(shown < n));
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * aggregate.h - the kernel's aggregation (struct pgoff_agg_key/_agg) in
+ * PostgreSQL's terms, for the stats op behind pgoffctl top and metrics.
+ *
+ * Rows of live processes are read from the kernel map on each request;
+ * rows of processes that are gone are folded, once, into rows by labels
+ * (cluster, database, backend type, wait) kept here, so that cumulative
+ * totals never go down while pgoffd runs.
+ */
+#ifndef PGOFF_AGGREGATE_H
+#define PGOFF_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include <linux/types.h>
+#include "bpf/offcpu.h"
+#include "broker/classify.h"
+#include "broker/pg_title.h"
+#include "protocol/protocol.h"
+
+#define AGG_MAX_RETIRED	4096	/* label rows kept for exited processes */
+
+struct pg_proc;
+struct pg_cluster;
+
+/* One row of a stats reply. */
+struct agg_row {
+	uint32_t pid;			/* 0 in rows by labels */
+	uint32_t cluster;		/* 0: unknown */
+	int pg_major;			/* for the wait event's name */
+	uint32_t pg_wait_event_info;
+	bool pg_known;			/* wait_event_info was read */
+	enum pgoff_wait wait;		/* kernel wait type, refined */
+	char data_dir[256];		/* "" when the cluster is unknown */
+	struct pg_title title;		/* empty when the process is unknown */
+	uint64_t count;
+	uint64_t total_ns;
+	uint64_t hist[PGOFF_AGG_BUCKETS];
+};
+
+/*
+ * A row from a kernel key and value, with what is known of its process
+ * and cluster (either may be NULL).
+ */
+void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
+		  const struct pgoff_agg *v, const struct pg_proc *p,
+		  const struct pg_cluster *c);
+
+/* Drop what rows by labels do not keep: pid, user. */
+void agg_row_to_labels(struct agg_row *row);
+
+/*
+ * Sort rows by identity and merge equal ones (same pid and wait, or the
+ * same labels); then order by total time, longest first. Returns the
+ * number of rows left.
+ */
+size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by);
+
+/* The rows of exited processes, by labels. */
+struct agg_retired {
+	struct agg_row *rows;
+	size_t n;
+	uint64_t overflowed;	/* rows folded into the catch-all row */
+};
+
+/*
+ * Fold a row (already by labels) in. Past AGG_MAX_RETIRED distinct label
+ * sets, the row goes into one catch-all row (backend type "(other)"):
+ * its time is kept, its labels are not. Returns 0 or -ENOMEM.
+ */
+int agg_retire(struct agg_retired *r, const struct agg_row *row);
+void agg_retired_free(struct agg_retired *r);
+
+/*
+ * Encode rows into reply: "rows" (at most budget bytes of them, longest
+ * first), "total" and "truncated".
+ */
+void agg_rows_encode(json_object *reply, const struct agg_row *rows,
+		     size_t n, enum pgoff_stats_by by, size_t budget);
+
+#endif

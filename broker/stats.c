@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* stats.c - the kernel's aggregation, read for the stats op. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "broker/pg_registry.h"
+#include "broker/stats.h"
+#include "broker/tracer.h"
+#include "protocol/log.h"
+
+/* Room in a stats reply for the rows; the envelope is small. */
+#define STATS_BUDGET (PGOFF_MAX_LINE - 4096)
+
+/* Alive, zombie included: EPERM says it exists (pgoffd runs unprivileged). */
+static bool process_exists(uint32_t pid)
+{
+	return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
+struct agg_entry {
+	struct pgoff_agg_key key;
+	struct pgoff_agg val;
+};
+
+struct collect {
+	struct stats *s;
+	bool exited_only;
+	struct agg_entry *v;
+	size_t n, cap;
+};
+
+static int collect_row(void *ctx, const struct pgoff_agg_key *key,
+		       const struct pgoff_agg *val)
+{
+	struct collect *c = ctx;
+
+	if (c->exited_only) {
+		/* learn new processes while they live; their labels stay */
+		pg_registry_proc(c->s->registry, key->tgid);
+		if (process_exists(key->tgid))
+			return 0;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct agg_entry *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n].key = *key;
+	c->v[c->n].val = *val;
+	c->n++;
+	return 0;
+}
+
+/* The part of an interval still going on, as a row without a count:
+ * cumulative time then grows smoothly and never goes back when the
+ * interval ends (it is then in the kernel's row, whole). */
+struct ongoing {
+	struct collect *c;
+	uint64_t now_ns;
+};
+
+static int collect_ongoing(void *ctx, uint32_t pid,
+			   const struct pgoff_start *s)
+{
+	struct ongoing *o = ctx;
+	struct pgoff_agg_key k = {
+		.tgid = s->tgid,
+		.cluster = s->cluster,
+		.syscall = s->syscall,
+		.state = s->state,
+	};
+	struct pgoff_agg v = { 0 };
+
+	(void)pid;
+	if (!s->tgid || o->now_ns <= s->start_ns)
+		return 0;
+	if (s->flags & PGOFF_F_PG_WAIT) {
+		k.flags |= PGOFF_AGG_F_PG_WAIT;
+		k.pg_wait_event_info = s->pg_wait_event_info;
+	}
+	if (s->flags & PGOFF_F_IN_STATEMENT)
+		k.flags |= PGOFF_AGG_F_IN_STATEMENT;
+	v.total_ns = o->now_ns - s->start_ns;
+	return collect_row(o->c, &k, &v);
+}
+
+static void make_row(struct stats *s, struct agg_row *row,
+		     const struct agg_entry *e)
+{
+	const struct pg_cluster *c = pg_registry_cluster(s->registry,
+							 e->key.cluster);
+	const struct pg_proc *p = pg_registry_proc(s->registry, e->key.tgid);
+
+	agg_row_make(row, &e->key, &e->val, p, c);
+}
+
+void stats_retire_exited(struct stats *s)
+{
+	struct collect c = { .s = s, .exited_only = true };
+	struct agg_row row;
+	int err = tracer_agg_foreach(s->tracer, collect_row, &c);
+
+	if (err)
+		log_warnx("reading the kernel aggregation: %s", strerror(-err));
+	for (size_t i = 0; i < c.n; i++) {
+		make_row(s, &row, &c.v[i]);
+		agg_row_to_labels(&row);
+		if (agg_retire(&s->retired, &row))
+			s->retire_failed++;
+		tracer_agg_delete(s->tracer, &c.v[i].key);
+	}
+	free(c.v);
+}
+
+void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply)
+{
+	struct collect c = { .s = s };
+	struct ongoing o = { .c = &c };
+	struct agg_row *rows;
+	struct timespec now;
+	size_t n = 0;
+	int err;
+
+	/* the ring buffer's clock: bpf_ktime_get_ns is CLOCK_MONOTONIC */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	o.now_ns = (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+	err = tracer_agg_foreach(s->tracer, collect_row, &c);
+	if (!err)
+		err = tracer_starts_foreach(s->tracer, collect_ongoing, &o);
+	if (err)
+		log_warnx("reading the kernel aggregation: %s", strerror(-err));
+	rows = calloc(c.n + s->retired.n + 1, sizeof(*rows));
+	if (rows) {
+		for (size_t i = 0; i < c.n; i++) {
+			make_row(s, &rows[n], &c.v[i]);
+			if (by == PGOFF_STATS_BY_LABELS)
+				agg_row_to_labels(&rows[n]);
+			n++;
+		}
+		if (by == PGOFF_STATS_BY_LABELS) {
+			memcpy(rows + n, s->retired.rows,
+			       s->retired.n * sizeof(*rows));
+			n += s->retired.n;
+		}
+		n = agg_rows_merge(rows, n, by);
+	}
+	json_object_object_add(reply, "by", json_object_new_string(
+				       pgoff_stats_by_name(by)));
+	json_object_object_add(reply, "now_ns",
+			       json_object_new_int64((int64_t)o.now_ns));
+	json_object_object_add(reply, "hist_unit_ns", json_object_new_int64(1024));
+	agg_rows_encode(reply, rows, n, by, STATS_BUDGET);
+	json_object_object_add(reply, "retired_overflow", json_object_new_int64(
+		(int64_t)s->retired.overflowed));
+	json_object_object_add(reply, "complete", json_object_new_boolean(
+		!err && rows && s->retire_failed == 0));
+	free(rows);
+	free(c.v);
+}
+
+void stats_free(struct stats *s)
+{
+	agg_retired_free(&s->retired);
+}

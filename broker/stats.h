@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * stats.h - the stats op: the kernel's aggregation read on request, and
+ * the rows of exited processes folded by labels before they are dropped.
+ */
+#ifndef PGOFF_STATS_H
+#define PGOFF_STATS_H
+
+#include <json-c/json.h>
+#include "broker/aggregate.h"
+#include "protocol/protocol.h"
+
+struct tracer;
+struct pg_registry;
+
+struct stats {
+	struct tracer *tracer;
+	struct pg_registry *registry;
+	struct agg_retired retired;
+	uint64_t retire_failed;		/* rows of exited processes not kept */
+};
+
+/*
+ * Once a tick, before the registry's scan forgets them: rows of processes
+ * that are gone are folded into the retired rows and deleted from the
+ * kernel map (which would otherwise fill up). New processes are looked
+ * up, so that short-lived backends get their labels while they live.
+ */
+void stats_retire_exited(struct stats *s);
+
+/* Fill a stats reply (see PROTOCOL.md). */
+void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply);
+
+void stats_free(struct stats *s);
+
+#endif

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* stats_view.c - stats replies into top tables, JSON and Prometheus text. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "client/stats_view.h"
+#include "protocol/protocol.h"
+#include "protocol/units.h"
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -EPROTO;
+}
+
+static void copy_str(json_object *o, const char *key, char *dst, size_t len)
+{
+	const char *s;
+
+	dst[0] = '\0';
+	if (pgoff_get_string(o, key, &s))
+		snprintf(dst, len, "%s", s);
+}
+
+static bool get_u64(json_object *o, const char *key, uint64_t *out)
+{
+	int64_t v;
+
+	if (!pgoff_get_int64(o, key, &v) || v < 0)
+		return false;
+	*out = (uint64_t)v;
+	return true;
+}
+
+static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
+{
+	json_object *hist;
+	uint64_t pid = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_object_is_type(o, json_type_object))
+		return fail(err, len, "a row is not an object");
+	if (json_object_object_get_ex(o, "pid", NULL) &&
+	    (!get_u64(o, "pid", &pid) || pid > UINT32_MAX))
+		return fail(err, len, "a row has a bad pid");
+	r->pid = (uint32_t)pid;
+	if (!get_u64(o, "count", &r->count) || !get_u64(o, "time_ns", &r->time_ns))
+		return fail(err, len, "a row has no count or time_ns");
+	copy_str(o, "data_dir", r->data_dir, sizeof(r->data_dir));
+	copy_str(o, "backend_type", r->backend_type, sizeof(r->backend_type));
+	copy_str(o, "database", r->database, sizeof(r->database));
+	copy_str(o, "user", r->user, sizeof(r->user));
+	copy_str(o, "wait_event_type", r->wait_event_type,
+		 sizeof(r->wait_event_type));
+	copy_str(o, "wait_event", r->wait_event, sizeof(r->wait_event));
+	copy_str(o, "wait", r->wait, sizeof(r->wait));
+	if (json_object_object_get_ex(o, "hist", &hist)) {
+		size_t n;
+
+		if (!json_object_is_type(hist, json_type_array) ||
+		    (n = json_object_array_length(hist)) > SV_BUCKETS)
+			return fail(err, len, "a row has a bad histogram");
+		for (size_t i = 0; i < n; i++) {
+			json_object *v = json_object_array_get_idx(hist, i);
+			int64_t c;
+
+			if (!json_object_is_type(v, json_type_int) ||
+			    (c = json_object_get_int64(v)) < 0)
+				return fail(err, len, "a row has a bad histogram");
+			r->hist[i] = (uint64_t)c;
+		}
+	}
+	return 0;
+}
+
+int sv_parse(json_object *reply, struct sv_snapshot *out, char *err,
+	     size_t errlen)
+{
+	json_object *rows, *v;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_object_object_get_ex(reply, "rows", &rows) ||
+	    !json_object_is_type(rows, json_type_array) ||
+	    !get_u64(reply, "now_ns", &out->now_ns))
+		return fail(err, errlen, "the stats reply has no rows or now_ns");
+	out->hist_unit_ns = 1024;
+	if (json_object_object_get_ex(reply, "hist_unit_ns", NULL) &&
+	    (!get_u64(reply, "hist_unit_ns", &out->hist_unit_ns) ||
+	     !out->hist_unit_ns || out->hist_unit_ns > 1000000000))
+		return fail(err, errlen, "the stats reply has a bad hist_unit_ns");
+	if (json_object_object_get_ex(reply, "truncated", &v))
+		out->truncated = json_object_get_boolean(v);
+	n = json_object_array_length(rows);
+	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
+	if (!out->rows)
+		return (void)fail(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (parse_row(json_object_array_get_idx(rows, i),
+			      &out->rows[out->n], err, errlen)) {
+			sv_free(out);
+			return -EPROTO;
+		}
+		out->n++;
+	}
+	return 0;
+}
+
+void sv_free(struct sv_snapshot *s)
+{
+	free(s->rows);
+	s->rows = NULL;
+	s->n = 0;
+}
+
+static bool same_row(const struct sv_row *a, const struct sv_row *b)
+{
+	return a->pid == b->pid && strcmp(a->wait, b->wait) == 0 &&
+	       strcmp(a->wait_event_type, b->wait_event_type) == 0 &&
+	       strcmp(a->wait_event, b->wait_event) == 0 &&
+	       strcmp(a->data_dir, b->data_dir) == 0 &&
+	       strcmp(a->database, b->database) == 0 &&
+	       strcmp(a->backend_type, b->backend_type) == 0;
+}
+
+/* cur - prev, or false when prev is not an earlier state of cur. */
+static bool subtract(struct sv_row *d, const struct sv_row *prev)
+{
+	if (d->count < prev->count || d->time_ns < prev->time_ns)
+		return false;
+	for (size_t i = 0; i < SV_BUCKETS; i++)
+		if (d->hist[i] < prev->hist[i])
+			return false;
+	d->count -= prev->count;
+	d->time_ns -= prev->time_ns;
+	for (size_t i = 0; i < SV_BUCKETS; i++)
+		d->hist[i] -= prev->hist[i];
+	return true;
+}
+
+int sv_delta(const struct sv_snapshot *prev, const struct sv_snapshot *cur,
+	     struct sv_snapshot *out)
+{
+	*out = *cur;
+	out->n = 0;
+	out->rows = calloc(cur->n ? cur->n : 1, sizeof(*out->rows));
+	if (!out->rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < cur->n; i++) {
+		struct sv_row d = cur->rows[i];
+
+		for (size_t j = 0; prev && j < prev->n; j++) {
+			if (same_row(&cur->rows[i], &prev->rows[j])) {
+				if (!subtract(&d, &prev->rows[j]))
+					d = cur->rows[i];
+				break;
+			}
+		}
+		if (d.count || d.time_ns)
+			out->rows[out->n++] = d;
+	}
+	return 0;
+}
+
+const char *sv_by_name(enum sv_by by)
+{
+	return by == SV_BY_WAIT ? "wait" : by == SV_BY_DATABASE ? "database" :
+	       "backend";
+}
+
+int sv_by_parse(const char *name, enum sv_by *out)
+{
+	static const enum sv_by all[] = { SV_BY_BACKEND, SV_BY_WAIT,
+					  SV_BY_DATABASE };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (strcmp(name, sv_by_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* "Lock:transactionid", or "-" outside any PostgreSQL wait. */
+static void pg_wait_label(const struct sv_row *r, char *buf, size_t len)
+{
+	if (!r->wait_event_type[0])
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s:%s", r->wait_event_type, r->wait_event);
+}
+
+static bool same_group(const struct sv_row *k, const struct sv_row *r,
+		       enum sv_by by)
+{
+	switch (by) {
+	case SV_BY_BACKEND:
+		return k->pid == r->pid && strcmp(k->data_dir, r->data_dir) == 0;
+	case SV_BY_WAIT:
+		return strcmp(k->wait, r->wait) == 0 &&
+		       strcmp(k->wait_event_type, r->wait_event_type) == 0 &&
+		       strcmp(k->wait_event, r->wait_event) == 0;
+	case SV_BY_DATABASE:
+		return strcmp(k->database, r->database) == 0 &&
+		       strcmp(k->data_dir, r->data_dir) == 0;
+	}
+	return false;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct sv_row *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_group_time(const void *a, const void *b)
+{
+	const struct sv_group *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? 1 : x->time_ns > y->time_ns ? -1 : 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+int sv_group(const struct sv_snapshot *d, enum sv_by by,
+	     struct sv_group **out)
+{
+	struct sv_row *rows = calloc(d->n ? d->n : 1, sizeof(*rows));
+	struct sv_group *g = calloc(d->n ? d->n : 1, sizeof(*g));
+	uint32_t *last_pid = calloc(d->n ? d->n : 1, sizeof(*last_pid));
+	size_t ng = 0;
+
+	if (!rows || !g || !last_pid) {
+		free(rows), free(g), free(last_pid);
+		return -ENOMEM;
+	}
+	/* by pid, so that each group sees a pid's rows one after another */
+	memcpy(rows, d->rows, d->n * sizeof(*rows));
+	qsort(rows, d->n, sizeof(*rows), cmp_pid);
+	for (size_t i = 0; i < d->n; i++) {
+		const struct sv_row *r = &rows[i];
+		size_t k;
+
+		for (k = 0; k < ng; k++)
+			if (same_group(&g[k].key, r, by))
+				break;
+		if (k == ng) {
+			g[ng].key = *r;
+			last_pid[ng] = r->pid + 1;	/* differs from r->pid */
+			ng++;
+		}
+		g[k].time_ns = sat_add(g[k].time_ns, r->time_ns);
+		g[k].count = sat_add(g[k].count, r->count);
+		for (size_t b = 0; b < SV_BUCKETS; b++)
+			g[k].hist[b] = sat_add(g[k].hist[b], r->hist[b]);
+		if (last_pid[k] != r->pid) {
+			g[k].backends++;
+			last_pid[k] = r->pid;
+		}
+		if (r->time_ns >= g[k].top_wait_ns) {
+			char pg[100];
+
+			pg_wait_label(r, pg, sizeof(pg));
+			g[k].top_wait_ns = r->time_ns;
+			snprintf(g[k].top_wait, sizeof(g[k].top_wait), "%s %s",
+				 r->wait, pg);
+		}
+	}
+	qsort(g, ng, sizeof(*g), cmp_group_time);
+	free(rows);
+	free(last_pid);
+	*out = g;
+	return (int)ng;
+}
+
+uint64_t sv_quantile_ns(const uint64_t hist[SV_BUCKETS], uint64_t unit_ns,
+			double q)
+{
+	uint64_t total = 0, cum = 0, want;
+
+	for (size_t b = 0; b < SV_BUCKETS; b++)
+		total = sat_add(total, hist[b]);
+	if (!total)
+		return 0;
+	want = (uint64_t)(q * (double)total);	/* rounded up: */
+	if ((double)want < q * (double)total)
+		want++;
+	if (want < 1)
+		want = 1;
+	for (size_t b = 0; b < SV_BUCKETS; b++) {
+		cum = sat_add(cum, hist[b]);
+		if (cum >= want)
+			return b == SV_BUCKETS - 1 ? UINT64_MAX :
+			       unit_ns << b;	/* bucket b ends at 2^b units */
+	}
+	return UINT64_MAX;
+}
+
+/* A duration cell: "-" for a quantile of no finished interval. */
+static const char *fmt_dur(uint64_t ns, char *buf, size_t len)
+{
+	if (ns == 0)
+		return "-";
+	if (ns == UINT64_MAX)
+		return "long";
+	return pgoff_format_duration(ns, buf, len);
+}
+
+/* Text from the broker on one table line: no control bytes. */
+static void put_cell(FILE *out, const char *fmt, const char *s)
+{
+	char clean[256];
+	size_t i;
+
+	for (i = 0; s[i] && i < sizeof(clean) - 1; i++)
+		clean[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	clean[i] = '\0';
+	fprintf(out, fmt, clean);
+}
+
+void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
+		   enum sv_by by, uint64_t interval_ns, uint64_t unit_ns,
+		   size_t limit)
+{
+	double secs = interval_ns ? (double)interval_ns / 1e9 : 1.0;
+	char b1[32], b2[32], b3[32], pg[100];
+
+	if (by == SV_BY_BACKEND)
+		fprintf(out, "%7s %-14s %-12s %-20s %6s %9s %7s %8s %8s  %s\n",
+			"PID", "DATABASE", "USER", "BACKEND", "OFF%",
+			"OFF-CPU", "COUNT", "P50", "P99", "TOP WAIT");
+	else if (by == SV_BY_WAIT)
+		fprintf(out, "%-34s %-6s %6s %9s %7s %8s %8s %8s\n",
+			"PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU", "COUNT",
+			"P50", "P99", "BACKENDS");
+	else
+		fprintf(out, "%-20s %6s %9s %7s %8s %8s %8s\n", "DATABASE",
+			"AAS", "OFF-CPU", "COUNT", "P50", "P99", "BACKENDS");
+	for (size_t i = 0; i < n && (!limit || i < limit); i++) {
+		const struct sv_group *x = &g[i];
+		double share = (double)x->time_ns / 1e9 / secs;
+
+		fmt_dur(x->time_ns, b1, sizeof(b1));
+		fmt_dur(sv_quantile_ns(x->hist, unit_ns, 0.5), b2, sizeof(b2));
+		fmt_dur(sv_quantile_ns(x->hist, unit_ns, 0.99), b3, sizeof(b3));
+		if (by == SV_BY_BACKEND) {
+			fprintf(out, "%7" PRIu32 " ", x->key.pid);
+			put_cell(out, "%-14.14s ", x->key.database[0] ?
+				 x->key.database : "-");
+			put_cell(out, "%-12.12s ", x->key.user[0] ?
+				 x->key.user : "-");
+			put_cell(out, "%-20.20s ", x->key.backend_type[0] ?
+				 x->key.backend_type : "?");
+			fprintf(out, "%5.1f%% %9s %7" PRIu64 " %8s %8s  ",
+				100 * share, b1, x->count, b2, b3);
+			put_cell(out, "%s\n", x->top_wait);
+		} else if (by == SV_BY_WAIT) {
+			pg_wait_label(&x->key, pg, sizeof(pg));
+			put_cell(out, "%-34.34s ", pg);
+			put_cell(out, "%-6s ", x->key.wait);
+			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s %8zu\n",
+				share, b1, x->count, b2, b3, x->backends);
+		} else {
+			put_cell(out, "%-20.20s ", x->key.database[0] ?
+				 x->key.database : "(no database)");
+			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s %8zu\n",
+				share, b1, x->count, b2, b3, x->backends);
+		}
+	}
+}
+
+static void add_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, v[0] ? json_object_new_string(v) : NULL);
+}
+
+static void add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, v > INT64_MAX ? NULL :
+			       json_object_new_int64((int64_t)v));
+}
+
+/* A quantile: null when no interval finished (or in the open bucket). */
+static void add_quantile(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, v == 0 || v == UINT64_MAX ? NULL :
+			       json_object_new_int64((int64_t)v));
+}
+
+json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
+			 uint64_t interval_ns, uint64_t unit_ns, size_t limit)
+{
+	json_object *top = json_object_new_object();
+	json_object *rows = json_object_new_array();
+	double secs = interval_ns ? (double)interval_ns / 1e9 : 1.0;
+
+	json_object_object_add(top, "by", json_object_new_string(sv_by_name(by)));
+	add_u64(top, "interval_ns", interval_ns);
+	for (size_t i = 0; i < n && (!limit || i < limit); i++) {
+		const struct sv_group *x = &g[i];
+		json_object *r = json_object_new_object();
+
+		if (by == SV_BY_BACKEND) {
+			json_object_object_add(r, "pid",
+					       json_object_new_int64(x->key.pid));
+			add_str(r, "database", x->key.database);
+			add_str(r, "user", x->key.user);
+			add_str(r, "backend_type", x->key.backend_type);
+			add_str(r, "top_wait", x->top_wait);
+		} else if (by == SV_BY_WAIT) {
+			add_str(r, "wait_event_type", x->key.wait_event_type);
+			add_str(r, "wait_event", x->key.wait_event);
+			add_str(r, "wait", x->key.wait);
+		} else {
+			add_str(r, "database", x->key.database);
+		}
+		add_str(r, "data_dir", x->key.data_dir);
+		add_u64(r, "time_ns", x->time_ns);
+		json_object_object_add(r, "share", json_object_new_double(
+			(double)(uint64_t)((double)x->time_ns / 1e9 / secs * 1e4 +
+					   0.5) / 1e4));
+		add_u64(r, "count", x->count);
+		add_quantile(r, "p50_ns", sv_quantile_ns(x->hist, unit_ns, 0.5));
+		add_quantile(r, "p99_ns", sv_quantile_ns(x->hist, unit_ns, 0.99));
+		json_object_object_add(r, "backends",
+				       json_object_new_int64((int64_t)x->backends));
+		json_object_array_add(rows, r);
+	}
+	json_object_object_add(top, "rows", rows);
+	json_object_object_add(top, "total_rows", json_object_new_int64((int64_t)n));
+	return top;
+}
+
+/* A label value, escaped as the text format wants: \\ \" \n. */
+static void put_label(char **p, char *end, const char *name, const char *v,
+		      bool first)
+{
+	*p += snprintf(*p, (size_t)(end - *p), "%s%s=\"", first ? "" : ",", name);
+	for (; *v && *p < end - 3; v++) {
+		if (*v == '\\' || *v == '"') {
+			*(*p)++ = '\\';
+			*(*p)++ = *v;
+		} else if (*v == '\n') {
+			*(*p)++ = '\\';
+			*(*p)++ = 'n';
+		} else {
+			*(*p)++ = *v;
+		}
+	}
+	*p += snprintf(*p, (size_t)(end - *p), "\"");
+}
+
+struct series {
+	char labels[1024];
+	uint64_t time_ns, count;
+};
+
+static int cmp_series(const void *a, const void *b)
+{
+	return strcmp(((const struct series *)a)->labels,
+		      ((const struct series *)b)->labels);
+}
+
+static void put_counter(FILE *out, json_object *counters, const char *cause)
+{
+	int64_t v = 0;
+
+	if (counters && pgoff_get_int64(counters, cause, &v) && v >= 0)
+		fprintf(out, "pgoff_lost_events_total{cause=\"%s\"} %" PRId64 "\n",
+			cause, v);
+}
+
+int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
+		      json_object *status, bool per_pid)
+{
+	static const char *const causes[] = {
+		"ringbuf_full", "start_map_full", "episode_map_full",
+		"aggregate_map_full", "client_queue_full",
+	};
+	struct series *v = calloc(s->n ? s->n : 1, sizeof(*v));
+	json_object *counters = NULL;
+	size_t n = 0;
+	int64_t g;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sv_row *r = &s->rows[i];
+		char *p = v[n].labels, *end = p + sizeof(v[n].labels);
+		char pid[16];
+
+		put_label(&p, end, "cluster", r->data_dir, true);
+		put_label(&p, end, "database", r->database, false);
+		put_label(&p, end, "backend_type", r->backend_type, false);
+		put_label(&p, end, "wait_event_type", r->wait_event_type, false);
+		put_label(&p, end, "wait_event", r->wait_event, false);
+		put_label(&p, end, "wait", r->wait, false);
+		if (per_pid) {
+			snprintf(pid, sizeof(pid), "%" PRIu32, r->pid);
+			put_label(&p, end, "pid", pid, false);
+		}
+		v[n].time_ns = r->time_ns;
+		v[n].count = r->count;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), cmp_series);
+	fprintf(out, "# HELP pgoff_offcpu_seconds_total Time PostgreSQL processes "
+		"spent off the CPU, by wait.\n"
+		"# TYPE pgoff_offcpu_seconds_total counter\n");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = v[i].time_ns;
+
+		while (i + 1 < n && strcmp(v[i].labels, v[i + 1].labels) == 0)
+			t = sat_add(t, v[++i].time_ns);
+		fprintf(out, "pgoff_offcpu_seconds_total{%s} %" PRIu64 ".%09" PRIu64 "\n",
+			v[i].labels, t / 1000000000, t % 1000000000);
+	}
+	fprintf(out, "# HELP pgoff_offcpu_intervals_total Off-CPU intervals of "
+		"PostgreSQL processes, by wait.\n"
+		"# TYPE pgoff_offcpu_intervals_total counter\n");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = v[i].count;
+
+		while (i + 1 < n && strcmp(v[i].labels, v[i + 1].labels) == 0)
+			c = sat_add(c, v[++i].count);
+		fprintf(out, "pgoff_offcpu_intervals_total{%s} %" PRIu64 "\n",
+			v[i].labels, c);
+	}
+	free(v);
+	if (status && json_object_object_get_ex(status, "counters", &counters) &&
+	    json_object_is_type(counters, json_type_object)) {
+		fprintf(out, "# HELP pgoff_lost_events_total Events or intervals "
+			"pgoffd lost, by cause.\n"
+			"# TYPE pgoff_lost_events_total counter\n");
+		for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
+			put_counter(out, counters, causes[i]);
+	}
+	if (status && pgoff_get_int64(status, "traced_processes", &g))
+		fprintf(out, "# HELP pgoff_traced_processes PostgreSQL processes "
+			"pgoffd traces.\n# TYPE pgoff_traced_processes gauge\n"
+			"pgoff_traced_processes %" PRId64 "\n", g);
+	if (status && pgoff_get_int64(status, "clients", &g))
+		fprintf(out, "# HELP pgoff_clients Clients connected to pgoffd.\n"
+			"# TYPE pgoff_clients gauge\npgoff_clients %" PRId64 "\n", g);
+	return ferror(out) ? -EIO : 0;
+}

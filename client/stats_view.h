@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * stats_view.h - pgoffd's stats replies as pgoffctl top and metrics show
+ * them: parsed (nothing from the broker is trusted), differenced between
+ * two snapshots, grouped, and rendered as a table, JSON or the Prometheus
+ * text format. Pure: no I/O but the FILE * given.
+ */
+#ifndef PGOFF_STATS_VIEW_H
+#define PGOFF_STATS_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <json-c/json.h>
+
+#define SV_BUCKETS 32		/* as the kernel's log2 histogram */
+
+struct sv_row {
+	uint32_t pid;		/* 0 in rows by labels */
+	char data_dir[256];
+	char backend_type[64];
+	char database[64];
+	char user[64];
+	char wait_event_type[32];	/* "" outside any PostgreSQL wait */
+	char wait_event[64];
+	char wait[16];		/* kernel wait type */
+	uint64_t count;
+	uint64_t time_ns;
+	uint64_t hist[SV_BUCKETS];
+};
+
+struct sv_snapshot {
+	uint64_t now_ns;	/* the broker's CLOCK_MONOTONIC */
+	uint64_t hist_unit_ns;
+	bool truncated;
+	struct sv_row *rows;
+	size_t n;
+};
+
+/* A stats reply into a snapshot. Returns 0, or -EPROTO/-ENOMEM with err. */
+int sv_parse(json_object *reply, struct sv_snapshot *out, char *err,
+	     size_t errlen);
+void sv_free(struct sv_snapshot *s);
+
+/*
+ * What happened between prev and cur: matching rows (same pid and waits)
+ * subtracted; a row new in cur (a new process or wait) counts whole; a
+ * row whose count went down (its pid was reused) also counts whole.
+ */
+int sv_delta(const struct sv_snapshot *prev, const struct sv_snapshot *cur,
+	     struct sv_snapshot *out);
+
+enum sv_by { SV_BY_BACKEND, SV_BY_WAIT, SV_BY_DATABASE };
+
+struct sv_group {
+	struct sv_row key;	/* the fields the grouping keeps */
+	uint64_t time_ns, count, hist[SV_BUCKETS];
+	size_t backends;	/* distinct pids in it */
+	char top_wait[128];	/* for SV_BY_BACKEND: the wait with most time */
+	uint64_t top_wait_ns;
+};
+
+/* Group rows, longest time first. Returns the number, or -ENOMEM. */
+int sv_group(const struct sv_snapshot *d, enum sv_by by,
+	     struct sv_group **out);
+
+/*
+ * Upper bound of the bucket holding quantile q (0 < q <= 1) of the
+ * histogram, in ns; 0 when empty; UINT64_MAX in the open last bucket.
+ */
+uint64_t sv_quantile_ns(const uint64_t hist[SV_BUCKETS], uint64_t unit_ns,
+			double q);
+
+/* The top table; limit rows at most (0: all). */
+void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
+		   enum sv_by by, uint64_t interval_ns, uint64_t unit_ns,
+		   size_t limit);
+/* The same as one JSON object (a reference for the caller). */
+json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
+			 uint64_t interval_ns, uint64_t unit_ns, size_t limit);
+
+/*
+ * Prometheus text format from a snapshot (by labels, or by pid with
+ * per_pid) and a status reply (loss counters, gauges; may be NULL).
+ * Series with the same labels are summed: a restarted cluster keeps its
+ * data directory. Returns 0, or -ENOMEM.
+ */
+int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
+		      json_object *status, bool per_pid);
+
+const char *sv_by_name(enum sv_by by);
+int sv_by_parse(const char *name, enum sv_by *out);
+
+#endif

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * top.c - pgoffctl top and metrics: the commands built on pgoffd's stats
+ * op (the kernel's aggregation), which never stream events.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include "client/cli.h"
+#include "client/conn.h"
+#include "client/stats_view.h"
+#include "protocol/log.h"
+#include "protocol/units.h"
+
+static void top_usage(FILE *f)
+{
+	fprintf(f,
+"usage: pgoffctl top [options]\n"
+"Where PostgreSQL processes' off-CPU time went in the last interval, from\n"
+"pgoffd's in-kernel aggregation. On a terminal the view is redrawn until\n"
+"q or Ctrl-C; otherwise one table per interval, separated by a blank line.\n"
+"\n"
+"  --interval DUR    length of an interval (default 2s; at least 100ms)\n"
+"  --by KEY          backend (default): one row per process; wait: per\n"
+"                    PostgreSQL wait event and kernel wait type; database\n"
+"  --once            print one interval and exit\n"
+"  --json            one JSON object per interval\n"
+"  --pid N           only this process (repeatable)\n"
+"  --db LIST         only these databases (comma-separated)\n"
+"  --limit N         at most N rows (default: what the terminal holds)\n"
+"  --socket PATH     broker socket\n"
+"\n"
+"OFF%%: share of the interval the process spent off the CPU. AAS: average\n"
+"processes in that wait at once. COUNT: off-CPU intervals (a lock wait\n"
+"woken by the deadlock check counts twice). P50/P99: interval lengths,\n"
+"upper bounds of log2 buckets (within a factor of 2).\n"
+"\n"
+"examples:\n"
+"  pgoffctl top --by wait\n"
+"  pgoffctl top --once --json --interval 5s | jq '.rows[0]'\n");
+}
+
+static void metrics_usage(FILE *f)
+{
+	fprintf(f,
+"usage: pgoffctl metrics [--per-pid] [--socket PATH]\n"
+"pgoffd's totals since it started, in the Prometheus text format:\n"
+"pgoff_offcpu_seconds_total and pgoff_offcpu_intervals_total by cluster\n"
+"(data directory), database, backend_type, wait_event_type, wait_event and\n"
+"wait; pgoff_lost_events_total by cause; pgoff_traced_processes;\n"
+"pgoff_clients. Processes that exited stay counted.\n"
+"\n"
+"  --per-pid         one series per process too (label pid): unbounded\n"
+"                    cardinality, and exited processes are left out\n"
+"\n"
+"example (node_exporter's textfile collector):\n"
+"  pgoffctl metrics > $DIR/pgoff.prom.$$ && mv $DIR/pgoff.prom.$$ $DIR/pgoff.prom\n");
+}
+
+struct top_opts {
+	uint64_t interval_ns;
+	enum sv_by by;
+	bool once, json;
+	uint32_t pids[64];
+	size_t npids;
+	char dbs[16][64];
+	size_t ndbs;
+	uint64_t limit;
+};
+
+static int parse_top(int argc, char **argv, struct top_opts *o,
+		     const char **sock)
+{
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "once", no_argument, NULL, '1' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "db", required_argument, NULL, 'D' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t v;
+	int opt;
+
+	o->interval_ns = 2000000000ULL;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			if (pgoff_parse_duration(optarg, &o->interval_ns) ||
+			    o->interval_ns < 100000000ULL ||
+			    o->interval_ns > 3600000000000ULL) {
+				log_warnx("--interval: '%s' is not a duration "
+					  "from 100ms to 1h", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			if (sv_by_parse(optarg, &o->by)) {
+				log_warnx("--by: '%s' is not backend, wait or "
+					  "database", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case '1':
+			o->once = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'p':
+			if (pgoff_parse_u64(optarg, 1, PGOFF_PID_MAX, &v) ||
+			    o->npids == sizeof(o->pids) / sizeof(o->pids[0])) {
+				log_warnx("--pid: '%s' is not a process id (at "
+					  "most 64)", optarg);
+				return EXIT_USAGE;
+			}
+			o->pids[o->npids++] = (uint32_t)v;
+			break;
+		case 'D':
+			for (char *p = optarg, *tok; (tok = strsep(&p, ","));) {
+				if (!*tok || strlen(tok) >= sizeof(o->dbs[0]) ||
+				    o->ndbs == sizeof(o->dbs) / sizeof(o->dbs[0])) {
+					log_warnx("--db: '%s' is not a list of at "
+						  "most 16 names", optarg);
+					return EXIT_USAGE;
+				}
+				strcpy(o->dbs[o->ndbs++], tok);
+			}
+			break;
+		case 'l':
+			if (pgoff_parse_u64(optarg, 1, 1000000, &o->limit)) {
+				log_warnx("--limit: '%s' is not a positive number",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 's':
+			*sock = optarg;
+			break;
+		case 'h':
+			top_usage(stdout);
+			exit(EXIT_OK);
+		default:
+			top_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		log_warnx("top: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static bool row_wanted(const struct top_opts *o, const struct sv_row *r)
+{
+	bool ok = !o->npids;
+
+	for (size_t i = 0; i < o->npids && !ok; i++)
+		ok = r->pid == o->pids[i];
+	if (!ok)
+		return false;
+	ok = !o->ndbs;
+	for (size_t i = 0; i < o->ndbs && !ok; i++)
+		ok = strcmp(r->database, o->dbs[i]) == 0;
+	return ok;
+}
+
+static int fetch(struct conn *c, enum pgoff_stats_by by, struct sv_snapshot *s)
+{
+	struct pgoff_request req = { .op = PGOFF_OP_STATS };
+	json_object *reply;
+	char err[160];
+	int ret;
+
+	req.stats.by = by;
+	ret = conn_request(c, &req, &reply);
+	if (ret != EXIT_OK)
+		return ret;
+	if (sv_parse(reply, s, err, sizeof(err))) {
+		log_warnx("pgoffd's stats reply: %s", err);
+		ret = EXIT_ERROR;
+	}
+	json_object_put(reply);
+	return ret;
+}
+
+/* Terminal state, restored however top ends. */
+static struct termios saved_tty;
+static bool tty_raw;
+static volatile sig_atomic_t stop_signal;
+
+static void restore_tty(void)
+{
+	if (tty_raw)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
+	tty_raw = false;
+}
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* Keys without Enter, no echo: 'q' quits. */
+static void tty_keys(void)
+{
+	struct termios t;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tty))
+		return;
+	t = saved_tty;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) == 0) {
+		tty_raw = true;
+		atexit(restore_tty);
+	}
+}
+
+/* Wait for the interval; false if the user asked to quit. */
+static bool wait_interval(uint64_t ns)
+{
+	int64_t end = now_ms() + (int64_t)(ns / 1000000);
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+	for (;;) {
+		int64_t left = end - now_ms();
+		char ch;
+
+		if (stop_signal)
+			return false;
+		if (left <= 0)
+			return true;
+		if (!tty_raw) {
+			struct timespec ts = { left / 1000, (left % 1000) * 1000000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (poll(&p, 1, (int)left) > 0 && read(STDIN_FILENO, &ch, 1) == 1 &&
+		    (ch == 'q' || ch == 'Q'))
+			return false;
+	}
+}
+
+static size_t terminal_rows(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
+		return ws.ws_row - 3;	/* the title, the header, the cursor */
+	return 20;
+}
+
+static int show(const struct top_opts *o, const struct sv_snapshot *prev,
+		const struct sv_snapshot *cur, bool screen)
+{
+	struct sv_snapshot d;
+	struct sv_group *g;
+	uint64_t interval = cur->now_ns - prev->now_ns;
+	size_t limit = o->limit ? o->limit : screen ? terminal_rows() : 0;
+	size_t keep = 0;
+	int n;
+
+	if (sv_delta(prev, cur, &d))
+		return -ENOMEM;
+	for (size_t i = 0; i < d.n; i++)
+		if (row_wanted(o, &d.rows[i]))
+			d.rows[keep++] = d.rows[i];
+	d.n = keep;
+	n = sv_group(&d, o->by, &g);
+	sv_free(&d);
+	if (n < 0)
+		return n;
+	if (o->json) {
+		json_object *j = sv_top_json(g, (size_t)n, o->by, interval,
+					     cur->hist_unit_ns, o->limit);
+
+		json_object_object_add(j, "now_ns",
+				       json_object_new_int64((int64_t)cur->now_ns));
+		json_object_object_add(j, "truncated",
+				       json_object_new_boolean(cur->truncated));
+		printf("%s\n", pgoff_json_line(j, NULL));
+		json_object_put(j);
+	} else {
+		char when[16], iv[32];
+		time_t t = time(NULL);
+		struct tm tm;
+
+		localtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		if (screen)
+			fputs("\033[H\033[2J", stdout);
+		printf("pgoffctl top - %s - off-CPU time in the last %s, by %s%s%s\n",
+		       when, pgoff_format_duration(interval, iv, sizeof(iv)),
+		       sv_by_name(o->by), cur->truncated ?
+		       " (pgoffd's reply was cut short: the least busy rows are missing)" : "",
+		       screen ? " - q to quit" : "");
+		sv_render_top(stdout, g, (size_t)n, o->by, interval,
+			      cur->hist_unit_ns, limit);
+		if (!screen && !o->once)
+			putchar('\n');
+	}
+	free(g);
+	check_stdout();
+	return 0;
+}
+
+int cmd_top(int argc, char **argv, const char *sock)
+{
+	struct top_opts o = { 0 };
+	struct sv_snapshot prev = { 0 }, cur = { 0 };
+	struct sigaction sa = { .sa_handler = on_stop };
+	bool screen;
+	struct conn c;
+	int ret;
+
+	ret = parse_top(argc, argv, &o, &sock);
+	if (ret != EXIT_OK)
+		return ret;
+	ret = conn_open(&c, socket_path(sock));
+	if (ret != EXIT_OK)
+		goto out;
+	screen = !o.json && !o.once && isatty(STDOUT_FILENO);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (screen)
+		tty_keys();
+	ret = fetch(&c, PGOFF_STATS_BY_PID, &prev);
+	while (ret == EXIT_OK && wait_interval(o.interval_ns)) {
+		ret = fetch(&c, PGOFF_STATS_BY_PID, &cur);
+		if (ret != EXIT_OK)
+			break;
+		if (show(&o, &prev, &cur, screen)) {
+			log_warnx("out of memory");
+			ret = EXIT_ERROR;
+		}
+		sv_free(&prev);
+		prev = cur;
+		cur = (struct sv_snapshot){ 0 };
+		if (o.once)
+			break;
+	}
+	restore_tty();
+out:
+	sv_free(&prev);
+	sv_free(&cur);
+	conn_close(&c);
+	return ret;
+}
+
+int cmd_metrics(int argc, char **argv, const char *sock)
+{
+	static const struct option opts[] = {
+		{ "per-pid", no_argument, NULL, 'p' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct pgoff_request status = { .op = PGOFF_OP_STATUS };
+	struct sv_snapshot s = { 0 };
+	json_object *st = NULL;
+	bool per_pid = false;
+	struct conn c;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'p') {
+			per_pid = true;
+		} else if (opt == 's') {
+			sock = optarg;
+		} else if (opt == 'h') {
+			metrics_usage(stdout);
+			return EXIT_OK;
+		} else {
+			metrics_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		log_warnx("metrics: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	ret = conn_open(&c, socket_path(sock));
+	if (ret == EXIT_OK)
+		ret = conn_request(&c, &status, &st);
+	if (ret == EXIT_OK)
+		ret = fetch(&c, per_pid ? PGOFF_STATS_BY_PID :
+			    PGOFF_STATS_BY_LABELS, &s);
+	if (ret == EXIT_OK) {
+		if (s.truncated)
+			log_warnx("pgoffd's reply was cut short: the series "
+				  "with the least time are missing");
+		if (sv_render_metrics(stdout, &s, st, per_pid)) {
+			log_warnx("writing the metrics");
+			ret = EXIT_ERROR;
+		}
+		check_stdout();
+	}
+	json_object_put(st);
+	sv_free(&s);
+	conn_close(&c);
+	return ret;
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# pgoffctl top and metrics, as a DBA uses them, on a real row-lock wait:
+# top --once --json while the wait goes on (the kernel's aggregation plus
+# the part of the wait not over yet), the live screen under tmux, and the
+# Prometheus text checked by promtool, before and after the waiter exits.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+# promtool, from Debian's prometheus package, unpacked (not installed:
+# that would start a Prometheus server); kept across runs.
+promtool_path() {
+	local cache=/var/cache/pgoff-tests deb
+	if [ ! -x "$cache/usr/bin/promtool" ]; then
+		mkdir -p "$cache" && (cd "$cache" &&
+			apt-get download -qq prometheus >/dev/null 2>&1 &&
+			deb=$(ls prometheus_*.deb | head -n1) &&
+			dpkg-deb -x "$deb" "$cache" && rm -f "$deb") || return 1
+	fi
+	echo "$cache/usr/bin/promtool"
+}
+
+pg_start deadlock_timeout=10s || { not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+
+# A holds the row lock for 6 s; B waits for it.
+sql -c "select pg_backend_pid()" -c "begin" -c "update t set v = 1 where id = 1" \
+	-c "select pg_sleep(6)" -c "commit" >"$E2E_DIR/a.out" &
+a_job=$!
+for _ in $(seq 100); do [ -s "$E2E_DIR/a.out" ] && break; sleep 0.02; done
+sql -c "update t set v = 2 where id = 1" >/dev/null &
+b_job=$!
+IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
+note "B ($b_pid) waits for the row lock"
+
+member top --once --json --interval 1s >"$E2E_DIR/top.json" 2>"$E2E_DIR/top.err"
+check "top --once --json exits 0 with one JSON line" \
+	[ "$?" = 0 -a "$(wc -l <"$E2E_DIR/top.json")" = 1 ]
+row=$(jq -c --argjson p "${b_pid:-0}" '.rows[] | select(.pid == $p)' "$E2E_DIR/top.json")
+note "top's row for B: $row"
+check "top shows the waiting backend B, a client backend" \
+	jqe '.backend_type == "client backend"' <<<"$row"
+check "B's top wait is the row lock (lock Lock:transactionid), though not over yet" \
+	jqe '.top_wait == "lock Lock:transactionid"' <<<"$row"
+check "B was off the CPU all the interval (share 0.9-1.05)" \
+	jqe '.share >= 0.9 and .share <= 1.05 and .time_ns >= 900000000' <<<"$row"
+check "the interval is the broker's, about 1 s" \
+	jqe '.interval_ns >= 900000000 and .interval_ns <= 1500000000' "$E2E_DIR/top.json"
+
+member top --once --json --interval 1s --by wait >"$E2E_DIR/top-wait.json"
+check "top --by wait: Lock:transactionid has about one backend waiting (AAS 0.9-1.05)" \
+	jqe '[.rows[] | select(.wait_event_type == "Lock" and .wait_event == "transactionid" and .wait == "lock")][0] | .share >= 0.9 and .share <= 1.05 and .backends == 1' \
+	"$E2E_DIR/top-wait.json"
+member top --once --json --interval 1s --pid "$b_pid" >"$E2E_DIR/top-pid.json"
+check "top --pid shows only that process" \
+	jqe --argjson p "$b_pid" '(.rows | length) == 1 and .rows[0].pid == $p' "$E2E_DIR/top-pid.json"
+
+# The live screen, as a DBA sees it in a terminal.
+tmux kill-session -t pgofftop 2>/dev/null
+tmux new-session -d -s pgofftop -x 160 -y 40 \
+	"setpriv --reuid=$E2E_MEMBER --regid=$(id -g "$E2E_MEMBER") --init-groups -- $PGOFFCTL --socket $SOCK top --interval 500ms"
+screen_ok=false
+for _ in $(seq 40); do
+	tmux capture-pane -p -t pgofftop >"$E2E_DIR/screen.txt" 2>/dev/null
+	grep -qE "^ *$b_pid .*client backend.* lock Lock:transactionid" "$E2E_DIR/screen.txt" &&
+		{ screen_ok=true; break; }
+	sleep 0.1
+done
+sed 's/^/# screen: /' "$E2E_DIR/screen.txt" | head -8
+check "top on a terminal (tmux) shows B's row with its lock wait" $screen_ok
+check "the screen has the title and the column header" \
+	grep -q 'PID .*DATABASE .*OFF% .*P99 .*TOP WAIT' "$E2E_DIR/screen.txt"
+tmux send-keys -t pgofftop q
+quit=false
+for _ in $(seq 30); do tmux has-session -t pgofftop 2>/dev/null || { quit=true; break; }; sleep 0.1; done
+check "q quits top" $quit
+tmux kill-session -t pgofftop 2>/dev/null
+
+wait "$a_job" "$b_job"
+PROMTOOL=$(promtool_path)
+member metrics >"$E2E_DIR/metrics.txt" 2>"$E2E_DIR/metrics.err"
+check "metrics exits 0" [ "$?" = 0 ]
+if [ -n "$PROMTOOL" ]; then
+	"$PROMTOOL" check metrics <"$E2E_DIR/metrics.txt" >"$E2E_DIR/promtool.out" 2>&1
+	rc=$?
+	sed 's/^/# promtool: /' "$E2E_DIR/promtool.out" | head -5
+	check "promtool check metrics accepts the output" [ "$rc" = 0 ]
+else
+	not_ok "promtool from Debian's prometheus package (apt-get download failed)"
+fi
+lock_series() {
+	grep '^pgoff_offcpu_seconds_total{' "$1" |
+		grep 'backend_type="client backend"' |
+		grep 'wait_event_type="Lock",wait_event="transactionid",wait="lock"' |
+		awk '{ s += $NF } END { printf "%.3f", s }'
+}
+before=$(lock_series "$E2E_DIR/metrics.txt")
+note "lock seconds of client backends: $before"
+check "metrics count B's lock wait: 4.5-7 s of Lock:transactionid" between "$before" 4.5 7
+check "metrics has the cluster's data directory as a label" \
+	grep -q "cluster=\"$PGDATA_DIR\"" "$E2E_DIR/metrics.txt"
+check "metrics has the loss counters and gauges" \
+	bash -c "grep -q '^pgoff_lost_events_total{cause=\"ringbuf_full\"} ' '$E2E_DIR/metrics.txt' &&
+		grep -q '^pgoff_traced_processes [0-9]' '$E2E_DIR/metrics.txt'"
+check "no per-pid labels by default" bash -c "! grep -q 'pid=' '$E2E_DIR/metrics.txt'"
+
+# B's session is over: its process exits; its time must stay counted.
+for _ in $(seq 50); do kill -0 "$b_pid" 2>/dev/null || break; sleep 0.1; done
+sleep 2.5	# pgoffd folds exited processes once a second
+member metrics >"$E2E_DIR/metrics2.txt"
+after=$(lock_series "$E2E_DIR/metrics2.txt")
+note "after B exited: $after"
+check "after the waiter exited its lock time is still counted (not less)" \
+	awk -v a="$after" -v b="$before" 'BEGIN { exit !(a >= b - 0.001) }'
+member metrics --per-pid >"$E2E_DIR/metrics3.txt"
+check "metrics --per-pid labels series with pids" grep -q 'pid="[0-9]*"' "$E2E_DIR/metrics3.txt"
+
+member top --by nonsense 2>"$E2E_DIR/bad.err"
+check "top --by nonsense: exit 2 naming the value" \
+	[ "$?" = 2 ] && grep -q nonsense "$E2E_DIR/bad.err"
+member top --interval 1ms 2>"$E2E_DIR/bad.err"
+check "top --interval 1ms: exit 2" [ "$?" = 2 ]
+as "$E2E_OUTSIDER" "$PGOFFCTL" --socket "$SOCK" metrics >/dev/null 2>&1
+check "metrics as a user outside the group: exit 3" [ "$?" = 3 ]

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_stats_view.c - stats replies into top's tables and JSON and the
+ * Prometheus text: parsing hostile replies, differences between
+ * snapshots, grouping, quantiles, label escaping and merging.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "client/stats_view.h"
+#include "tests/unit/check.h"
+
+static int parse(const char *text, struct sv_snapshot *s)
+{
+	json_object *o = json_tokener_parse(text);
+	char err[160];
+	int r;
+
+	if (!o)
+		return -100;
+	r = sv_parse(o, s, err, sizeof(err));
+	json_object_put(o);
+	return r;
+}
+
+#define ROW(pid, db, wt, we, w, count, ns, hist)                             \
+	"{\"pid\":" #pid ",\"cluster\":1,\"data_dir\":\"/d\",\"backend_type\":" \
+	"\"client backend\",\"database\":\"" db "\",\"user\":\"u\","        \
+	"\"wait_event_type\":" wt ",\"wait_event\":" we ",\"wait\":\"" w    \
+	"\",\"count\":" #count ",\"time_ns\":" #ns ",\"hist\":" hist "}"
+
+static const char *const prev_text =
+	"{\"now_ns\":1000000000,\"hist_unit_ns\":1024,\"rows\":["
+	ROW(10, "shop", "\"Lock\"", "\"transactionid\"", "lock", 2, 3000000, "[0,0,2]") ","
+	ROW(11, "shop", "null", "null", "cpu", 5, 500000, "[5]")
+	"]}";
+
+static const char *const cur_text =
+	"{\"now_ns\":3000000000,\"hist_unit_ns\":1024,\"rows\":["
+	ROW(10, "shop", "\"Lock\"", "\"transactionid\"", "lock", 4, 1003000000, "[0,0,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2]") ","
+	ROW(11, "shop", "null", "null", "cpu", 5, 500000, "[5]") ","
+	ROW(12, "crm", "\"Lock\"", "\"transactionid\"", "lock", 1, 200000000, "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1]") ","
+	ROW(12, "crm", "\"IO\"", "\"DataFileRead\"", "io", 3, 30000, "[0,0,0,0,3]")
+	"]}";
+
+static void test_parse_rejects_bad_replies(void)
+{
+	struct sv_snapshot s;
+
+	CHECK(parse("{\"now_ns\":1}", &s) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"rows\":{}}", &s) == -EPROTO);
+	CHECK(parse("{\"rows\":[]}", &s) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"rows\":[1]}", &s) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"count\":-1,\"time_ns\":1}]}", &s) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"count\":1,\"time_ns\":1,"
+		    "\"hist\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1]}]}",
+		    &s) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"count\":1,\"time_ns\":1,\"hist\":[\"x\"]}]}", &s) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"hist_unit_ns\":0,\"rows\":[]}", &s) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"pid\":4294967296,\"count\":1,\"time_ns\":1}]}", &s) == -EPROTO);
+	/* long strings are cut, not overflowed */
+	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"count\":1,\"time_ns\":1,\"wait\":"
+		    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}]}", &s) == 0);
+	CHECK(s.n == 1 && strlen(s.rows[0].wait) == sizeof(s.rows[0].wait) - 1);
+	sv_free(&s);
+}
+
+static void test_delta(void)
+{
+	struct sv_snapshot p, c, d;
+
+	CHECK(parse(prev_text, &p) == 0 && parse(cur_text, &c) == 0);
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	/* pid 11 did nothing: left out; pid 12's rows are new: whole */
+	CHECK(d.n == 3);
+	CHECK(d.rows[0].pid == 10 && d.rows[0].count == 2 &&
+	      d.rows[0].time_ns == 1000000000 && d.rows[0].hist[2] == 0 &&
+	      d.rows[0].hist[20] == 2);
+	CHECK(d.rows[1].pid == 12 && d.rows[1].time_ns == 200000000);
+	sv_free(&d);
+	/* a row whose count went down (pid reused) counts whole */
+	c.rows[0].count = 1;
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	CHECK(d.rows[0].pid == 10 && d.rows[0].count == 1 &&
+	      d.rows[0].time_ns == 1003000000);
+	sv_free(&d);
+	sv_free(&p);
+	sv_free(&c);
+}
+
+static void test_group(void)
+{
+	struct sv_snapshot p, c, d;
+	struct sv_group *g;
+	int n;
+
+	CHECK(parse(prev_text, &p) == 0 && parse(cur_text, &c) == 0);
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	n = sv_group(&d, SV_BY_BACKEND, &g);
+	CHECK(n == 2);
+	CHECK(g[0].key.pid == 10 && g[0].time_ns == 1000000000);
+	CHECK_STR(g[0].top_wait, "lock Lock:transactionid");
+	CHECK(g[1].key.pid == 12 && g[1].count == 4 &&
+	      g[1].time_ns == 200030000);
+	CHECK_STR(g[1].top_wait, "lock Lock:transactionid");
+	free(g);
+	n = sv_group(&d, SV_BY_WAIT, &g);
+	CHECK(n == 2);
+	CHECK_STR(g[0].key.wait_event, "transactionid");
+	CHECK(g[0].backends == 2 && g[0].count == 3 &&
+	      g[0].time_ns == 1200000000);
+	free(g);
+	n = sv_group(&d, SV_BY_DATABASE, &g);
+	CHECK(n == 2);
+	CHECK_STR(g[0].key.database, "shop");
+	CHECK(g[1].backends == 1);	/* pid 12 has two rows in crm */
+	free(g);
+	sv_free(&d);
+	sv_free(&p);
+	sv_free(&c);
+}
+
+static void test_quantiles(void)
+{
+	uint64_t h[SV_BUCKETS] = { 0 };
+
+	CHECK(sv_quantile_ns(h, 1024, 0.5) == 0);
+	h[0] = 50;
+	h[3] = 49;
+	h[10] = 1;
+	CHECK(sv_quantile_ns(h, 1024, 0.5) == 1024);		/* bucket 0 */
+	CHECK(sv_quantile_ns(h, 1024, 0.99) == 1024 << 3);	/* 99th of 100 */
+	CHECK(sv_quantile_ns(h, 1024, 1.0) == 1024 << 10);
+	h[SV_BUCKETS - 1] = 1000;
+	CHECK(sv_quantile_ns(h, 1024, 0.99) == UINT64_MAX);	/* open bucket */
+}
+
+static char *render_metrics(const struct sv_snapshot *s, json_object *st,
+			    bool per_pid)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f || sv_render_metrics(f, s, st, per_pid))
+		return NULL;
+	fclose(f);
+	return buf;
+}
+
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = text; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		n += strncmp(p, prefix, strlen(prefix)) == 0;
+	}
+	return n;
+}
+
+static void test_metrics_escape_and_merge(void)
+{
+	struct sv_snapshot s;
+	json_object *st = json_tokener_parse(
+		"{\"traced_processes\":7,\"clients\":2,\"counters\":"
+		"{\"ringbuf_full\":3,\"client_queue_full\":0}}");
+	char *out;
+
+	/* two rows with the same labels (a restarted cluster): one series */
+	CHECK(parse("{\"now_ns\":1,\"rows\":["
+		    "{\"cluster\":1,\"data_dir\":\"/d\\\"q\\\\b\\nn\",\"backend_type\":\"client backend\","
+		    "\"database\":\"x\",\"wait\":\"lock\",\"wait_event_type\":\"Lock\","
+		    "\"wait_event\":\"advisory\",\"count\":2,\"time_ns\":1500000000},"
+		    "{\"cluster\":2,\"data_dir\":\"/d\\\"q\\\\b\\nn\",\"backend_type\":\"client backend\","
+		    "\"database\":\"x\",\"wait\":\"lock\",\"wait_event_type\":\"Lock\","
+		    "\"wait_event\":\"advisory\",\"count\":1,\"time_ns\":2}]}", &s) == 0);
+	out = render_metrics(&s, st, false);
+	CHECK(out);
+	CHECK(strstr(out, "pgoff_offcpu_seconds_total{cluster=\"/d\\\"q\\\\b\\nn\","
+			  "database=\"x\",backend_type=\"client backend\","
+			  "wait_event_type=\"Lock\",wait_event=\"advisory\","
+			  "wait=\"lock\"} 1.500000002\n"));
+	CHECK(strstr(out, "wait=\"lock\"} 3\n"));
+	CHECK(strstr(out, "# TYPE pgoff_offcpu_seconds_total counter\n"));
+	CHECK(strstr(out, "pgoff_lost_events_total{cause=\"ringbuf_full\"} 3\n"));
+	CHECK(strstr(out, "pgoff_traced_processes 7\n"));
+	CHECK(!strstr(out, "pid="));
+	/* one series line per metric: merged */
+	CHECK(count_lines(out, "pgoff_offcpu_seconds_total{") == 1);
+	CHECK(count_lines(out, "pgoff_offcpu_intervals_total{") == 1);
+	free(out);
+	out = render_metrics(&s, NULL, true);
+	CHECK(out && strstr(out, ",pid=\"0\"}"));
+	CHECK(!strstr(out, "pgoff_lost_events_total"));
+	free(out);
+	sv_free(&s);
+	json_object_put(st);
+}
+
+static void test_top_json(void)
+{
+	struct sv_snapshot p, c, d;
+	struct sv_group *g;
+	json_object *j, *r;
+	int n;
+
+	CHECK(parse(prev_text, &p) == 0 && parse(cur_text, &c) == 0);
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	n = sv_group(&d, SV_BY_BACKEND, &g);
+	CHECK(n == 2);
+	j = sv_top_json(g, (size_t)n, SV_BY_BACKEND, 2000000000, 1024, 1);
+	CHECK(json_object_array_length(json_object_object_get(j, "rows")) == 1);
+	r = json_object_array_get_idx(json_object_object_get(j, "rows"), 0);
+	CHECK(json_object_get_int64(json_object_object_get(r, "pid")) == 10);
+	CHECK(json_object_get_double(json_object_object_get(r, "share")) == 0.5);
+	CHECK(json_object_get_int64(json_object_object_get(r, "p99_ns")) == 1024LL << 20);
+	CHECK(json_object_get_int64(json_object_object_get(j, "total_rows")) == 2);
+	json_object_put(j);
+	free(g);
+	sv_free(&d);
+	sv_free(&p);
+	sv_free(&c);
+}
+
+/* What the broker sends is shown on a terminal: no escapes get through. */
+static void test_top_table_is_clean(void)
+{
+	struct sv_snapshot s;
+	struct sv_group *g;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"pid\":5,\"database\":\"a\\u001b[2Jb\","
+		    "\"wait\":\"io\",\"count\":1,\"time_ns\":5}]}", &s) == 0);
+	n = sv_group(&s, SV_BY_BACKEND, &g);
+	CHECK(n == 1);
+	f = open_memstream(&buf, &len);
+	sv_render_top(f, g, 1, SV_BY_BACKEND, 1000000000, 1024, 0);
+	fclose(f);
+	CHECK(buf && !strchr(buf, 0x1b) && strstr(buf, "a?[2Jb"));
+	free(buf);
+	free(g);
+	sv_free(&s);
+}
+
+int main(void)
+{
+	RUN(test_parse_rejects_bad_replies);
+	RUN(test_delta);
+	RUN(test_group);
+	RUN(test_quantiles);
+	RUN(test_metrics_escape_and_merge);
+	RUN(test_top_json);
+	RUN(test_top_table_is_clean);
+	return CHECK_DONE();
+}
