@@ -46,6 +46,11 @@ static int connect_failed(const char *path, int err)
 
 int conn_open(struct conn *c, const char *path)
 {
+	return conn_open_quiet(c, path, false);
+}
+
+int conn_open_quiet(struct conn *c, const char *path, bool quiet_absent)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pgoff_request hello = { .op = PGOFF_OP_HELLO };
 	json_object *reply;
@@ -65,8 +70,11 @@ int conn_open(struct conn *c, const char *path)
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		return EXIT_ERROR;
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)))
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		if (quiet_absent && (errno == ENOENT || errno == ECONNREFUSED))
+			return EXIT_ABSENT;
 		return connect_failed(path, errno);
+	}
 	hello.hello.version = PGOFF_PROTO_VERSION;
 	ret = conn_request(c, &hello, &reply);
 	if (ret == EXIT_OK)

@@ -3,6 +3,7 @@
 #ifndef PGOFF_CONN_H
 #define PGOFF_CONN_H
 
+#include <stdbool.h>
 #include <json-c/json.h>
 #include "protocol/linebuf.h"
 #include "protocol/protocol.h"
@@ -14,6 +15,7 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_NOCONNECT = 3,	/* cannot connect or permission denied */
 	EXIT_TIMEOUT = 4,	/* --timeout before --count events */
+	EXIT_ABSENT = -1,	/* internal: no broker there (conn_open_quiet) */
 };
 
 struct conn {
@@ -25,6 +27,8 @@ struct conn {
 
 /* Connect and say hello. On failure prints why and returns an exit code. */
 int conn_open(struct conn *c, const char *path);
+/* The same, but a broker that is not there is EXIT_ABSENT, unsaid. */
+int conn_open_quiet(struct conn *c, const char *path, bool quiet_absent);
 void conn_close(struct conn *c);
 
 /* Send a request, wait for its reply; exit code on failure (printed). */

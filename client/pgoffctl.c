@@ -75,6 +75,9 @@ static void watch_usage(FILE *f)
 "  --timeout DUR     exit 4 if --count events did not come in time\n"
 "                    (without --count: exit 0 after DUR)\n"
 "  --json            one JSON object per line (see PROTOCOL.md)\n"
+"  --follow          when pgoffd restarts, reconnect (every second) and\n"
+"                    subscribe again, saying so on stderr; events in the\n"
+"                    gap are not seen (without it: exit 1)\n"
 "  --socket PATH     broker socket\n"
 "\n"
 "examples:\n"
@@ -183,6 +186,7 @@ struct watch_opts {
 	uint64_t count;			/* 0: unlimited */
 	uint64_t timeout_ns;		/* 0: none */
 	bool json;
+	bool follow;			/* reconnect when the broker goes */
 };
 
 /*
@@ -227,6 +231,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		{ "count", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "follow", no_argument, NULL, 'f' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -306,6 +311,9 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		case 'j':
 			w->json = true;
 			break;
+		case 'f':
+			w->follow = true;
+			break;
 		case 's':
 			*sock = optarg;
 			break;
@@ -363,12 +371,78 @@ static int handle_item(json_object *obj, bool json)
 	return 0;
 }
 
+#define WATCH_LOST (-1)	/* the broker went away: --follow reconnects */
+
+/* Subscribe and print until done: an exit code, or WATCH_LOST. */
+static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
+			int64_t deadline)
+{
+	json_object *reply;
+	int ret = conn_request(c, &w->req, &reply);
+
+	if (ret != EXIT_OK)
+		return ret;
+	json_object_put(reply);
+	while (!w->count || *seen < w->count) {
+		int64_t left = deadline ? deadline - now_ms() : -1;
+		json_object *obj;
+		int r, item;
+
+		if (deadline && left <= 0) {
+			if (!w->count)
+				return EXIT_OK;
+			log_warnx("timeout: %llu of %llu events",
+				  (unsigned long long)*seen,
+				  (unsigned long long)w->count);
+			return EXIT_TIMEOUT;
+		}
+		r = conn_next(c, &obj, deadline ? (int)left : -1);
+		if (r == 0)
+			continue;
+		if (r < 0) {
+			log_warnx("connection to pgoffd lost: %s", strerror(-r));
+			return WATCH_LOST;
+		}
+		item = handle_item(obj, w->json);
+		json_object_put(obj);
+		if (item == -3)
+			return EXIT_NOCONNECT;
+		if (item < 0)
+			return WATCH_LOST;
+		*seen += (uint64_t)item;
+	}
+	return EXIT_OK;
+}
+
+/* --follow: try again every second until the broker is back (or the
+ * deadline passes); said once each way on stderr. */
+static int reconnect(struct conn *c, const char *path, int64_t deadline)
+{
+	log_warnx("broker gone, reconnecting (--follow)...");
+	for (;;) {
+		struct timespec second = { 1, 0 };
+		int ret;
+
+		if (deadline && now_ms() >= deadline)
+			return EXIT_OK;
+		nanosleep(&second, NULL);
+		ret = conn_open_quiet(c, path, true);
+		if (ret == EXIT_OK) {
+			log_warnx("reconnected to pgoffd; events in the gap "
+				  "were not seen");
+			return EXIT_OK;
+		}
+		conn_close(c);
+		if (ret != EXIT_ABSENT)
+			return ret;
+	}
+}
+
 static int cmd_watch(int argc, char **argv, const char *sock)
 {
 	struct watch_opts w = { 0 };
 	int64_t deadline = 0;
 	uint64_t seen = 0;
-	json_object *reply;
 	struct conn c;
 	int ret;
 
@@ -378,45 +452,25 @@ static int cmd_watch(int argc, char **argv, const char *sock)
 	ret = conn_open(&c, socket_path(sock));
 	if (ret != EXIT_OK)
 		goto out;
-	ret = conn_request(&c, &w.req, &reply);
-	if (ret != EXIT_OK)
-		goto out;
-	json_object_put(reply);
 	if (w.timeout_ns)
 		deadline = now_ms() + (int64_t)(w.timeout_ns / 1000000);
 	if (!w.json && isatty(STDOUT_FILENO))
 		render_event_header(stdout);
-
-	while (!w.count || seen < w.count) {
-		int64_t left = deadline ? deadline - now_ms() : -1;
-		json_object *obj;
-		int r, item;
-
-		if (deadline && left <= 0) {
-			ret = w.count ? EXIT_TIMEOUT : EXIT_OK;
-			if (w.count)
-				log_warnx("timeout: %llu of %llu events",
-					  (unsigned long long)seen,
-					  (unsigned long long)w.count);
-			goto out;
-		}
-		r = conn_next(&c, &obj, deadline ? (int)left : -1);
-		if (r == 0)
-			continue;
-		if (r < 0) {
-			log_warnx("connection to pgoffd lost: %s", strerror(-r));
+	for (;;) {
+		ret = watch_stream(&c, &w, &seen, deadline);
+		if (ret != WATCH_LOST)
+			break;
+		if (!w.follow) {
 			ret = EXIT_ERROR;
-			goto out;
+			break;
 		}
-		item = handle_item(obj, w.json);
-		json_object_put(obj);
-		if (item < 0) {
-			ret = item == -3 ? EXIT_NOCONNECT : EXIT_ERROR;
-			goto out;
-		}
-		seen += (uint64_t)item;
+		conn_close(&c);
+		ret = reconnect(&c, socket_path(sock), deadline);
+		if (ret != EXIT_OK || c.fd < 0)
+			break;	/* an error, or the deadline passed meanwhile */
 	}
-	ret = EXIT_OK;
+	if (ret == EXIT_OK && deadline && w.count && seen < w.count)
+		ret = EXIT_TIMEOUT;
 out:
 	conn_close(&c);
 	return ret;

@@ -87,6 +87,7 @@ backend_sleep 0.6 -h "$second" -p "$port2" -U postgres
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$SLEEPER_PID" --min 200ms \
 	--json --count 1 --timeout 15s >"$E2E_DIR/second.out" 2>&1
 wait "$SLEEPER_JOB"
+sed "s/^/# second cluster: /" "$E2E_DIR/second.out" | head -3
 check "... and its backends' waits are reported" \
 	[ "$(jq -r '.pg.cluster.port' "$E2E_DIR/second.out" 2>/dev/null)" = "$port2" ]
 su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$second/data' -m fast stop" >/dev/null 2>&1
@@ -94,13 +95,30 @@ su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$second/data' -m fast stop" >/dev/n
 # SIGTERM: subscribers are told, the socket goes, nothing stays loaded.
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --json >/dev/null 2>"$E2E_DIR/bye.err" &
 w3=$!
-sleep 0.5
+# --follow: the same subscription goes on with the next broker
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --follow --json --pg-wait Timeout:PgSleep \
+	--min 200ms --count 1 --timeout 30s >"$E2E_DIR/follow.out" 2>"$E2E_DIR/follow.err" &
+w4=$!
+watchers 2
 e2e_stop_broker TERM
 wait "$w3"
 check "pgoffd exits 0 on SIGTERM" [ "$E2E_BROKER_RC" = 0 ]
 check "a subscriber is told the broker is shutting down" grep -q "closed the stream (shutdown)" "$E2E_DIR/bye.err"
 check "the socket is removed" [ ! -e "$SOCK" ]
 check "no pgoff BPF program stays loaded" progs_settle "$progs_before"
+check "watch --follow is still running without a broker" kill -0 "$w4"
+e2e_start_broker || { not_ok "start pgoffd again"; exit 1; }
+for _ in $(seq 50); do grep -q reconnected "$E2E_DIR/follow.err" && break; sleep 0.1; done
+backend_sleep 0.4
+wait "$SLEEPER_JOB"
+wait "$w4"
+rc=$?
+sed 's/^/# follow: /' "$E2E_DIR/follow.err"
+check "watch --follow got the event from the new broker and exited 0" \
+	[ "$rc" = 0 -a "$(jq -r .pg.wait_event "$E2E_DIR/follow.out")" = PgSleep ]
+check "... saying on stderr that it reconnected" \
+	bash -c "grep -q 'reconnecting' '$E2E_DIR/follow.err' && grep -q 'reconnected' '$E2E_DIR/follow.err'"
+e2e_stop_broker TERM
 
 # A stale socket from a crashed broker is replaced; raw_tp fallback works.
 e2e_start_broker --raw-tp || { not_ok "start pgoffd --raw-tp"; exit 1; }
