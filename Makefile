@@ -84,6 +84,7 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 # protocol/ and the pure modules that one needs.
 TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
 TEST_NEEDS_render := client/render.c
+TEST_NEEDS_flame := client/flame.c
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
