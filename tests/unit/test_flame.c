@@ -256,6 +256,18 @@ static void test_saturates(void)
 	free(out);
 	free(doc);
 	flame_free(f);
+
+	/* a parent saturated by its first child leaves no room for a second */
+	f = flame_new();
+	CHECK(f);
+	CHECK(ADD(f, UINT64_MAX - 10, "r", "a") == 0);
+	CHECK(ADD(f, UINT64_MAX / 2, "r", "b") == 0);
+	doc = svg(f, NULL, NULL, 0);
+	CHECK(doc && well_formed(doc) && !strstr(doc, "<title>b ("));
+	for (const char *r = strstr(doc, "<g><title>"); r; r = strstr(r + 1, "<g><title>"))
+		CHECK(rect_attr(r, "x") + rect_attr(r, "width") <= 1190.0 + 1e-9);
+	free(doc);
+	flame_free(f);
 }
 
 static void test_invalid(void)
@@ -326,8 +338,10 @@ static struct flame *small_tree(void)
 static void test_svg_frames(void)
 {
 	struct flame *f = small_tree();
-	char *doc = svg(f, "T", NULL, 0);
+	char *doc;
 
+	CHECK(f && ADD(f, 0, "zero") == 0);	/* no frame, not even an omitted one */
+	doc = svg(f, "T", NULL, 0);
 	CHECK(doc);
 	CHECK(well_formed(doc));
 	CHECK(!strstr(doc, "<script"));
@@ -339,7 +353,27 @@ static void test_svg_frames(void)
 	CHECK(strstr(doc, "<title>all (0.500 s, 100.00%)</title>"));
 	CHECK(strstr(doc, "<title>Lock:transactionid (0.100 s, 20.00%)</title>"));
 	CHECK(strstr(doc, "<title>io_schedule (0.300 s, 60.00%)</title>"));
-	CHECK(!strstr(doc, "not drawn"));
+	CHECK(!strstr(doc, "not drawn") && !strstr(doc, "zero"));
+	free(doc);
+	flame_free(f);
+}
+
+/* Seconds and percentages are rounded, not cut. */
+static void test_svg_title_numbers(void)
+{
+	struct flame *f = flame_new();
+	char *doc;
+
+	CHECK(f);
+	CHECK(ADD(f, 1500, "a") == 0);
+	CHECK(ADD(f, 998500, "b") == 0);
+	CHECK(ADD(f, 2000000, "c") == 0);
+	doc = svg(f, NULL, NULL, 0);
+	CHECK(doc);
+	CHECK(strstr(doc, "<title>a (0.002 s, 0.05%)</title>"));
+	CHECK(strstr(doc, "<title>b (0.999 s, 33.28%)</title>"));
+	CHECK(strstr(doc, "<title>c (2.000 s, 66.67%)</title>"));
+	CHECK(strstr(doc, "<title>all (3.000 s, 100.00%)</title>"));
 	free(doc);
 	flame_free(f);
 }
@@ -716,6 +750,7 @@ int main(void)
 	RUN(test_invalid);
 	RUN(test_too_many_nodes);
 	RUN(test_svg_frames);
+	RUN(test_svg_title_numbers);
 	RUN(test_svg_geometry);
 	RUN(test_svg_colours);
 	RUN(test_deterministic);
