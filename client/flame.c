@@ -231,28 +231,32 @@ static char folded_byte(unsigned char c)
 	return c == ';' || c < 0x20 || c == 0x7f ? '_' : (char)c;
 }
 
-/* "root;...;name" for node idx, made safe for the format; NULL on ENOMEM. */
+/*
+ * "root;...;name" for node idx (not 0), made safe for the format and for
+ * tools that read it as UTF-8: ill-formed UTF-8 becomes
+ * '?' as everywhere in pgoff, then separators '_'. NULL on ENOMEM.
+ */
 static char *folded_path(const struct flame *f, uint32_t idx)
 {
-	size_t len = strlen(f->nodes[idx].name) + 1, pos;	/* idx != 0 */
+	uint32_t chain[FLAME_MAX_DEPTH];
+	size_t len = 0, pos = 0, depth = 0;
 	char *p;
 
-	for (uint32_t i = f->nodes[idx].parent; i; i = f->nodes[i].parent)
+	for (uint32_t i = idx; i; i = f->nodes[i].parent) {
+		chain[depth++] = i;
 		len += strlen(f->nodes[i].name) + 1;
+	}
 	p = malloc(len);
 	if (!p)
 		return NULL;
-	pos = len - 1;
-	p[pos] = '\0';
-	for (uint32_t i = idx; i; i = f->nodes[i].parent) {
-		const char *s = f->nodes[i].name;
-		size_t n = strlen(s);
+	while (depth > 0) {
+		const char *s = f->nodes[chain[--depth]].name;
+		size_t n = pgoff_utf8_clean(s, strlen(s), p + pos);
 
-		pos -= n;
 		for (size_t k = 0; k < n; k++)
-			p[pos + k] = folded_byte((unsigned char)s[k]);
-		if (pos > 0)
-			p[--pos] = ';';
+			p[pos + k] = folded_byte((unsigned char)p[pos + k]);
+		pos += n;
+		p[pos++] = depth ? ';' : '\0';
 	}
 	return p;
 }

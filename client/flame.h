@@ -43,7 +43,8 @@ uint64_t flame_total(const struct flame *f);
  * Folded stacks, one line per distinct full path with its own weight:
  * "root;child;leaf 1234\n", sorted bytewise by path. ';', whitespace
  * other than ' ' and control bytes in a frame become '_' (the format has
- * no escape); paths that become equal that way are merged into one line.
+ * no escape), bytes of ill-formed UTF-8 '?' (so the output is UTF-8);
+ * paths that become equal that way are merged into one line.
  * Returns 0, -ENOMEM, or -EIO if out reports an error.
  */
 int flame_write_folded(const struct flame *f, FILE *out);

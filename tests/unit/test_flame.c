@@ -220,6 +220,8 @@ static void test_folded_sorted(void)
 	flame_free(f);
 }
 
+/* The format has no escape; what it cannot carry becomes '_', and what is
+ * not UTF-8 '?'. */
 static void test_folded_replaces_separators(void)
 {
 	struct flame *f = flame_new();
@@ -229,8 +231,9 @@ static void test_folded_replaces_separators(void)
 	CHECK(ADD(f, 5, "x;y", "line\nbreak", "tab\there", "sp ace", "\x1b[0m\r\x7f") == 0);
 	CHECK(ADD(f, 1, "p;q") == 0);
 	CHECK(ADD(f, 2, "p_q") == 0);		/* now the same path: one line */
+	CHECK(ADD(f, 4, "caf\xe9", "SYS\xc0\xbeLL", "ok\xc3\xa9") == 0);	/* LATIN1, overlong */
 	out = folded(f);
-	CHECK_STR(out, "p_q 3\nx_y;line_break;tab_here;sp ace;_[0m__ 5\n");
+	CHECK_STR(out, "caf?;SYS??LL;ok\xc3\xa9 4\np_q 3\nx_y;line_break;tab_here;sp ace;_[0m__ 5\n");
 	free(out);
 	flame_free(f);
 }
