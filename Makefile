@@ -88,6 +88,7 @@ TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
 TEST_NEEDS_render := client/render.c
 TEST_NEEDS_syscall_wait := broker/classify.c broker/pg_wait_names.c
 TEST_NEEDS_stats_view := client/stats_view.c
+TEST_NEEDS_flame := client/flame.c
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
@@ -107,7 +108,8 @@ deps:
 unit-test: $(UNIT_TESTS)
 	@tests/run.sh unit $(UNIT_TESTS)
 
-# libFuzzer targets (clang): the request decoder and the client's renderers.
+# libFuzzer targets (clang): the request decoder and the client's renderers
+# (with the flame graph writer).
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client
@@ -120,7 +122,8 @@ $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/fi
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
 
 $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/render.c \
-		client/stats_view.c
+		client/stats_view.c \
+		client/flame.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
