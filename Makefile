@@ -25,7 +25,8 @@ CLIENT_LIBS := -ljson-c
 
 # Debian 12 packages needed to build, test and run.
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
-	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd
+	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
+	tmux libxml2-utils
 
 ifeq ($(V),1)
 Q :=
@@ -43,7 +44,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
-	client/top.c
+	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)

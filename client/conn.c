@@ -125,8 +125,9 @@ int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
 	do {
 		obj = NULL;
 		ret = conn_next(c, &obj, 10000);
-	} while (ret == 1 && !json_object_object_get_ex(obj, "ok", NULL) &&
-		 (json_object_put(obj), 1));
+	} while (ret == -EINTR ||
+		 (ret == 1 && !json_object_object_get_ex(obj, "ok", NULL) &&
+		  (json_object_put(obj), 1)));
 	if (ret == 0) {
 		log_warnx("pgoffd did not answer within 10 s");
 		return EXIT_ERROR;
@@ -180,9 +181,7 @@ int conn_next(struct conn *c, json_object **obj, int timeout_ms)
 		if (got < 0)
 			return -EMSGSIZE;
 		r = poll(&pfd, 1, timeout_ms);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
+		if (r < 0)	/* -EINTR too: the caller's signal flag decides */
 			return -errno;
 		if (r == 0)
 			return 0;

@@ -37,7 +37,7 @@ int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
 /*
  * Next line from the broker as an object, waiting at most timeout_ms
  * (-1: forever). Returns 1 with *obj, 0 on timeout, or -errno
- * (-EPIPE: the broker closed the connection).
+ * (-EPIPE: the broker closed the connection; -EINTR: a signal came).
  */
 int conn_next(struct conn *c, json_object **obj, int timeout_ms);
 

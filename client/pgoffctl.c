@@ -43,6 +43,7 @@ static void usage(FILE *f)
 "  ps        the PostgreSQL processes pgoffd traces\n"
 "  watch     live off-CPU waits and intervals, one line each\n"
 "  top       where off-CPU time went in the last seconds, refreshed\n"
+"  flame     an off-CPU flame graph (SVG) or folded stacks\n"
 "  metrics   the totals in the Prometheus text format\n"
 "Each command takes --help.\n"
 "\n"
@@ -189,45 +190,12 @@ struct watch_opts {
 	bool follow;			/* reconnect when the broker goes */
 };
 
-/*
- * "a,b,c" (repeatable) into a name list. The broker checks what the names
- * mean; names containing a comma cannot be given, as in psql's lists.
- */
-static int add_names(const char *opt, const char *arg, struct pgoff_names *n)
-{
-	const char *p = arg;
-
-	for (;;) {
-		size_t len = strcspn(p, ",");
-
-		if (len == 0 || len >= PGOFF_MAX_NAME) {
-			log_warnx("%s: '%s' is not a list of names", opt, arg);
-			return -1;
-		}
-		if (n->n == PGOFF_MAX_FILTER_NAMES) {
-			log_warnx("%s: at most %d names", opt,
-				  PGOFF_MAX_FILTER_NAMES);
-			return -1;
-		}
-		memcpy(n->v[n->n], p, len);
-		n->v[n->n++][len] = '\0';
-		if (!p[len])
-			return 0;
-		p += len + 1;
-	}
-}
-
 static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		       const char **sock)
 {
 	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
+		FILTER_OPTIONS,
 		{ "view", required_argument, NULL, 'v' },
-		{ "type", required_argument, NULL, 'T' },
-		{ "pg-wait", required_argument, NULL, 'W' },
-		{ "db", required_argument, NULL, 'D' },
-		{ "backend-type", required_argument, NULL, 'B' },
-		{ "min", required_argument, NULL, 'm' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
@@ -237,26 +205,19 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		{ 0 }
 	};
 	struct pgoff_filter *f = &w->req.subscribe;
-	uint64_t v;
 	int opt;
 
 	w->req.op = PGOFF_OP_SUBSCRIBE;
 	f->view = PGOFF_VIEW_WAITS;
 	f->min_duration_ns = 1000000;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int r = filter_option(opt, optarg, f);
+
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
 		switch (opt) {
-		case 'p':
-			if (pgoff_parse_u64(optarg, 1, PGOFF_PID_MAX, &v)) {
-				log_warnx("--pid: '%s' is not a process id", optarg);
-				return EXIT_USAGE;
-			}
-			if (f->npids == PGOFF_MAX_FILTER_PIDS) {
-				log_warnx("--pid: at most %d processes",
-					  PGOFF_MAX_FILTER_PIDS);
-				return EXIT_USAGE;
-			}
-			f->pids[f->npids++] = (uint32_t)v;
-			break;
 		case 'v':
 			if (strcmp(optarg, "waits") == 0) {
 				f->view = PGOFF_VIEW_WAITS;
@@ -267,29 +228,6 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 			} else {
 				log_warnx("--view: '%s' is not waits, intervals "
 					  "or both", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'T':
-			if (add_names("--type", optarg, &f->types))
-				return EXIT_USAGE;
-			break;
-		case 'W':
-			if (add_names("--pg-wait", optarg, &f->pg_waits))
-				return EXIT_USAGE;
-			break;
-		case 'D':
-			if (add_names("--db", optarg, &f->databases))
-				return EXIT_USAGE;
-			break;
-		case 'B':
-			if (add_names("--backend-type", optarg, &f->backend_types))
-				return EXIT_USAGE;
-			break;
-		case 'm':
-			if (pgoff_parse_duration(optarg, &f->min_duration_ns)) {
-				log_warnx("--min: '%s' is not a duration such as "
-					  "500us, 5ms or 1.5s", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -397,7 +335,7 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 			return EXIT_TIMEOUT;
 		}
 		r = conn_next(c, &obj, deadline ? (int)left : -1);
-		if (r == 0)
+		if (r == 0 || r == -EINTR)
 			continue;
 		if (r < 0) {
 			log_warnx("connection to pgoffd lost: %s", strerror(-r));
@@ -525,6 +463,8 @@ int main(int argc, char **argv)
 		return cmd_top(argc, argv, sock);
 	if (strcmp(cmd, "metrics") == 0)
 		return cmd_metrics(argc, argv, sock);
+	if (strcmp(cmd, "flame") == 0)
+		return cmd_flame(argc, argv, sock);
 	if (strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;

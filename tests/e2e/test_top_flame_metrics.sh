@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# pgoffctl top and metrics, as a DBA uses them, on a real row-lock wait:
-# top --once --json while the wait goes on (the kernel's aggregation plus
-# the part of the wait not over yet), the live screen under tmux, and the
+# pgoffctl top, flame and metrics, as a DBA uses them, on a real row-lock
+# wait: top --once --json while the wait goes on (the kernel's aggregation
+# plus the part of the wait not over yet), the live screen under tmux, a
+# flame graph recorded across the wait (folded and SVG), and the
 # Prometheus text checked by promtool, before and after the waiter exits.
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -14,7 +15,8 @@ promtool_path() {
 	local cache=/var/cache/pgoff-tests deb
 	if [ ! -x "$cache/usr/bin/promtool" ]; then
 		mkdir -p "$cache" && (cd "$cache" &&
-			apt-get download -qq prometheus >/dev/null 2>&1 &&
+			{ apt-get download -qq prometheus >/dev/null 2>&1 ||
+			  { apt-get update -qq && apt-get download -qq prometheus >/dev/null 2>&1; }; } &&
 			deb=$(ls prometheus_*.deb | head -n1) &&
 			dpkg-deb -x "$deb" "$cache" && rm -f "$deb") || return 1
 	fi
@@ -34,6 +36,13 @@ sql -c "update t set v = 2 where id = 1" >/dev/null &
 b_job=$!
 IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
 note "B ($b_pid) waits for the row lock"
+# flame graphs recorded across the end of B's wait (A commits at ~6 s)
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" flame --folded --pid "$b_pid" --min 100ms \
+	--duration 9s >"$E2E_DIR/folded.txt" 2>"$E2E_DIR/folded.err" &
+folded_job=$!
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" flame --min 100ms --duration 9s \
+	--title "row lock" >"$E2E_DIR/flame.svg" 2>"$E2E_DIR/flame.err" &
+svg_job=$!
 
 member top --once --json --interval 1s >"$E2E_DIR/top.json" 2>"$E2E_DIR/top.err"
 check "top --once --json exits 0 with one JSON line" \
@@ -79,6 +88,24 @@ check "q quits top" $quit
 tmux kill-session -t pgofftop 2>/dev/null
 
 wait "$a_job" "$b_job"
+wait "$folded_job"
+check "flame --folded exits 0" [ "$?" = 0 ]
+sed 's/^/# folded: /' "$E2E_DIR/folded.txt" | cut -c1-200 | head -3
+lock_line=$(grep '^Lock:transactionid;wait: lock;' "$E2E_DIR/folded.txt" | head -n1)
+check "folded: the lock wait is rooted at Lock:transactionid, then 'wait: lock'" [ -n "$lock_line" ]
+check "folded: its stack goes outermost first, to the latch's epoll wait" \
+	bash -c "grep -qE ';(entry_SYSCALL_64[a-z_]*|do_syscall_64);.*(do_epoll_wait|ep_poll)' <<<'$lock_line'"
+check "folded: weighted by off-CPU time, 4.5-7 s in microseconds" \
+	between "${lock_line##* }" 4500000 7000000
+check "folded: only B's waits (--pid): one lock line" \
+	[ "$(grep -c '^Lock:' "$E2E_DIR/folded.txt")" = 1 ]
+wait "$svg_job"
+check "flame (SVG) exits 0" [ "$?" = 0 ]
+check "the SVG is well-formed XML (xmllint)" xmllint --noout "$E2E_DIR/flame.svg"
+check "the SVG has the title and the lock wait's frame with its time on hover" \
+	bash -c "grep -q '>row lock<' '$E2E_DIR/flame.svg' &&
+		grep -qE '<title>Lock:transactionid \([0-9.]+ s' '$E2E_DIR/flame.svg'"
+note "SVG: $(wc -c <"$E2E_DIR/flame.svg") bytes; $(grep -c '<g' "$E2E_DIR/flame.svg") frames"
 PROMTOOL=$(promtool_path)
 member metrics >"$E2E_DIR/metrics.txt" 2>"$E2E_DIR/metrics.err"
 check "metrics exits 0" [ "$?" = 0 ]

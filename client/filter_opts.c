@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* filter_opts.c - the subscription filter options of watch and flame. */
+#include <stdio.h>
+#include <string.h>
+#include "client/cli.h"
+#include "protocol/log.h"
+#include "protocol/units.h"
+
+/*
+ * "a,b,c" (repeatable) into a name list. The broker checks what the names
+ * mean; names containing a comma cannot be given, as in psql's lists.
+ */
+static int add_names(const char *opt, const char *arg, struct pgoff_names *n)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 0 || len >= PGOFF_MAX_NAME) {
+			log_warnx("%s: '%s' is not a list of names", opt, arg);
+			return -1;
+		}
+		if (n->n == PGOFF_MAX_FILTER_NAMES) {
+			log_warnx("%s: at most %d names", opt,
+				  PGOFF_MAX_FILTER_NAMES);
+			return -1;
+		}
+		memcpy(n->v[n->n], p, len);
+		n->v[n->n++][len] = '\0';
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+int filter_option(int opt, const char *arg, struct pgoff_filter *f)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'p':
+		if (pgoff_parse_u64(arg, 1, PGOFF_PID_MAX, &v)) {
+			log_warnx("--pid: '%s' is not a process id", arg);
+			return -1;
+		}
+		if (f->npids == PGOFF_MAX_FILTER_PIDS) {
+			log_warnx("--pid: at most %d processes",
+				  PGOFF_MAX_FILTER_PIDS);
+			return -1;
+		}
+		f->pids[f->npids++] = (uint32_t)v;
+		return 1;
+	case 'T':
+		return add_names("--type", arg, &f->types) ? -1 : 1;
+	case 'W':
+		return add_names("--pg-wait", arg, &f->pg_waits) ? -1 : 1;
+	case 'D':
+		return add_names("--db", arg, &f->databases) ? -1 : 1;
+	case 'B':
+		return add_names("--backend-type", arg, &f->backend_types) ? -1 : 1;
+	case 'm':
+		if (pgoff_parse_duration(arg, &f->min_duration_ns)) {
+			log_warnx("--min: '%s' is not a duration such as 500us, "
+				  "5ms or 1.5s", arg);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * flame_cmd.c - pgoffctl flame: record off-CPU intervals with their
+ * stacks for a while, then write a flame graph (SVG) or folded stacks.
+ * Each sample is the PostgreSQL wait, the kernel wait type, then the
+ * kernel stack from its outermost frame; its weight the interval's
+ * length in microseconds.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "client/cli.h"
+#include "client/conn.h"
+#include "client/flame.h"
+#include "protocol/log.h"
+#include "protocol/units.h"
+
+static void flame_usage(FILE *f)
+{
+	fprintf(f,
+"usage: pgoffctl flame [options] > offcpu.svg\n"
+"Record off-CPU intervals of PostgreSQL processes with their kernel stacks\n"
+"and write an off-CPU flame graph: a self-contained SVG (hover for times),\n"
+"rooted at the PostgreSQL wait event, then the kernel wait type, then the\n"
+"stack; widths are off-CPU time. Ctrl-C ends the recording early.\n"
+"\n"
+"  --duration DUR    how long to record (default 10s)\n"
+"  --folded          folded stacks ('a;b;c 1234', microseconds) for\n"
+"                    flamegraph.pl or speedscope, instead of the SVG\n"
+"  --min DURATION    leave out shorter intervals (default 100us)\n"
+"  --pid N, --type LIST, --pg-wait LIST, --db LIST, --backend-type LIST\n"
+"                    the filters of watch\n"
+"  --title TEXT      the graph's title\n"
+"  --socket PATH     broker socket\n"
+"\n"
+"examples:\n"
+"  pgoffctl flame --duration 30s --db shop > shop-offcpu.svg\n"
+"  pgoffctl flame --folded --pid 4242 | flamegraph.pl > 4242.svg\n");
+}
+
+struct flame_opts {
+	struct pgoff_request req;
+	uint64_t duration_ns;
+	bool folded;
+	const char *title;
+};
+
+static int parse_flame(int argc, char **argv, struct flame_opts *o,
+		       const char **sock)
+{
+	static const struct option opts[] = {
+		FILTER_OPTIONS,
+		{ "duration", required_argument, NULL, 'd' },
+		{ "folded", no_argument, NULL, 'F' },
+		{ "title", required_argument, NULL, 'n' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct pgoff_filter *f = &o->req.subscribe;
+	int opt;
+
+	o->req.op = PGOFF_OP_SUBSCRIBE;
+	f->view = PGOFF_VIEW_INTERVALS;	/* the stacks are there */
+	f->min_duration_ns = 100000;
+	o->duration_ns = 10000000000ULL;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int r = filter_option(opt, optarg, f);
+
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case 'd':
+			if (pgoff_parse_duration(optarg, &o->duration_ns) ||
+			    !o->duration_ns) {
+				log_warnx("--duration: '%s' is not a duration "
+					  "such as 30s or 5m", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			o->folded = true;
+			break;
+		case 'n':
+			o->title = optarg;
+			break;
+		case 's':
+			*sock = optarg;
+			break;
+		case 'h':
+			flame_usage(stdout);
+			exit(EXIT_OK);
+		default:
+			flame_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		log_warnx("flame: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* The root frame: the PostgreSQL wait, or why there is none. */
+static void root_frame(json_object *ev, const char *wait, char *buf,
+		       size_t len)
+{
+	const char *type, *event;
+	json_object *pg;
+
+	if (json_object_object_get_ex(ev, "pg", &pg) &&
+	    json_object_is_type(pg, json_type_object) &&
+	    pgoff_get_string(pg, "wait_event_type", &type) &&
+	    pgoff_get_string(pg, "wait_event", &event))
+		snprintf(buf, len, "%s:%s", type, event);
+	else
+		snprintf(buf, len, "%s", strcmp(wait, "cpu") == 0 ?
+			 "(run queue)" : "(no PostgreSQL wait)");
+}
+
+/* One event into the graph; -errno from flame_add, 0 if not a sample. */
+static int add_event(struct flame *g, json_object *ev)
+{
+	const char *frames[FLAME_MAX_DEPTH], *wait = "other";
+	char root[200], kind[40];
+	json_object *stack;
+	int64_t ns;
+	size_t n = 0;
+
+	if (!pgoff_get_int64(ev, "duration_ns", &ns) || ns < 0)
+		return 0;
+	pgoff_get_string(ev, "wait", &wait);
+	root_frame(ev, wait, root, sizeof(root));
+	snprintf(kind, sizeof(kind), "wait: %s", wait);
+	frames[n++] = root;
+	frames[n++] = kind;
+	if (json_object_object_get_ex(ev, "stack", &stack) &&
+	    json_object_is_type(stack, json_type_array)) {
+		size_t depth = json_object_array_length(stack);
+
+		/* leaf first on the wire: outermost first here */
+		for (size_t i = depth; i-- > 0 && n < FLAME_MAX_DEPTH;) {
+			const char *fr = json_object_get_string(
+				json_object_array_get_idx(stack, i));
+
+			if (fr && *fr)
+				frames[n++] = fr;
+		}
+	}
+	return flame_add(g, frames, n, (uint64_t)ns / 1000);
+}
+
+static volatile sig_atomic_t stopped;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stopped = 1;
+}
+
+struct recording {
+	uint64_t events, lost, not_added;
+	int first_error;
+};
+
+static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
+		  struct recording *r)
+{
+	int64_t end = now_ms() + (int64_t)(o->duration_ns / 1000000);
+	json_object *reply;
+	int ret = conn_request(c, (struct pgoff_request *)&o->req, &reply);
+
+	if (ret != EXIT_OK)
+		return ret;
+	json_object_put(reply);
+	while (!stopped) {
+		int64_t left = end - now_ms();
+		const char *type = "";
+		json_object *obj;
+		int64_t n = 0;
+		int err;
+
+		if (left <= 0)
+			break;
+		err = conn_next(c, &obj, (int)left);
+		if (err == 0 || err == -EINTR)
+			continue;
+		if (err < 0) {
+			log_warnx("connection to pgoffd lost: %s; the graph "
+				  "has what came before", strerror(-err));
+			return EXIT_OK;
+		}
+		pgoff_get_string(obj, "type", &type);
+		if (strcmp(type, "offcpu") == 0) {
+			r->events++;
+			err = add_event(g, obj);
+			if (err) {
+				r->not_added++;
+				if (!r->first_error)
+					r->first_error = err;
+			}
+		} else if (strcmp(type, "dropped") == 0) {
+			pgoff_get_int64(obj, "count", &n);
+			r->lost += n > 0 ? (uint64_t)n : 0;
+		} else if (strcmp(type, "bye") == 0) {
+			log_warnx("pgoffd closed the stream; the graph has what "
+				  "came before");
+			json_object_put(obj);
+			return EXIT_OK;
+		}
+		json_object_put(obj);
+	}
+	return EXIT_OK;
+}
+
+int cmd_flame(int argc, char **argv, const char *sock)
+{
+	struct flame_opts o = { 0 };
+	struct recording r = { 0 };
+	struct sigaction sa = { .sa_handler = on_stop };
+	struct flame *g = NULL;
+	char subtitle[300], min[32], dur[32];
+	struct conn c;
+	int ret, err;
+
+	ret = parse_flame(argc, argv, &o, &sock);
+	if (ret != EXIT_OK)
+		return ret;
+	g = flame_new();
+	if (!g) {
+		log_warnx("out of memory");
+		return EXIT_ERROR;
+	}
+	ret = conn_open(&c, socket_path(sock));
+	if (ret != EXIT_OK)
+		goto out;
+	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: poll returns */
+	sigaction(SIGTERM, &sa, NULL);
+	ret = record(&c, &o, g, &r);
+	if (ret != EXIT_OK)
+		goto out;
+	if (r.lost)
+		log_warnx("%" PRIu64 " events were lost (the graph misses them)",
+			  r.lost);
+	if (r.not_added)
+		log_warnx("%" PRIu64 " events not in the graph: %s", r.not_added,
+			  r.first_error == -E2BIG ? "more distinct stacks than "
+			  "it holds" : strerror(-r.first_error));
+	snprintf(subtitle, sizeof(subtitle),
+		 "%" PRIu64 " off-CPU intervals of %s or more in %s%s",
+		 r.events,
+		 pgoff_format_duration(o.req.subscribe.min_duration_ns, min,
+				       sizeof(min)),
+		 pgoff_format_duration(o.duration_ns, dur, sizeof(dur)),
+		 r.lost || r.not_added ? "; some lost, see stderr" : "");
+	if (o.folded) {
+		err = flame_write_folded(g, stdout);
+	} else {
+		struct flame_svg_opts so = {
+			.title = o.title ? o.title : "PostgreSQL off-CPU time",
+			.subtitle = subtitle,
+		};
+
+		err = flame_write_svg(g, &so, stdout);
+	}
+	check_stdout();
+	if (err) {
+		log_warnx("writing the graph: %s", strerror(-err));
+		ret = EXIT_ERROR;
+	}
+out:
+	flame_free(g);
+	conn_close(&c);
+	return ret;
+}
