@@ -5,20 +5,19 @@
 # names when it is loaded, compgen -f otherwise.
 # Installed as $PREFIX/share/bash-completion/completions/pgoffctl.
 
-_pgoffctl_commands="status ps watch top flame metrics"
-
-# Options of each command, as its --help prints them (tests/unit/test_docs.sh
-# checks that every one is here).
+# Options of each command ("" before the command), as its --help prints
+# them (tests/unit/test_docs.sh checks that every one is here), into opts.
 _pgoffctl_options() {
 	case $1 in
-	status | ps) echo "--json --socket --help" ;;
-	watch) echo "--view --pid --type --pg-wait --db --backend-type --min" \
-		"--count --timeout --follow --json --socket --help" ;;
-	top) echo "--interval --by --once --json --pid --db --limit --socket --help" ;;
-	flame) echo "--duration --folded --min --pid --type --pg-wait --db" \
-		"--backend-type --title --socket --help" ;;
-	metrics) echo "--per-pid --socket --help" ;;
-	"") echo "--socket --help --version" ;;
+	status | ps) opts=(--json --socket --help) ;;
+	watch) opts=(--view --pid --type --pg-wait --db --backend-type --min
+		--count --timeout --follow --json --socket --help) ;;
+	top) opts=(--interval --by --once --json --pid --db --limit --socket --help) ;;
+	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
+		--backend-type --title --socket --help) ;;
+	metrics) opts=(--per-pid --socket --help) ;;
+	"") opts=(--socket --help --version) ;;
+	*) opts=() ;;
 	esac
 }
 
@@ -66,13 +65,12 @@ _pgoffctl_files() {
 		return
 	fi
 	compopt -o filenames 2>/dev/null
-	local IFS=$'\n'
-	COMPREPLY=($(compgen -f -- "$cur"))
+	mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 }
 
 _pgoffctl() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev="" cmd="" i w
-	local -a pids
+	local -a pids opts
 
 	COMPREPLY=()
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -124,7 +122,7 @@ _pgoffctl() {
 		return 0
 		;;
 	--pid)
-		pids=($(_pgoffctl_pids))
+		mapfile -t pids < <(_pgoffctl_pids)
 		_pgoffctl_words "${pids[@]}"
 		return 0
 		;;
@@ -134,15 +132,12 @@ _pgoffctl() {
 		;;
 	esac
 
-	if [[ -z $cmd ]]; then
-		if [[ $cur == -* ]]; then
-			_pgoffctl_words $(_pgoffctl_options "")
-		else
-			_pgoffctl_words $_pgoffctl_commands
-		fi
+	if [[ -z $cmd && $cur != -* ]]; then
+		_pgoffctl_words status ps watch top flame metrics
 		return 0
 	fi
-	_pgoffctl_words $(_pgoffctl_options "$cmd")
+	_pgoffctl_options "$cmd"
+	_pgoffctl_words "${opts[@]}"
 	return 0
 }
 
