@@ -26,7 +26,7 @@ CLIENT_LIBS := -ljson-c
 # Debian 12 packages needed to build, test and run.
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
 	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
-	tmux libxml2-utils
+	tmux libxml2-utils groff-base
 
 ifeq ($(V),1)
 Q :=
@@ -51,6 +51,8 @@ BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+# Unit tests that are scripts: they check the built binaries (PGOFF_BUILD).
+UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
 .PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
@@ -106,8 +108,8 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-unit-test: $(UNIT_TESTS)
-	@tests/run.sh unit $(UNIT_TESTS)
+unit-test: all $(UNIT_TESTS)
+	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS) $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder and the client's renderers
 # (with the flame graph writer).
@@ -136,7 +138,7 @@ fuzz: $(FUZZ_TARGETS)
 # tests, and the e2e tests again with the sanitizer build (any ASan/UBSan
 # report or leak fails them).
 test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
-	@FUZZ_SECONDS=20 tests/run.sh all $(UNIT_TESTS) -- $(FUZZ_TARGETS)
+	@FUZZ_SECONDS=20 tests/run.sh all $(UNIT_TESTS) $(UNIT_SCRIPTS) -- $(FUZZ_TARGETS)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all
@@ -151,6 +153,8 @@ demo: deps all
 
 SYSTEMD_FILES := lib/systemd/system/pgoffd.service lib/sysusers.d/pgoff.conf \
 	lib/tmpfiles.d/pgoff.conf
+DOC_FILES := share/man/man1/pgoffctl.1 share/man/man8/pgoffd.8 \
+	share/bash-completion/completions/pgoffctl
 
 install: all
 	install -D -m 0755 $(BUILD)/pgoffd $(DESTDIR)$(PREFIX)/sbin/pgoffd
@@ -161,10 +165,14 @@ install: all
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/pgoffd.service
 	install -m 0644 broker/systemd/pgoff.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/pgoff.conf
 	install -m 0644 broker/systemd/pgoff.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/pgoff.conf
+	install -D -m 0644 man/pgoffctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/pgoffctl.1
+	install -D -m 0644 man/pgoffd.8 $(DESTDIR)$(PREFIX)/share/man/man8/pgoffd.8
+	install -D -m 0644 completion/pgoffctl.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/pgoffctl
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/pgoffd $(DESTDIR)$(PREFIX)/bin/pgoffctl
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(SYSTEMD_FILES))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(SYSTEMD_FILES) $(DOC_FILES))
 
 clean:
 	rm -rf $(BUILD)

@@ -307,14 +307,16 @@ uint64_t sv_quantile_ns(const uint64_t hist[SV_BUCKETS], uint64_t unit_ns,
 	return UINT64_MAX;
 }
 
-/* A duration cell: "-" for a quantile of no finished interval. */
-static const char *fmt_dur(uint64_t ns, char *buf, size_t len)
+/* A duration cell into buf: "-" for a quantile of no finished interval,
+ * "long" for the open last bucket. */
+static void fmt_dur(uint64_t ns, char *buf, size_t len)
 {
 	if (ns == 0)
-		return "-";
-	if (ns == UINT64_MAX)
-		return "long";
-	return pgoff_format_duration(ns, buf, len);
+		snprintf(buf, len, "-");
+	else if (ns == UINT64_MAX)
+		snprintf(buf, len, "long");
+	else
+		pgoff_format_duration(ns, buf, len);
 }
 
 /* Text from the broker on one table line: no control bytes. */
