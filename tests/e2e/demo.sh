@@ -39,6 +39,19 @@ w_job=$!
 sleep 0.3
 sql -c "select pg_sleep(0.3)" >/dev/null
 wait "$w_job"
+say "pgbench (TPC-B, 4 clients) for 6 s: pgoffctl top --by wait, and a flame graph"
+"$PGBIN/pgbench" -i -q -s 2 >/dev/null 2>&1
+"$PGBIN/pgbench" -c 4 -j 2 -T 6 >/dev/null 2>&1 &
+bench_job=$!
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" flame --duration 5s --min 50us \
+	--title "pgbench TPC-B, 4 clients: off-CPU time" >"$E2E_DIR/demo.svg" &
+flame_job=$!
+sleep 1
+as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" top --by wait --once --interval 3s --limit 8
+wait "$bench_job" "$flame_job"
+svg=${PGOFF_DEMO_SVG:-$PWD/pgoff-demo-offcpu.svg}
+cp "$E2E_DIR/demo.svg" "$svg" && echo "flame graph written to $svg (open it in a browser)"
+
 say "and as user $E2E_OUTSIDER, who is not in the group"
 as "$E2E_OUTSIDER" "$PGOFFCTL" --socket "$SOCK" status
 echo "exit code: $?"
