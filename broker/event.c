@@ -60,22 +60,18 @@ static json_object *encode_stack(const struct event_ctx *ctx,
 				 enum pgoff_wait *kernel_wait)
 {
 	const char *names[PGOFF_STACK_DEPTH];
-	char unnamed[PGOFF_STACK_DEPTH][24];
 	size_t n = r->stack_bytes > 0 ? (size_t)r->stack_bytes / 8 : 0;
 	size_t skip;
 	json_object *arr = json_object_new_array();
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		names[i] = ksyms_lookup(ctx->ksyms, r->stack[i], NULL, NULL);
-		if (!names[i]) {	/* shown as an address, never dropped */
-			snprintf(unnamed[i], sizeof(unnamed[i]), "0x%llx",
-				 (unsigned long long)r->stack[i]);
-			names[i] = unnamed[i];
-		}
-	}
 	skip = pgoff_stack_skip(names, n);
+	/* never the address: it would tell unprivileged members where the
+	 * kernel is loaded (KASLR), as kptr_restrict keeps from them */
 	for (size_t i = skip; i < n; i++)
-		json_object_array_add(arr, json_object_new_string(names[i]));
+		json_object_array_add(arr, json_object_new_string(
+					      names[i] ? names[i] : "[unknown]"));
 	*kernel_wait = pgoff_classify_stack(names + skip, n - skip,
 					    r->flags & PGOFF_F_PREEMPTED);
 	return arr;
