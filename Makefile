@@ -23,9 +23,12 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall 
 BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
 
-# Debian 12 packages needed to build, test and run.
+# Debian 12 packages needed to build, test and run. The SELinux ones
+# build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
+# check it offline (link, expand, setools); SELinux stays disabled.
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
-	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd
+	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
+	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2
 
 ifeq ($(V),1)
 Q :=
@@ -49,7 +52,8 @@ CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench
+.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
+	selinux
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
 $(BUILD)/vmlinux.h:
@@ -131,6 +135,23 @@ test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all
+
+# The SELinux module (selinux/): built by the refpolicy devel Makefile in
+# $(BUILD)/selinux, so the source tree stays clean. Debian: selinux-policy-dev;
+# Fedora/RHEL: selinux-policy-devel. NAME= keeps the host's SELINUXTYPE
+# (or its absence) out of the build.
+SELINUX_DEVEL ?= /usr/share/selinux/devel/Makefile
+SELINUX_SRCS := selinux/pgoffd.te selinux/pgoffd.if selinux/pgoffd.fc
+
+selinux: $(BUILD)/selinux/pgoffd.pp
+
+$(BUILD)/selinux/pgoffd.pp: $(SELINUX_SRCS)
+	@test -f $(SELINUX_DEVEL) || { echo "make selinux: $(SELINUX_DEVEL) not found;" \
+		"install selinux-policy-dev (Debian) or selinux-policy-devel (Fedora/RHEL)" >&2; exit 1; }
+	$(call msg,SEMOD,$@)
+	$(Q)rm -rf $(BUILD)/selinux && mkdir -p $(BUILD)/selinux && cp $^ $(BUILD)/selinux/
+	$(Q)$(MAKE) --no-print-directory -C $(BUILD)/selinux -f $(SELINUX_DEVEL) NAME= \
+		pgoffd.pp $(if $(Q),>/dev/null)
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
