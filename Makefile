@@ -53,7 +53,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
-	selinux
+	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
 $(BUILD)/vmlinux.h:
@@ -152,6 +152,11 @@ $(BUILD)/selinux/pgoffd.pp: $(SELINUX_SRCS)
 	$(Q)rm -rf $(BUILD)/selinux && mkdir -p $(BUILD)/selinux && cp $^ $(BUILD)/selinux/
 	$(Q)$(MAKE) --no-print-directory -C $(BUILD)/selinux -f $(SELINUX_DEVEL) NAME= \
 		pgoffd.pp $(if $(Q),>/dev/null)
+
+# Offline: link with Debian's base policy, expand, assert with setools
+# (also part of make test).
+selinux-test:
+	@tests/run.sh selinux
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
