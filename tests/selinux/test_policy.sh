@@ -84,7 +84,9 @@ if [ -z "$deb" ]; then
 		download selinux-policy-default >"$tmp/apt.log" 2>&1); }
 	# a machine whose package lists are missing or stale: update once
 	get || { apt-get -q -o DPkg::Lock::Timeout=600 update >>"$tmp/apt.log" 2>&1 && get; }
-	deb=$(ls "$tmp"/deb/selinux-policy-default_*.deb 2>/dev/null | head -n 1)
+	for f in "$tmp"/deb/selinux-policy-default_*.deb; do
+		[ -f "$f" ] && deb=$f
+	done
 fi
 if [ -n "$deb" ] && dpkg-deb -x "$deb" "$tmp/root"; then
 	ok "selinux-policy-default unpacked ($(dpkg-deb -f "$deb" Version), not installed)"
@@ -133,7 +135,7 @@ has() {
 	local out p miss=
 	out=$(q -A "$@" -p "${perms// /,}" | grep -v ']:')
 	for p in $perms; do
-		grep -Eq "[{ ]$p[ };]" <<<"$out" || miss="$miss $p"
+		grep -Eq "[{ ]${p}[ };]" <<<"$out" || miss="$miss $p"
 	done
 	if [ -z "$miss" ]; then
 		ok "$desc"
