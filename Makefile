@@ -23,10 +23,13 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall 
 BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
 
-# Debian 12 packages needed to build, test and run.
+# Debian 12 packages needed to build, test and run. The SELinux ones
+# build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
+# check it offline (link, expand, setools); SELinux stays disabled.
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
 	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
-	tmux libxml2-utils groff-base
+	tmux libxml2-utils groff-base \
+	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2
 
 ifeq ($(V),1)
 Q :=
@@ -54,7 +57,8 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 # Unit tests that are scripts: they check the built binaries (PGOFF_BUILD).
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
-.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench
+.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
+	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
 $(BUILD)/vmlinux.h:
@@ -142,6 +146,28 @@ test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all
+
+# The SELinux module (selinux/): built by the refpolicy devel Makefile in
+# $(BUILD)/selinux, so the source tree stays clean. Debian: selinux-policy-dev;
+# Fedora/RHEL: selinux-policy-devel. NAME= keeps the host's SELINUXTYPE
+# (or its absence) out of the build.
+SELINUX_DEVEL ?= /usr/share/selinux/devel/Makefile
+SELINUX_SRCS := selinux/pgoffd.te selinux/pgoffd.if selinux/pgoffd.fc
+
+selinux: $(BUILD)/selinux/pgoffd.pp
+
+$(BUILD)/selinux/pgoffd.pp: $(SELINUX_SRCS)
+	@test -f $(SELINUX_DEVEL) || { echo "make selinux: $(SELINUX_DEVEL) not found;" \
+		"install selinux-policy-dev (Debian) or selinux-policy-devel (Fedora/RHEL)" >&2; exit 1; }
+	$(call msg,SEMOD,$@)
+	$(Q)rm -rf $(BUILD)/selinux && mkdir -p $(BUILD)/selinux && cp $^ $(BUILD)/selinux/
+	$(Q)$(MAKE) --no-print-directory -C $(BUILD)/selinux -f $(SELINUX_DEVEL) NAME= \
+		pgoffd.pp $(if $(Q),>/dev/null)
+
+# Offline: link with Debian's base policy, expand, assert with setools
+# (also part of make test).
+selinux-test:
+	@tests/run.sh selinux
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.

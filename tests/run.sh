@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Run the test tiers and count TAP-style lines ("ok - x" / "not ok - x").
-# usage: tests/run.sh unit|all UNIT_TEST_BINARIES... [-- FUZZ_TARGETS...]
+# usage: tests/run.sh unit|selinux|all UNIT_TEST_BINARIES... [-- FUZZ_TARGETS...]
 # Ends with "N passed, N failed"; exits 1 if anything failed.
 set -u
 mode=$1; shift
@@ -34,14 +34,21 @@ units=() fuzzers=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do units+=("$1"); shift; done
 [ $# -gt 0 ] && shift && fuzzers=("$@")
 
-echo "# unit tests"
-for t in "${units[@]}"; do
-	run "$(basename "$t")" "$t"
-done
+if [ ${#units[@]} -gt 0 ]; then
+	echo "# unit tests"
+	for t in "${units[@]}"; do
+		run "$(basename "$t")" "$t"
+	done
+fi
 
 if [ ${#fuzzers[@]} -gt 0 ]; then
 	echo "# fuzzing (${FUZZ_SECONDS:-20} s a target)"
 	run fuzz "$here/fuzz/run.sh" "${FUZZ_SECONDS:-20}" "${fuzzers[@]}"
+fi
+
+if [ "$mode" = all ] || [ "$mode" = selinux ]; then
+	echo "# SELinux policy (offline: linked with Debian's base policy, setools)"
+	run test_policy.sh bash "$here/selinux/test_policy.sh"
 fi
 
 if [ "$mode" = all ]; then
