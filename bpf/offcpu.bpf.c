@@ -23,6 +23,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_RUNNING 0
 
+/*
+ * A task field: a plain load where the verifier knows the pointer's BTF
+ * type (tp_btf: btf is a constant true once inlined, and the compiler
+ * drops the other branch), a probe read where it does not (raw_tp).
+ */
+#define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+
 /* Written by pgoffd through the mmap'ed .data/.bss maps: the filter pushdown. */
 volatile __u64 min_duration_ns = ~0ULL;	/* ~0: no subscriber, send nothing */
 volatile __u32 filter_pids;		/* 1: only tgids in watch_pids */
@@ -100,6 +107,9 @@ struct {
 	__type(value, struct episode);
 } episodes SEC(".maps");
 
+/* A new row of the aggregation (in .rodata: not 272 bytes of stack). */
+static const struct pgoff_agg agg_zero;
+
 /* Off-CPU time by process and wait, see struct pgoff_agg_key. pgoffd
  * deletes the rows of processes that are gone. */
 struct {
@@ -144,10 +154,10 @@ struct task_struct___pre_5_14 {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline long task_state(struct task_struct *t)
+static __always_inline long task_state(struct task_struct *t, bool btf)
 {
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
+		return TASK_FIELD(btf, t, __state);
 	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
 }
 
@@ -159,6 +169,10 @@ static __always_inline __u8 agg_state(long state)
 		return PGOFF_AGG_SLEEP;
 	if (state & 2)		/* TASK_UNINTERRUPTIBLE, also killable */
 		return PGOFF_AGG_DISK;
+	/* TASK_WAKING: a wakeup raced the switch (the tracepoint's own
+	 * prev_state argument exists from 5.18 only); it was going to sleep */
+	if (state & 0x200)
+		return PGOFF_AGG_SLEEP;
 	return PGOFF_AGG_OTHER;
 }
 
@@ -170,9 +184,14 @@ static __always_inline __u8 agg_state(long state)
  */
 static __always_inline __s16 current_syscall(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct task_struct *task;
+	struct pt_regs *regs;
 
+	/* bpf_task_pt_regs is 5.15's: older kernels tell no system call */
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return PGOFF_AGG_NO_SYSCALL;
+	task = bpf_get_current_task_btf();
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return PGOFF_AGG_NO_SYSCALL;
 #if defined(__TARGET_ARCH_x86)
@@ -229,9 +248,7 @@ static __always_inline void aggregate_interval(const struct pgoff_start *s,
 		k.flags |= PGOFF_AGG_F_IN_STATEMENT;
 	a = bpf_map_lookup_elem(&aggregate, &k);
 	if (!a) {
-		struct pgoff_agg zero = {};
-
-		if (bpf_map_update_elem(&aggregate, &k, &zero, BPF_NOEXIST) &&
+		if (bpf_map_update_elem(&aggregate, &k, &agg_zero, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&aggregate, &k)) {
 			count(PGOFF_CNT_AGG_FULL);
 			return;
@@ -419,10 +436,11 @@ static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
  * is started, also with nobody subscribed: a DBA who starts watching a
  * stuck backend must see the wait that is already going on end.
  */
-static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
+static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
+					  bool btf)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid);
-	__u32 pid = BPF_CORE_READ(prev, pid);
+	__u64 id = bpf_get_current_pid_tgid();	/* prev is current */
+	__u32 tgid = id >> 32, pid = (__u32)id;
 	struct pgoff_target *t;
 	struct pgoff_start s = {};
 
@@ -433,7 +451,7 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now)
 	s.start_ns = now;
 	s.tgid = tgid;
 	s.cluster = t->cluster;
-	s.state = agg_state(task_state(prev));
+	s.state = agg_state(task_state(prev, btf));
 	if (s.state == PGOFF_AGG_RUNQ) {
 		s.flags |= PGOFF_F_PREEMPTED;
 		s.syscall = PGOFF_AGG_NO_SYSCALL;
@@ -538,12 +556,14 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
 
 /*
  * next has not run yet, so its saved kernel stack is still the one it
- * blocked on: with_stack walks it here, only for wanted intervals.
+ * blocked on: it is walked here, only for wanted intervals, and only
+ * with tp_btf (btf), the one hook whose next the verifier lets
+ * bpf_get_task_stack take.
  */
 static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
-					 bool with_stack)
+					 bool btf)
 {
-	__u32 pid = BPF_CORE_READ(next, pid);
+	__u32 pid = TASK_FIELD(btf, next, pid);
 	__u32 tgid;
 	struct pgoff_start *s;
 	struct pgoff_record *r;
@@ -551,14 +571,14 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	s = bpf_map_lookup_elem(&starts, &pid);
 	if (!s)
 		return;
-	tgid = BPF_CORE_READ(next, tgid);
+	tgid = TASK_FIELD(btf, next, tgid);
 	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes)
 		episode_switch_in(pid, tgid, s, now);
 	if (!wanted(s, tgid, now))
 		goto done;
 	if (s->flags & PGOFF_F_QUERY) {
-		if (send_with_query(s, next, pid, tgid, now, with_stack))
+		if (send_with_query(s, next, pid, tgid, now, btf))
 			goto done;
 		s->flags = (s->flags & ~PGOFF_F_QUERY) | PGOFF_F_QUERY_LOST;
 		count(PGOFF_CNT_QUERY_FAIL);
@@ -568,7 +588,7 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 		count(PGOFF_CNT_RINGBUF_FULL);
 		goto done;
 	}
-	fill(r, s, next, pid, tgid, now, with_stack);
+	fill(r, s, next, pid, tgid, now, btf);
 	bpf_ringbuf_submit(r, 0);
 	count(PGOFF_CNT_EVENTS);
 done:
@@ -581,9 +601,9 @@ done:
  * Runs in the waker's context: current is the waker (for a wakeup from
  * an interrupt, the task it interrupted).
  */
-static __always_inline void on_waking(struct task_struct *p)
+static __always_inline void on_waking(struct task_struct *p, bool btf)
 {
-	__u32 pid = BPF_CORE_READ(p, pid);
+	__u32 pid = TASK_FIELD(btf, p, pid);
 	struct pgoff_start *s = bpf_map_lookup_elem(&starts, &pid);
 	struct pgoff_target *t;
 	__u64 id;
@@ -653,7 +673,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	on_switch_out(prev, now);
+	on_switch_out(prev, now, true);
 	on_switch_in(next, now, true);
 	return 0;
 }
@@ -664,7 +684,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	on_switch_out(prev, now);
+	on_switch_out(prev, now, false);
 	on_switch_in(next, now, false);
 	return 0;
 }
@@ -672,14 +692,14 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking_btf, struct task_struct *p)
 {
-	on_waking(p);
+	on_waking(p, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(sched_waking_raw, struct task_struct *p)
 {
-	on_waking(p);
+	on_waking(p, false);
 	return 0;
 }
 

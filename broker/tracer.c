@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -84,6 +85,34 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return --t->budget > 0 ? 0 : BUDGET_SPENT;
 }
 
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * Before 6.1 a map that is not preallocated allocates with kmalloc, which
+ * must not happen in sched_switch (the run queue lock is held). There the
+ * maps that grow on demand are preallocated instead, and smaller.
+ */
+static void preallocate_maps(struct offcpu_bpf *skel)
+{
+	struct bpf_map *grow[] = { skel->maps.aggregate, skel->maps.queries };
+
+	for (size_t i = 0; i < sizeof(grow) / sizeof(grow[0]); i++) {
+		bpf_map__set_map_flags(grow[i], bpf_map__map_flags(grow[i]) &
+					      ~(__u32)BPF_F_NO_PREALLOC);
+		bpf_map__set_max_entries(grow[i], 4096);
+	}
+	log_info("kernel before 6.1: aggregation and query maps preallocated "
+		 "with 4096 entries each");
+}
+
 int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		tracer_record_fn fn, void *ctx)
 {
@@ -104,6 +133,8 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		goto cleanup;
 	}
 	choose_programs(t->skel, t->raw_tp);
+	if (!kernel_at_least(6, 1))
+		preallocate_maps(t->skel);
 	err = bpf_map__set_max_entries(t->skel->maps.events,
 				       (__u32)opts->ringbuf_bytes);
 	if (err) {
@@ -278,26 +309,77 @@ int tracer_counters(const struct tracer *t, uint64_t out[PGOFF_CNT__COUNT])
 	return 0;
 }
 
+/*
+ * Every entry of a hash map once, in batches: the batch cursor is a
+ * bucket, so entries the kernel deletes meanwhile (a thread back on a
+ * CPU) neither restart the walk nor make it see others twice, as
+ * get_next_key of a deleted key would. fn gets each key and value.
+ */
+typedef int (*entry_fn)(void *ctx, const void *key, const void *val);
+
+static int walk_map(int fd, size_t ksz, size_t vsz, entry_fn fn, void *ctx)
+{
+	uint32_t chunk = 256, in = 0, out = 0, n;
+	bool first = true, done = false;
+	char *keys = NULL, *vals = NULL;
+	int err = 0;
+
+	while (!done) {
+		char *k = realloc(keys, chunk * ksz), *v;
+
+		if (!k)
+			return -ENOMEM;
+		keys = k;
+		v = realloc(vals, chunk * vsz);
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		vals = v;
+		n = chunk;
+		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals,
+					 &n, NULL)) {
+			if (errno == ENOSPC && n == 0) {	/* a bucket > chunk */
+				chunk *= 2;
+				continue;
+			}
+			if (errno != ENOENT) {
+				err = -errno;
+				break;
+			}
+			done = true;	/* the last batch, maybe with entries */
+		}
+		for (uint32_t i = 0; i < n && !err; i++)
+			err = fn(ctx, keys + i * ksz, vals + i * vsz);
+		if (err)
+			break;
+		in = out;
+		first = false;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+struct agg_walk {
+	tracer_agg_fn fn;
+	void *ctx;
+};
+
+static int agg_entry(void *ctx, const void *key, const void *val)
+{
+	struct agg_walk *w = ctx;
+
+	return w->fn(w->ctx, key, val);
+}
+
 int tracer_agg_foreach(struct tracer *t, tracer_agg_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(t->skel->maps.aggregate);
-	struct pgoff_agg_key key, next;
-	struct pgoff_agg val;
-	void *prev = NULL;
-	int err;
+	struct agg_walk w = { fn, ctx };
 
-	/* The callback must not delete: get_next_key of a deleted key
-	 * restarts at the first, and the walk would see rows twice. */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;	/* deleted meanwhile */
-		err = fn(ctx, &key, &val);
-		if (err)
-			return err;
-	}
-	return 0;
+	return walk_map(bpf_map__fd(t->skel->maps.aggregate),
+			sizeof(struct pgoff_agg_key), sizeof(struct pgoff_agg),
+			agg_entry, &w);
 }
 
 int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key)
@@ -307,22 +389,22 @@ int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key)
 	return bpf_map_delete_elem(fd, key) ? -errno : 0;
 }
 
+struct start_walk {
+	tracer_start_fn fn;
+	void *ctx;
+};
+
+static int start_entry(void *ctx, const void *key, const void *val)
+{
+	struct start_walk *w = ctx;
+
+	return w->fn(w->ctx, *(const uint32_t *)key, val);
+}
+
 int tracer_starts_foreach(struct tracer *t, tracer_start_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(t->skel->maps.starts);
-	struct pgoff_start val;
-	uint32_t key, next;
-	void *prev = NULL;
-	int err;
+	struct start_walk w = { fn, ctx };
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;	/* back on a CPU meanwhile */
-		err = fn(ctx, key, &val);
-		if (err)
-			return err;
-	}
-	return 0;
+	return walk_map(bpf_map__fd(t->skel->maps.starts), sizeof(uint32_t),
+			sizeof(struct pgoff_start), start_entry, &w);
 }
