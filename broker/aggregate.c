@@ -115,7 +115,7 @@ size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by)
 	return out;
 }
 
-int agg_retire(struct agg_retired *r, const struct agg_row *row)
+int agg_retire(struct agg_label_rows *r, const struct agg_row *row)
 {
 	struct agg_row *grown;
 
@@ -126,12 +126,16 @@ int agg_retire(struct agg_retired *r, const struct agg_row *row)
 		}
 	}
 	if (r->n == AGG_MAX_RETIRED) {
-		/* the last slot is the catch-all: time kept, labels not */
+		/* the last slot becomes the catch-all: its time and that of
+		 * all later label sets are kept, their labels are not */
 		struct agg_row *other = &r->rows[r->n - 1];
 
 		if (strcmp(other->title.backend_type, "(other)") != 0) {
+			struct agg_row kept = *other;
+
 			memset(other, 0, sizeof(*other));
 			strcpy(other->title.backend_type, "(other)");
+			row_add(other, &kept);
 		}
 		row_add(other, row);
 		r->overflowed++;
@@ -145,7 +149,39 @@ int agg_retire(struct agg_retired *r, const struct agg_row *row)
 	return 0;
 }
 
-void agg_retired_free(struct agg_retired *r)
+static int cmp_labels_key(const void *key, const void *elem)
+{
+	return cmp_identity(key, elem, PGOFF_STATS_BY_LABELS);
+}
+
+int agg_hold_highest(struct agg_label_rows *h, struct agg_row *rows, size_t n)
+{
+	size_t added = 0;
+	struct agg_row *grown;
+
+	for (size_t i = 0; i < n; i++) {
+		struct agg_row *m = bsearch(&rows[i], h->rows, h->n - added,
+					    sizeof(*h->rows), cmp_labels_key);
+
+		if (m) {
+			if (m->total_ns > rows[i].total_ns)
+				rows[i].total_ns = m->total_ns;
+			m->total_ns = rows[i].total_ns;
+			continue;
+		}
+		grown = realloc(h->rows, (h->n + 1) * sizeof(*h->rows));
+		if (!grown)
+			return -ENOMEM;
+		h->rows = grown;
+		h->rows[h->n++] = rows[i];	/* past the sorted part */
+		added++;
+	}
+	if (added)
+		qsort(h->rows, h->n, sizeof(*h->rows), cmp_by_labels);
+	return 0;
+}
+
+void agg_label_rows_free(struct agg_label_rows *r)
 {
 	free(r->rows);
 	memset(r, 0, sizeof(*r));

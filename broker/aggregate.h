@@ -59,8 +59,8 @@ void agg_row_to_labels(struct agg_row *row);
  */
 size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by);
 
-/* The rows of exited processes, by labels. */
-struct agg_retired {
+/* Rows by labels: those of exited processes, or the highest told. */
+struct agg_label_rows {
 	struct agg_row *rows;
 	size_t n;
 	uint64_t overflowed;	/* rows folded into the catch-all row */
@@ -71,8 +71,16 @@ struct agg_retired {
  * sets, the row goes into one catch-all row (backend type "(other)"):
  * its time is kept, its labels are not. Returns 0 or -ENOMEM.
  */
-int agg_retire(struct agg_retired *r, const struct agg_row *row);
-void agg_retired_free(struct agg_retired *r);
+int agg_retire(struct agg_label_rows *r, const struct agg_row *row);
+void agg_label_rows_free(struct agg_label_rows *r);
+
+/*
+ * Rows by labels, as cumulative counters: each row's time becomes at
+ * least the most h has seen for its labels, and h learns it. (Time read
+ * from two kernel maps one after the other can be short for a moment;
+ * a Prometheus counter must never go back.) Returns 0 or -ENOMEM.
+ */
+int agg_hold_highest(struct agg_label_rows *h, struct agg_row *rows, size_t n);
 
 /*
  * Encode rows into reply: "rows" (at most budget bytes of them, longest

@@ -109,27 +109,43 @@ void stats_retire_exited(struct stats *s)
 	if (err)
 		log_warnx("reading the kernel aggregation: %s", strerror(-err));
 	for (size_t i = 0; i < c.n; i++) {
+		/* deleted first: a row that stays would be retired twice */
+		if (tracer_agg_delete(s->tracer, &c.v[i].key))
+			continue;
 		make_row(s, &row, &c.v[i]);
 		agg_row_to_labels(&row);
 		if (agg_retire(&s->retired, &row))
 			s->retire_failed++;
-		tracer_agg_delete(s->tracer, &c.v[i].key);
 	}
 	free(c.v);
 }
 
-void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply)
+static uint64_t mono_ns(void)
 {
-	struct collect c = { .s = s };
-	struct ongoing o = { .c = &c };
-	struct agg_row *rows;
 	struct timespec now;
-	size_t n = 0;
-	int err;
 
 	/* the ring buffer's clock: bpf_ktime_get_ns is CLOCK_MONOTONIC */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	o.now_ns = (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+	return (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+}
+
+/*
+ * The reply's fields, computed. The kernel map is read before the table
+ * of threads off the CPU, so an interval that ends between the two reads
+ * is in neither (never in both): time can only be short for a moment.
+ * Rows by labels (cumulative counters, for Prometheus) are then held at
+ * their highest value so far, so that moment never shows as a reset.
+ */
+static json_object *compute(struct stats *s, enum pgoff_stats_by by,
+			    uint64_t now)
+{
+	json_object *f = json_object_new_object();
+	struct collect c = { .s = s };
+	struct ongoing o = { .c = &c, .now_ns = now };
+	struct agg_row *rows;
+	size_t n = 0;
+	int err;
+
 	err = tracer_agg_foreach(s->tracer, collect_row, &c);
 	if (!err)
 		err = tracer_starts_foreach(s->tracer, collect_ongoing, &o);
@@ -149,22 +165,46 @@ void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply)
 			n += s->retired.n;
 		}
 		n = agg_rows_merge(rows, n, by);
+		if (by == PGOFF_STATS_BY_LABELS && agg_hold_highest(&s->highest,
+								    rows, n))
+			err = -ENOMEM;
 	}
-	json_object_object_add(reply, "by", json_object_new_string(
+	json_object_object_add(f, "by", json_object_new_string(
 				       pgoff_stats_by_name(by)));
-	json_object_object_add(reply, "now_ns",
-			       json_object_new_int64((int64_t)o.now_ns));
-	json_object_object_add(reply, "hist_unit_ns", json_object_new_int64(1024));
-	agg_rows_encode(reply, rows, n, by, STATS_BUDGET);
-	json_object_object_add(reply, "retired_overflow", json_object_new_int64(
+	json_object_object_add(f, "now_ns", json_object_new_int64((int64_t)now));
+	json_object_object_add(f, "hist_unit_ns", json_object_new_int64(1024));
+	agg_rows_encode(f, rows, n, by, STATS_BUDGET);
+	json_object_object_add(f, "retired_overflow", json_object_new_int64(
 		(int64_t)s->retired.overflowed));
-	json_object_object_add(reply, "complete", json_object_new_boolean(
+	json_object_object_add(f, "complete", json_object_new_boolean(
 		!err && rows && s->retire_failed == 0));
 	free(rows);
 	free(c.v);
+	return f;
+}
+
+/* Requests closer than this share one reading of the kernel maps: a
+ * client asking in a loop cannot keep the event loop walking them. */
+#define STATS_REUSE_NS 100000000ULL
+
+void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply)
+{
+	uint64_t now = mono_ns();
+	json_object *f = s->cached[by];
+
+	if (!f || now - s->cached_at[by] >= STATS_REUSE_NS) {
+		json_object_put(s->cached[by]);
+		f = s->cached[by] = compute(s, by, now);
+		s->cached_at[by] = now;
+	}
+	json_object_object_foreach(f, key, val)
+		json_object_object_add(reply, key, json_object_get(val));
 }
 
 void stats_free(struct stats *s)
 {
-	agg_retired_free(&s->retired);
+	agg_label_rows_free(&s->retired);
+	agg_label_rows_free(&s->highest);
+	for (size_t i = 0; i < 2; i++)
+		json_object_put(s->cached[i]);
 }

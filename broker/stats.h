@@ -16,8 +16,11 @@ struct pg_registry;
 struct stats {
 	struct tracer *tracer;
 	struct pg_registry *registry;
-	struct agg_retired retired;
+	struct agg_label_rows retired;
 	uint64_t retire_failed;		/* rows of exited processes not kept */
+	struct agg_label_rows highest;	/* by labels: the most time told */
+	json_object *cached[2];		/* the last reply's fields, by `by` */
+	uint64_t cached_at[2];
 };
 
 /*

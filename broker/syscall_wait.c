@@ -27,14 +27,20 @@ static const struct syscall_rule rules[] = {
 	{ SYS_semop, PGOFF_WAIT_LOCK, false },
 	{ SYS_semtimedop, PGOFF_WAIT_LOCK, false },
 	{ SYS_flock, PGOFF_WAIT_LOCK, false },
+#ifdef SYS_epoll_wait	/* not in asm-generic (arm64) */
 	{ SYS_epoll_wait, PGOFF_WAIT_POLL, false },
+#endif
 	{ SYS_epoll_pwait, PGOFF_WAIT_POLL, false },
 #ifdef SYS_epoll_pwait2
 	{ SYS_epoll_pwait2, PGOFF_WAIT_POLL, false },
 #endif
+#ifdef SYS_poll	/* not in asm-generic (arm64) */
 	{ SYS_poll, PGOFF_WAIT_POLL, false },
+#endif
 	{ SYS_ppoll, PGOFF_WAIT_POLL, false },
+#ifdef SYS_select	/* not in asm-generic (arm64) */
 	{ SYS_select, PGOFF_WAIT_POLL, false },	/* pg_usleep; refined by PG */
+#endif
 	{ SYS_pselect6, PGOFF_WAIT_POLL, false },
 	{ SYS_nanosleep, PGOFF_WAIT_SLEEP, false },
 	{ SYS_clock_nanosleep, PGOFF_WAIT_SLEEP, false },
@@ -47,7 +53,9 @@ static const struct syscall_rule rules[] = {
 	{ SYS_connect, PGOFF_WAIT_NET, false },
 	{ SYS_wait4, PGOFF_WAIT_IPC, false },
 	{ SYS_waitid, PGOFF_WAIT_IPC, false },
+#ifdef SYS_pause	/* not in asm-generic (arm64) */
 	{ SYS_pause, PGOFF_WAIT_IPC, false },
+#endif
 	{ SYS_rt_sigsuspend, PGOFF_WAIT_IPC, false },
 	{ SYS_rt_sigtimedwait, PGOFF_WAIT_IPC, false },
 	{ SYS_read, PGOFF_WAIT_IO, true },
@@ -67,9 +75,13 @@ static const struct syscall_rule rules[] = {
 	{ SYS_fallocate, PGOFF_WAIT_IO, true },
 	{ SYS_ftruncate, PGOFF_WAIT_IO, true },
 	{ SYS_openat, PGOFF_WAIT_IO, true },
+#ifdef SYS_unlink	/* not in asm-generic (arm64) */
 	{ SYS_unlink, PGOFF_WAIT_IO, true },
+#endif
 	{ SYS_unlinkat, PGOFF_WAIT_IO, true },
+#ifdef SYS_rename	/* not in asm-generic (arm64) */
 	{ SYS_rename, PGOFF_WAIT_IO, true },
+#endif
 	{ SYS_renameat, PGOFF_WAIT_IO, true },
 	{ SYS_newfstatat, PGOFF_WAIT_IO, true },
 	{ SYS_getdents64, PGOFF_WAIT_IO, true },
