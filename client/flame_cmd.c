@@ -80,9 +80,11 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		switch (opt) {
 		case 'd':
 			if (pgoff_parse_duration(optarg, &o->duration_ns) ||
-			    !o->duration_ns) {
+			    !o->duration_ns ||
+			    o->duration_ns > 86400000000000ULL) {
 				log_warnx("--duration: '%s' is not a duration "
-					  "such as 30s or 5m", optarg);
+					  "from 1ns to 24h, such as 30s or 5m",
+					  optarg);
 				return EXIT_USAGE;
 			}
 			break;

@@ -313,7 +313,7 @@ static int handle_item(json_object *obj, bool json)
 
 /* Subscribe and print until done: an exit code, or WATCH_LOST. */
 static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
-			int64_t deadline)
+			int64_t deadline, bool resumed)
 {
 	json_object *reply;
 	int ret = conn_request(c, &w->req, &reply);
@@ -321,6 +321,9 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 	if (ret != EXIT_OK)
 		return ret;
 	json_object_put(reply);
+	if (resumed)	/* said once subscribed: from here on nothing is missed */
+		log_warnx("reconnected to pgoffd and subscribed again; events "
+			  "in the gap were not seen");
 	while (!w->count || *seen < w->count) {
 		int64_t left = deadline ? deadline - now_ms() : -1;
 		json_object *obj;
@@ -365,11 +368,8 @@ static int reconnect(struct conn *c, const char *path, int64_t deadline)
 			return EXIT_OK;
 		nanosleep(&second, NULL);
 		ret = conn_open_quiet(c, path, true);
-		if (ret == EXIT_OK) {
-			log_warnx("reconnected to pgoffd; events in the gap "
-				  "were not seen");
+		if (ret == EXIT_OK)
 			return EXIT_OK;
-		}
 		conn_close(c);
 		if (ret != EXIT_ABSENT)
 			return ret;
@@ -394,8 +394,8 @@ static int cmd_watch(int argc, char **argv, const char *sock)
 		deadline = now_ms() + (int64_t)(w.timeout_ns / 1000000);
 	if (!w.json && isatty(STDOUT_FILENO))
 		render_event_header(stdout);
-	for (;;) {
-		ret = watch_stream(&c, &w, &seen, deadline);
+	for (bool resumed = false;; resumed = true) {
+		ret = watch_stream(&c, &w, &seen, deadline, resumed);
 		if (ret != WATCH_LOST)
 			break;
 		if (!w.follow) {

@@ -40,7 +40,7 @@ static bool get_u64(json_object *o, const char *key, uint64_t *out)
 
 static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 {
-	json_object *hist;
+	json_object *hist, *known;
 	uint64_t pid = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -50,6 +50,16 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 	    (!get_u64(o, "pid", &pid) || pid > UINT32_MAX))
 		return fail(err, len, "a row has a bad pid");
 	r->pid = (uint32_t)pid;
+	if (json_object_object_get_ex(o, "wait_event_info", NULL)) {
+		uint64_t info;
+
+		if (!get_u64(o, "wait_event_info", &info) || info > UINT32_MAX)
+			return fail(err, len, "a row has a bad wait_event_info");
+		r->wait_event_info = (uint32_t)info;
+	}
+	r->pg_known = true;
+	if (json_object_object_get_ex(o, "pg_known", &known))
+		r->pg_known = json_object_get_boolean(known);
 	if (!get_u64(o, "count", &r->count) || !get_u64(o, "time_ns", &r->time_ns))
 		return fail(err, len, "a row has no count or time_ns");
 	copy_str(o, "data_dir", r->data_dir, sizeof(r->data_dir));
@@ -122,6 +132,8 @@ void sv_free(struct sv_snapshot *s)
 static bool same_row(const struct sv_row *a, const struct sv_row *b)
 {
 	return a->pid == b->pid && strcmp(a->wait, b->wait) == 0 &&
+	       a->wait_event_info == b->wait_event_info &&
+	       a->pg_known == b->pg_known &&
 	       strcmp(a->wait_event_type, b->wait_event_type) == 0 &&
 	       strcmp(a->wait_event, b->wait_event) == 0 &&
 	       strcmp(a->data_dir, b->data_dir) == 0 &&
@@ -129,16 +141,17 @@ static bool same_row(const struct sv_row *a, const struct sv_row *b)
 	       strcmp(a->backend_type, b->backend_type) == 0;
 }
 
-/* cur - prev, or false when prev is not an earlier state of cur. */
+/* cur - prev, or false when prev is not an earlier state of cur (the
+ * count or a bucket went down: another process with the same pid). */
 static bool subtract(struct sv_row *d, const struct sv_row *prev)
 {
-	if (d->count < prev->count || d->time_ns < prev->time_ns)
+	if (d->count < prev->count)
 		return false;
 	for (size_t i = 0; i < SV_BUCKETS; i++)
 		if (d->hist[i] < prev->hist[i])
 			return false;
 	d->count -= prev->count;
-	d->time_ns -= prev->time_ns;
+	d->time_ns = d->time_ns > prev->time_ns ? d->time_ns - prev->time_ns : 0;
 	for (size_t i = 0; i < SV_BUCKETS; i++)
 		d->hist[i] -= prev->hist[i];
 	return true;
@@ -154,14 +167,17 @@ int sv_delta(const struct sv_snapshot *prev, const struct sv_snapshot *cur,
 		return -ENOMEM;
 	for (size_t i = 0; i < cur->n; i++) {
 		struct sv_row d = cur->rows[i];
+		bool found = false;
 
-		for (size_t j = 0; prev && j < prev->n; j++) {
+		for (size_t j = 0; prev && j < prev->n && !found; j++) {
 			if (same_row(&cur->rows[i], &prev->rows[j])) {
+				found = true;
 				if (!subtract(&d, &prev->rows[j]))
 					d = cur->rows[i];
-				break;
 			}
 		}
+		if (!found && prev && prev->truncated)
+			continue;	/* its earlier value is unknown */
 		if (d.count || d.time_ns)
 			out->rows[out->n++] = d;
 	}
@@ -444,27 +460,41 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 	return top;
 }
 
-/* A label value, escaped as the text format wants: \\ \" \n. */
-static void put_label(char **p, char *end, const char *name, const char *v,
-		      bool first)
+/* A label value, escaped as the text format wants (\\ \" \n), into
+ * the series' label text; false when it does not fit (the series is then
+ * left out, never cut into something else). */
+static bool put_label(char *buf, size_t size, size_t *len, const char *name,
+		      const char *v)
 {
-	*p += snprintf(*p, (size_t)(end - *p), "%s%s=\"", first ? "" : ",", name);
-	for (; *v && *p < end - 3; v++) {
-		if (*v == '\\' || *v == '"') {
-			*(*p)++ = '\\';
-			*(*p)++ = *v;
-		} else if (*v == '\n') {
-			*(*p)++ = '\\';
-			*(*p)++ = 'n';
-		} else {
-			*(*p)++ = *v;
-		}
+	size_t n = *len;
+	int w = snprintf(buf + n, size - n, "%s%s=\"", n ? "," : "", name);
+
+	if (w < 0 || (size_t)w >= size - n)
+		return false;
+	n += (size_t)w;
+	for (; *v; v++) {
+		bool esc = *v == '\\' || *v == '"' || *v == '\n';
+
+		if (n + 2 + 2 >= size)	/* the character, and the closing quote */
+			return false;
+		if (esc)
+			buf[n++] = '\\';
+		buf[n++] = *v == '\n' ? 'n' : *v;
 	}
-	*p += snprintf(*p, (size_t)(end - *p), "\"");
+	buf[n++] = '"';
+	buf[n] = '\0';
+	*len = n;
+	return true;
 }
 
+/* Room for every label at its longest, escaped (each byte may double). */
 struct series {
-	char labels[1024];
+	char labels[2 * (sizeof(((struct sv_row *)0)->data_dir) +
+			 sizeof(((struct sv_row *)0)->database) +
+			 sizeof(((struct sv_row *)0)->backend_type) +
+			 sizeof(((struct sv_row *)0)->wait_event_type) +
+			 sizeof(((struct sv_row *)0)->wait_event) +
+			 sizeof(((struct sv_row *)0)->wait)) + 128];
 	uint64_t time_ns, count;
 };
 
@@ -499,19 +529,19 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sv_row *r = &s->rows[i];
-		char *p = v[n].labels, *end = p + sizeof(v[n].labels);
-		char pid[16];
+		char *b = v[n].labels, pid[16];
+		size_t len = 0, size = sizeof(v[n].labels);
 
-		put_label(&p, end, "cluster", r->data_dir, true);
-		put_label(&p, end, "database", r->database, false);
-		put_label(&p, end, "backend_type", r->backend_type, false);
-		put_label(&p, end, "wait_event_type", r->wait_event_type, false);
-		put_label(&p, end, "wait_event", r->wait_event, false);
-		put_label(&p, end, "wait", r->wait, false);
-		if (per_pid) {
-			snprintf(pid, sizeof(pid), "%" PRIu32, r->pid);
-			put_label(&p, end, "pid", pid, false);
-		}
+		snprintf(pid, sizeof(pid), "%" PRIu32, r->pid);
+		if (!put_label(b, size, &len, "cluster", r->data_dir) ||
+		    !put_label(b, size, &len, "database", r->database) ||
+		    !put_label(b, size, &len, "backend_type", r->backend_type) ||
+		    !put_label(b, size, &len, "wait_event_type",
+			       r->wait_event_type) ||
+		    !put_label(b, size, &len, "wait_event", r->wait_event) ||
+		    !put_label(b, size, &len, "wait", r->wait) ||
+		    (per_pid && !put_label(b, size, &len, "pid", pid)))
+			continue;	/* cannot happen with sv_row's sizes */
 		v[n].time_ns = r->time_ns;
 		v[n].count = r->count;
 		n++;

@@ -25,6 +25,8 @@ struct sv_row {
 	char wait_event_type[32];	/* "" outside any PostgreSQL wait */
 	char wait_event[64];
 	char wait[16];		/* kernel wait type */
+	uint32_t wait_event_info;
+	bool pg_known;		/* false: the backend's memory was unreadable */
 	uint64_t count;
 	uint64_t time_ns;
 	uint64_t hist[SV_BUCKETS];
@@ -45,8 +47,11 @@ void sv_free(struct sv_snapshot *s);
 
 /*
  * What happened between prev and cur: matching rows (same pid and waits)
- * subtracted; a row new in cur (a new process or wait) counts whole; a
- * row whose count went down (its pid was reused) also counts whole.
+ * subtracted; a row new in cur (a new process or wait) counts whole,
+ * unless prev was cut short (truncated: the row may just have been left
+ * out, and counts nothing); a row whose count went down (its pid was
+ * reused) counts whole; time that went down alone (read while an
+ * interval ended) counts nothing.
  */
 int sv_delta(const struct sv_snapshot *prev, const struct sv_snapshot *cur,
 	     struct sv_snapshot *out);

@@ -253,8 +253,11 @@ static bool wait_interval(uint64_t ns)
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		if (poll(&p, 1, (int)left) > 0 && read(STDIN_FILENO, &ch, 1) == 1 &&
-		    (ch == 'q' || ch == 'Q'))
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return false;	/* the terminal went away */
+		if (read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
 			return false;
 	}
 }
@@ -338,8 +341,11 @@ int cmd_top(int argc, char **argv, const char *sock)
 	if (ret != EXIT_OK)
 		goto out;
 	screen = !o.json && !o.once && isatty(STDOUT_FILENO);
+	/* each ends top through the loop, which restores the terminal */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	if (screen)
 		tty_keys();
 	ret = fetch(&c, PGOFF_STATS_BY_PID, &prev);
