@@ -95,6 +95,9 @@ TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
 TEST_NEEDS_render := client/render.c
 TEST_NEEDS_syscall_wait := broker/classify.c broker/pg_wait_names.c
 TEST_NEEDS_stats_view := client/stats_view.c
+TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
+	broker/pg_wait_names.c broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
+	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/privdrop.c
 TEST_NEEDS_flame := client/flame.c
 
 .SECONDEXPANSION:

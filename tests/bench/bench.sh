@@ -111,9 +111,10 @@ for n in 1 16 64; do
 	kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null
 	dt=$(echo "$t1 - $t0" | bc)
 	cpu=$(echo "scale=1; ($u1 + $s1 - $u0 - $s0) * 100 / $(getconf CLK_TCK) / $dt" | bc)
-	delivered=$(echo "(($e1 - $e0) * $n - ($q1 - $q0)) / $dt" | bc)
+	delivered=$(echo "(($e1 - $e0) * $n - ($q1 - $q0)) / $dt" | bc 2>/dev/null)
 	read -r _ _ p50 p99 <"$work/lat.$n"
-	echo "$n $delivered $cpu $rss $p50 $p99 $((q1 - q0))" >>"$fanout"
+	# a status that did not answer (an overloaded broker) leaves a '?'
+	echo "$n ${delivered:-?} ${cpu:-?} ${rss:-?} ${p50:-?} ${p99:-?} $(( ${q1:-0} - ${q0:-0} ))" >>"$fanout"
 	sleep 1
 done
 kill "$broker"; wait "$broker" 2>/dev/null; broker=

@@ -14,14 +14,17 @@ e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 # --- cpu: runnable but not running, both cores taken by hogs
 hogs=()
 for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
+# a loop, not a set: generate_series in FROM spills to a temp file, and a
+# backend preempted while writing it is in IO:BufFileWrite
 psql -X -q -At -c "select pg_backend_pid()" \
-	-c "select count(*) from generate_series(1, 30000000)" >"$E2E_DIR/cpu.out" &
+	-c "do \$\$ begin for i in 1..2000000000 loop end loop; end \$\$" >"$E2E_DIR/cpu.out" 2>/dev/null &
 cpu_job=$!
 for _ in $(seq 100); do [ -s "$E2E_DIR/cpu.out" ] && break; sleep 0.01; done
 cpu_pid=$(head -n1 "$E2E_DIR/cpu.out")
 member watch --view intervals --type cpu --pid "$cpu_pid" --min 1ms --json --count 1 \
 	--timeout 20s >"$E2E_DIR/cpu.json"
 kill "${hogs[@]}"; wait "${hogs[@]}" 2>/dev/null
+sql -c "select pg_cancel_backend($cpu_pid)" >/dev/null	# the loop has served
 wait "$cpu_job"
 check "cpu: a preempted backend is wait cpu, all of it in the run queue, no waker" \
 	jqe '.wait == "cpu" and .kernel_wait == "cpu" and .blocked_ns == 0 and .runq_ns == .duration_ns and (has("waker") | not)' "$E2E_DIR/cpu.json"

@@ -250,6 +250,60 @@ static void test_top_table_is_clean(void)
 	sv_free(&s);
 }
 
+/* The longest labels, all of them escapes: one whole, valid series. */
+static void test_metrics_longest_labels(void)
+{
+	char q[600], text[2000];
+	struct sv_snapshot s;
+	char *out, *line;
+
+	memset(q, 0, sizeof(q));
+	for (int i = 0; i < 255; i++)
+		strcat(q, "\\\"");	/* a JSON-escaped quote: one byte */
+	snprintf(text, sizeof(text), "{\"now_ns\":1,\"rows\":[{\"count\":1,"
+		 "\"time_ns\":5,\"data_dir\":\"%s\",\"database\":\"%.62s\","
+		 "\"wait\":\"io\"}]}", q, q);
+	CHECK(parse(text, &s) == 0);
+	CHECK(strlen(s.rows[0].data_dir) == 255);
+	out = render_metrics(&s, NULL, true);
+	CHECK(out);
+	line = strstr(out, "pgoff_offcpu_seconds_total{");
+	CHECK(line && strstr(line, "wait=\"io\",pid=\"0\"} 0.000000005\n"));
+	CHECK(count_lines(out, "pgoff_offcpu_seconds_total{") == 1);
+	free(out);
+	sv_free(&s);
+}
+
+/* What top must not show as a burst of time. */
+static void test_delta_without_spikes(void)
+{
+	struct sv_snapshot p, c, d;
+
+	CHECK(parse(prev_text, &p) == 0 && parse(cur_text, &c) == 0);
+	/* time read short for a moment, count the same: nothing, not all */
+	c.rows[0].count = p.rows[0].count;
+	memcpy(c.rows[0].hist, p.rows[0].hist, sizeof(c.rows[0].hist));
+	c.rows[0].time_ns = p.rows[0].time_ns - 1;
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	for (size_t i = 0; i < d.n; i++)
+		CHECK(d.rows[i].pid != 10);
+	sv_free(&d);
+	/* prev was cut short: rows missing from it count nothing */
+	p.truncated = true;
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	CHECK(d.n == 0);
+	sv_free(&d);
+	/* the same names but one without its wait event read: two rows */
+	p.truncated = false;
+	c.rows[1].pg_known = false;
+	c.rows[1].time_ns += 7;
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	CHECK(d.n == 3 && d.rows[0].pid == 11 && d.rows[0].time_ns == 500007);
+	sv_free(&d);
+	sv_free(&p);
+	sv_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_parse_rejects_bad_replies);
@@ -259,5 +313,7 @@ int main(void)
 	RUN(test_metrics_escape_and_merge);
 	RUN(test_top_json);
 	RUN(test_top_table_is_clean);
+	RUN(test_metrics_longest_labels);
+	RUN(test_delta_without_spikes);
 	return CHECK_DONE();
 }

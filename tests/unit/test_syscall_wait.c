@@ -16,14 +16,14 @@
 
 static void test_run_queue_is_cpu(void)
 {
-	CHECK(pgoff_classify_syscall(SYS_epoll_wait, PGOFF_AGG_RUNQ) == PGOFF_WAIT_CPU);
+	CHECK(pgoff_classify_syscall(SYS_epoll_pwait, PGOFF_AGG_RUNQ) == PGOFF_WAIT_CPU);
 	CHECK(pgoff_classify_syscall(PGOFF_AGG_NO_SYSCALL, PGOFF_AGG_RUNQ) ==
 	      PGOFF_WAIT_CPU);
 }
 
 static void test_postgres_calls(void)
 {
-	CHECK(pgoff_classify_syscall(SYS_epoll_wait, S) == PGOFF_WAIT_POLL);
+	CHECK(pgoff_classify_syscall(SYS_epoll_pwait, S) == PGOFF_WAIT_POLL);
 	CHECK(pgoff_classify_syscall(SYS_futex, S) == PGOFF_WAIT_LOCK);
 	CHECK(pgoff_classify_syscall(SYS_semop, S) == PGOFF_WAIT_LOCK);
 	CHECK(pgoff_classify_syscall(SYS_pselect6, S) == PGOFF_WAIT_POLL);
@@ -50,14 +50,14 @@ static void test_faults_and_unknown(void)
 	CHECK(pgoff_classify_syscall(PGOFF_AGG_NO_SYSCALL, S) == PGOFF_WAIT_OTHER);
 	CHECK(pgoff_classify_syscall(SYS_getpid, S) == PGOFF_WAIT_OTHER);
 	CHECK(pgoff_classify_syscall(30000, D) == PGOFF_WAIT_OTHER);
-	CHECK(pgoff_classify_syscall(SYS_epoll_wait, PGOFF_AGG_OTHER) ==
+	CHECK(pgoff_classify_syscall(SYS_epoll_pwait, PGOFF_AGG_OTHER) ==
 	      PGOFF_WAIT_POLL);
 }
 
 /* What top shows: the latch wait refined by PostgreSQL's class. */
 static void test_refined_like_a_stack(void)
 {
-	enum pgoff_wait poll = pgoff_classify_syscall(SYS_epoll_wait, S);
+	enum pgoff_wait poll = pgoff_classify_syscall(SYS_epoll_pwait, S);
 
 	CHECK(pgoff_wait_refine(poll, 0x03000005u, false) == PGOFF_WAIT_LOCK);
 	CHECK(pgoff_wait_refine(poll, 0x06000000u, false) == PGOFF_WAIT_POLL);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_aggregate.c - rows of the kernel's aggregation in pgoffd: merged
+ * by pid or by labels, retired without losing time past the label limit,
+ * held monotonic as Prometheus counters, encoded within a budget.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include "broker/aggregate.h"
+#include "tests/unit/check.h"
+
+static struct agg_row row(uint32_t pid, const char *db, uint32_t info,
+			  uint64_t count, uint64_t ns)
+{
+	struct agg_row r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = pid;
+	r.cluster = 1;
+	r.pg_major = 15;
+	r.pg_known = true;
+	r.pg_wait_event_info = info;
+	r.wait = info ? PGOFF_WAIT_LOCK : PGOFF_WAIT_CPU;
+	snprintf(r.data_dir, sizeof(r.data_dir), "/data");
+	snprintf(r.title.database, sizeof(r.title.database), "%s", db);
+	snprintf(r.title.user, sizeof(r.title.user), "u%u", pid);
+	snprintf(r.title.backend_type, sizeof(r.title.backend_type),
+		 "client backend");
+	r.count = count;
+	r.total_ns = ns;
+	r.hist[3] = count;
+	return r;
+}
+
+static void test_row_from_kernel_key(void)
+{
+	struct pgoff_agg_key k = {
+		.tgid = 42, .pg_wait_event_info = 0x03000005u, .cluster = 0,
+		.syscall = SYS_epoll_pwait, .state = PGOFF_AGG_SLEEP,
+		.flags = PGOFF_AGG_F_PG_WAIT,
+	};
+	struct pgoff_agg v = { .count = 2, .total_ns = 7 };
+	struct agg_row r;
+
+	agg_row_make(&r, &k, &v, NULL, NULL);
+	CHECK(r.pid == 42 && r.wait == PGOFF_WAIT_LOCK && r.pg_known);
+	CHECK(r.count == 2 && r.total_ns == 7 && !r.data_dir[0]);
+	k.flags = 0;	/* not read: no wait event, whatever the key holds */
+	agg_row_make(&r, &k, &v, NULL, NULL);
+	CHECK(!r.pg_known && r.pg_wait_event_info == 0 &&
+	      r.wait == PGOFF_WAIT_POLL);
+}
+
+static void test_merge(void)
+{
+	struct agg_row rows[4] = {
+		row(1, "a", 0x03000005u, 1, 100), row(1, "a", 0x03000005u, 2, 200),
+		row(2, "a", 0x03000005u, 1, 1000), row(3, "b", 0, 1, 10),
+	};
+	size_t n = agg_rows_merge(rows, 4, PGOFF_STATS_BY_PID);
+
+	CHECK(n == 3);
+	CHECK(rows[0].pid == 2 && rows[1].pid == 1 && rows[1].total_ns == 300 &&
+	      rows[1].count == 3 && rows[1].hist[3] == 3);
+	for (size_t i = 0; i < n; i++)
+		agg_row_to_labels(&rows[i]);
+	n = agg_rows_merge(rows, n, PGOFF_STATS_BY_LABELS);
+	CHECK(n == 2 && rows[0].total_ns == 1300 && rows[0].pid == 0 &&
+	      !rows[0].title.user[0]);
+}
+
+/* Past the label limit, time goes to "(other)": none of it is lost. */
+static void test_retire_keeps_time_past_the_limit(void)
+{
+	struct agg_label_rows r = { 0 };
+	uint64_t total = 0, sum = 0;
+	char db[16];
+
+	for (int i = 0; i < AGG_MAX_RETIRED + 10; i++) {
+		snprintf(db, sizeof(db), "db%d", i);
+		struct agg_row x = row(0, db, 0, 1, 1000 + (uint64_t)i);
+
+		total += x.total_ns;
+		CHECK(agg_retire(&r, &x) == 0);
+	}
+	CHECK(r.n == AGG_MAX_RETIRED && r.overflowed == 10);
+	for (size_t i = 0; i < r.n; i++)
+		sum += r.rows[i].total_ns;
+	CHECK(sum == total);
+	CHECK(strcmp(r.rows[r.n - 1].title.backend_type, "(other)") == 0 &&
+	      r.rows[r.n - 1].count == 11);
+	agg_label_rows_free(&r);
+}
+
+static void test_counters_never_go_back(void)
+{
+	struct agg_label_rows h = { 0 };
+	struct agg_row a[2] = { row(0, "a", 0, 1, 500), row(0, "b", 0, 1, 50) };
+
+	CHECK(agg_hold_highest(&h, a, 2) == 0);
+	a[0].total_ns = 400;	/* read short while an interval ended */
+	a[1].total_ns = 70;
+	CHECK(agg_hold_highest(&h, a, 2) == 0);
+	CHECK(a[0].total_ns == 500 && a[1].total_ns == 70);
+	a[0].total_ns = 900;
+	CHECK(agg_hold_highest(&h, a, 1) == 0 && a[0].total_ns == 900);
+	CHECK(h.n == 2);
+	agg_label_rows_free(&h);
+}
+
+static void test_encode_budget(void)
+{
+	struct agg_row rows[50];
+	json_object *o = json_object_new_object(), *arr;
+
+	for (int i = 0; i < 50; i++)
+		rows[i] = row((uint32_t)i + 1, "a", 0, 1, 1000 - (uint64_t)i);
+	agg_rows_encode(o, rows, 50, PGOFF_STATS_BY_PID, 2000);
+	arr = json_object_object_get(o, "rows");
+	CHECK(json_object_array_length(arr) > 0 &&
+	      json_object_array_length(arr) < 50);
+	CHECK(json_object_get_boolean(json_object_object_get(o, "truncated")));
+	CHECK(json_object_get_int64(json_object_object_get(o, "total")) == 50);
+	CHECK(strlen(pgoff_json_line(arr, NULL)) <= 2000);
+	json_object_put(o);
+}
+
+int main(void)
+{
+	RUN(test_row_from_kernel_key);
+	RUN(test_merge);
+	RUN(test_retire_keeps_time_past_the_limit);
+	RUN(test_counters_never_go_back);
+	RUN(test_encode_budget);
+	return CHECK_DONE();
+}
