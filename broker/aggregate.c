@@ -160,8 +160,10 @@ int agg_hold_highest(struct agg_label_rows *h, struct agg_row *rows, size_t n)
 	struct agg_row *grown;
 
 	for (size_t i = 0; i < n; i++) {
-		struct agg_row *m = bsearch(&rows[i], h->rows, h->n - added,
-					    sizeof(*h->rows), cmp_labels_key);
+		size_t sorted = h->n - added;
+		struct agg_row *m = sorted ? bsearch(&rows[i], h->rows, sorted,
+						     sizeof(*h->rows),
+						     cmp_labels_key) : NULL;
 
 		if (m) {
 			if (m->total_ns > rows[i].total_ns)

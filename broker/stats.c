@@ -159,7 +159,7 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 				agg_row_to_labels(&rows[n]);
 			n++;
 		}
-		if (by == PGOFF_STATS_BY_LABELS) {
+		if (by == PGOFF_STATS_BY_LABELS && s->retired.n) {
 			memcpy(rows + n, s->retired.rows,
 			       s->retired.n * sizeof(*rows));
 			n += s->retired.n;

@@ -262,7 +262,8 @@ int sv_group(const struct sv_snapshot *d, enum sv_by by,
 		return -ENOMEM;
 	}
 	/* by pid, so that each group sees a pid's rows one after another */
-	memcpy(rows, d->rows, d->n * sizeof(*rows));
+	if (d->n)
+		memcpy(rows, d->rows, d->n * sizeof(*rows));
 	qsort(rows, d->n, sizeof(*rows), cmp_pid);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct sv_row *r = &rows[i];

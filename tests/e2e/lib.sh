@@ -71,6 +71,11 @@ e2e_setup() {
 }
 
 e2e_cleanup() {
+	# a broker that died: its log (sanitizer reports) before it is gone
+	if [ -n "${E2E_BROKER_PID:-}" ] && ! kill -0 "$E2E_BROKER_PID" 2>/dev/null &&
+	   [ -s "$E2E_DIR/pgoffd.log" ]; then
+		echo "# pgoffd died; its log:"; sed "s/^/#   /" "$E2E_DIR/pgoffd.log" | tail -40
+	fi
 	e2e_stop_broker TERM
 	if [ -n "${PGDATA_DIR:-}" ] && [ -f "$PGDATA_DIR/postmaster.pid" ]; then
 		su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m immediate stop" >/dev/null 2>&1
