@@ -47,6 +47,8 @@ struct episode {
 	__u64 blocked_ns;
 	__u64 runq_ns;
 	__u64 oncpu_ns;
+	__u64 gap_blocked_ns;		/* off the CPU outside the wait since */
+	__u64 gap_runq_ns;		/* end_ns: settled if the wait resumes */
 	__u32 pg_wait_event_info;
 	__u32 intervals;
 	__u32 flags;
@@ -355,7 +357,13 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 	count(PGOFF_CNT_EPISODES);
 }
 
-/* Going off the CPU: the same wait goes on, or the open one is over. */
+/*
+ * Going off the CPU: the same wait goes on, or the open one may be over.
+ * Off the CPU outside any PostgreSQL wait (preempted, a page fault, the
+ * "still waiting" log line) soon after the wait's last interval, the
+ * wait may resume: the episode stays open; a switch-out under another
+ * wait event, or later than PGOFF_EPISODE_GAP_NS, ends it.
+ */
 static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 					       const struct pgoff_start *s, __u64 now)
 {
@@ -364,9 +372,17 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 
 	if (e) {
 		if (waiting && e->pg_wait_event_info == s->pg_wait_event_info) {
-			e->oncpu_ns += now - e->end_ns;
+			__u64 gap = e->gap_blocked_ns + e->gap_runq_ns;
+
+			e->oncpu_ns += now - e->end_ns - gap;
+			e->blocked_ns += e->gap_blocked_ns;
+			e->runq_ns += e->gap_runq_ns;
+			e->gap_blocked_ns = 0;
+			e->gap_runq_ns = 0;
 			return;
 		}
+		if (!waiting && now - e->end_ns < PGOFF_EPISODE_GAP_NS)
+			return;
 		episode_send(pid, e);
 		bpf_map_delete_elem(&episodes, &pid);
 	}
@@ -384,20 +400,38 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 	}
 }
 
+/* How much of an interval the thread was blocked, the rest runnable. */
+static __always_inline __u64 blocked_part(const struct pgoff_start *s, __u64 now)
+{
+	if (s->flags & PGOFF_F_PREEMPTED)
+		return 0;
+	if ((s->flags & PGOFF_F_WOKEN) && s->wake_ns >= s->start_ns &&
+	    s->wake_ns <= now)
+		return s->wake_ns - s->start_ns;
+	return now - s->start_ns;
+}
+
 /*
  * Back on the CPU: add the interval to its episode. An episode already
  * under way when episodes were switched on starts here, at this
- * interval's switch-out (earlier intervals of it were not seen).
+ * interval's switch-out (earlier intervals of it were not seen). An
+ * interval outside any PostgreSQL wait while an episode is open is
+ * kept aside, in case the wait resumes.
  */
 static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
 					      const struct pgoff_start *s, __u64 now)
 {
 	struct episode *e;
-	__u64 dur = now - s->start_ns, blocked = dur;
+	__u64 dur = now - s->start_ns, blocked = blocked_part(s, now);
 
-	if (!in_pg_wait(s->flags, s->pg_wait_event_info))
-		return;
 	e = bpf_map_lookup_elem(&episodes, &pid);
+	if (!in_pg_wait(s->flags, s->pg_wait_event_info)) {
+		if (e && s->start_ns >= e->end_ns) {
+			e->gap_blocked_ns += blocked;
+			e->gap_runq_ns += dur - blocked;
+		}
+		return;
+	}
 	if (!e || e->pg_wait_event_info != s->pg_wait_event_info) {
 		struct episode n = {
 			.start_ns = s->start_ns,
@@ -415,11 +449,6 @@ static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
 		if (!e)
 			return;
 	}
-	if (s->flags & PGOFF_F_PREEMPTED)
-		blocked = 0;
-	else if ((s->flags & PGOFF_F_WOKEN) && s->wake_ns >= s->start_ns &&
-		 s->wake_ns <= now)
-		blocked = s->wake_ns - s->start_ns;
 	e->intervals++;
 	e->end_ns = now;
 	e->blocked_ns += blocked;

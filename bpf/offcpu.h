@@ -15,6 +15,10 @@
 					   PostgreSQL's track_activity_query_size */
 #define PGOFF_MAX_AGG		65536	/* (process, wait) rows aggregated in the kernel */
 #define PGOFF_AGG_BUCKETS	32	/* log2 histogram buckets, see struct pgoff_agg */
+/* An episode survives time off the CPU outside its wait this long after
+ * its last interval: ample for a preemption or a page fault between two
+ * sleeps of one lock wait, short enough not to delay the report much. */
+#define PGOFF_EPISODE_GAP_NS	(100ull * 1000 * 1000)
 
 /* cpu_filter values: whether preempted intervals (wait "cpu") are wanted. */
 #define PGOFF_CPU_ANY		0
@@ -117,8 +121,11 @@ struct pgoff_record_query {
  * One PostgreSQL wait as a whole: consecutive off-CPU intervals of a
  * thread under the same non-zero wait_event_info (a lock wait is woken by
  * the deadlock check at deadlock_timeout and sleeps again; latch waits
- * wake on signals). Sent when the thread next goes off the CPU under
- * another wait event (or none), or exits.
+ * wake on signals). Time off the CPU outside any wait between two of its
+ * intervals (a preemption, a page fault) counts in blocked/runq. Sent
+ * when the thread next goes off the CPU under another wait event, or
+ * under none later than PGOFF_EPISODE_GAP_NS after the last interval,
+ * or exits.
  */
 struct pgoff_episode {
 	__u32 kind;		/* PGOFF_REC_EPISODE */
@@ -133,8 +140,8 @@ struct pgoff_episode {
 	__u32 waker_pg_wait_event_info;
 	__u64 start_ns;		/* first switch-out */
 	__u64 end_ns;		/* last switch-in */
-	__u64 blocked_ns;	/* sums over the intervals */
-	__u64 runq_ns;
+	__u64 blocked_ns;	/* sums over the intervals and the time */
+	__u64 runq_ns;		/* off the CPU outside the wait between them */
 	__u64 oncpu_ns;		/* on a CPU between its intervals */
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];

@@ -72,6 +72,57 @@ for x in 0.3 1.2; do
 		within "$ours" "$(awk -v x="$x" 'BEGIN { print x * 1000 }')"
 done
 
+# Preempted between two sleeps of one wait: still one episode. B shares a
+# CPU with a hog and burns CPU between three pg_sleep calls, so the
+# scheduler preempts it there (outside any PostgreSQL wait); a burn far
+# longer than the 100 ms bridge ends the episode instead.
+burn_between_sleeps() {	# ITERATIONS: the DO block B runs
+	echo "do \$\$ declare x bigint := 0; begin for i in 1..3 loop
+		if i > 1 then for j in 1..$1 loop x := x + j; end loop; end if;
+		perform pg_sleep(0.05); end loop; end \$\$;"
+}
+cpu=$(($(nproc) - 1))
+taskset -c "$cpu" bash -c 'while :; do :; done' &
+hog=$!
+for burn in short long; do
+	coproc B { psql -X -q -At; }
+	echo "select pg_backend_pid();" >&"${B[1]}"
+	read -r -t 10 b_pid <&"${B[0]}"
+	taskset -pc "$cpu" "$b_pid" >/dev/null
+	iters=400000
+	count=1
+	[ "$burn" = long ] && iters=6000000 count=3
+	member watch --pid "$b_pid" --pg-wait Timeout:PgSleep --min 1ms --json --count "$count" \
+		--timeout 30s >"$E2E_DIR/pre-$burn.json" 2>&1 &
+	w=$!
+	member watch --pid "$b_pid" --type cpu --min 1us --json \
+		>"$E2E_DIR/pre-$burn-cpu.json" 2>&1 &
+	wc=$!
+	watchers 2
+	burn_between_sleeps "$iters" >&"${B[1]}"
+	echo '\q' >&"${B[1]}"
+	wait "$B_PID" "$w"
+	kill "$wc"; wait "$wc" 2>/dev/null
+	first=$(head -n1 "$E2E_DIR/pre-$burn.json")
+	note "$burn burn: $(grep -c . "$E2E_DIR/pre-$burn.json") episodes, the first $(jq -c '{intervals, duration_ns, runq_ns, on_cpu_ns}' <<<"$first"); B preempted $(grep -c . "$E2E_DIR/pre-$burn-cpu.json") times"
+	# the preemptions that matter: after the first sleep, before the last
+	check "$burn burn: B was preempted between its sleeps" \
+		jqe -s --arg from "$(jq -r .start <<<"$first")" \
+			--arg to "$(tail -n1 "$E2E_DIR/pre-$burn.json" | jq -r .time)" \
+			'any(.[]; .wait == "cpu" and .start > $from and .time < $to)' \
+		"$E2E_DIR/pre-$burn-cpu.json"
+	if [ "$burn" = short ]; then
+		check "short burn: the three sleeps are one episode of 3 intervals" \
+			jqe '.type == "episode" and .intervals == 3 and .pg.wait_event == "PgSleep"' <<<"$first"
+		check "short burn: the preempted time is in its runq_ns" \
+			jqe '.runq_ns > 0 and .blocked_ns + .runq_ns + .on_cpu_ns == .duration_ns' <<<"$first"
+	else
+		check "long burn: each sleep is an episode of its own" \
+			[ "$(jq -s 'map(select(.intervals == 1)) | length' "$E2E_DIR/pre-$burn.json")" = 3 ]
+	fi
+done
+kill "$hog"; wait "$hog" 2>/dev/null
+
 # The view decides what is streamed: intervals inside a PostgreSQL wait
 # come only with --view intervals/both; episodes only with waits/both.
 member watch --view both --pg-wait Timeout:PgSleep --min 100ms --json --count 2 --timeout 20s \
