@@ -400,6 +400,9 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 	}
 }
 
+/* The flags that describe an interval's waker. */
+#define WAKER_FLAGS (PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED | PGOFF_F_WAKER_PG_WAIT)
+
 /* How much of an interval the thread was blocked, the rest runnable. */
 static __always_inline __u64 blocked_part(const struct pgoff_start *s, __u64 now)
 {
@@ -453,6 +456,12 @@ static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
 	e->end_ns = now;
 	e->blocked_ns += blocked;
 	e->runq_ns += dur - blocked;
+	/* the waker is who woke it last: a preemption right after the
+	 * wakeup, still under the wait event, woke nobody */
+	if (!(s->flags & PGOFF_F_WOKEN)) {
+		e->flags = (s->flags & ~WAKER_FLAGS) | (e->flags & WAKER_FLAGS);
+		return;
+	}
 	e->flags = s->flags;
 	e->waker_pid = s->waker_pid;
 	e->waker_tgid = s->waker_tgid;

@@ -134,8 +134,8 @@ struct pgoff_episode {
 	__u32 cluster;
 	__u32 pg_wait_event_info;
 	__u32 intervals;	/* off-CPU intervals merged */
-	__u32 flags;		/* PGOFF_F_* of the last interval (waker) */
-	__u32 waker_pid;	/* who ended the last interval */
+	__u32 flags;		/* PGOFF_F_* of the last interval, the */
+	__u32 waker_pid;	/* waker's of the last one woken */
 	__u32 waker_tgid;
 	__u32 waker_pg_wait_event_info;
 	__u64 start_ns;		/* first switch-out */

@@ -55,6 +55,7 @@ note "holder $holder, waiter $waiter: pg_stat_activity says $psa_type/$psa_event
 member watch --pid "$waiter" --min 100ms --json --count 1 --timeout 20s >"$E2E_DIR/adv.out"
 wait "$holder_job" "$waiter_job"
 ev=$(cat "$E2E_DIR/adv.out")
+note "advisory lock episode: $(jq -c "{intervals, blocked_ns, runq_ns, on_cpu_ns, waker: .waker.pid}" <<<"$ev")"
 check "advisory lock: the same wait event as pg_stat_activity (Lock/advisory)" \
 	[ "$(jq -r '.pg.wait_event_type + "/" + .pg.wait_event' <<<"$ev")" = "$psa_type/$psa_event" -a "$psa_event" = advisory ]
 check "advisory lock: wait type lock" [ "$(jq -r .wait <<<"$ev")" = lock ]
