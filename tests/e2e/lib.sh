@@ -183,10 +183,11 @@ psa_wait_for() {
 member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 # jq as a test: true when the expression holds, nothing printed
 jqe() { jq -e "$@" >/dev/null; }
-# watchers N: wait until N watchers are connected (status asks as one
-# more, as root: not counted against a user's connection limit)
+# watchers N [SECONDS]: wait (5 s by default) until N watchers are
+# connected (status asks as one more, as root: not counted against a
+# user's connection limit)
 watchers() {
-	for _ in $(seq 100); do
+	for _ in $(seq $((${2:-5} * 20))); do
 		[ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .clients)" -ge $(($1 + 1)) ] && return 0
 		sleep 0.05
 	done
