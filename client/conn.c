@@ -176,6 +176,8 @@ int conn_next(struct conn *c, json_object **obj, int timeout_ms)
 				log_warnx("bad line from pgoffd: %s", err.message);
 				return -EPROTO;
 			}
+			c->line = line;
+			c->line_len = len;
 			return 1;
 		}
 		if (got < 0)
@@ -191,4 +193,13 @@ int conn_next(struct conn *c, json_object **obj, int timeout_ms)
 		if (n < 0 && n != -EAGAIN)
 			return (int)n;
 	}
+}
+
+bool conn_buffered(const struct conn *c)
+{
+	const struct linebuf *in = &c->in;
+
+	if (in->start >= in->len)
+		return false;
+	return memchr(in->buf + in->start, '\n', in->len - in->start) != NULL;
 }

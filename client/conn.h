@@ -23,6 +23,8 @@ struct conn {
 	const char *path;
 	struct linebuf in;
 	int64_t next_id;
+	const char *line;	/* the text of the object conn_next last */
+	size_t line_len;	/* returned, valid until the next call */
 };
 
 /* Connect and say hello. On failure prints why and returns an exit code. */
@@ -40,5 +42,7 @@ int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
  * (-EPIPE: the broker closed the connection; -EINTR: a signal came).
  */
 int conn_next(struct conn *c, json_object **obj, int timeout_ms);
+/* A whole line is already read: conn_next will not wait for it. */
+bool conn_buffered(const struct conn *c);
 
 #endif

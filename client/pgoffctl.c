@@ -273,21 +273,25 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 /*
  * A stream item: print an event, report a loss. Returns 1 for an event,
  * 0 for a notice, -1 when the stream ends, -3 when access was withdrawn.
+ * With --json the broker's line is printed as it came: it was parsed,
+ * so it is one valid JSON object, and printing it costs no encoding.
  */
-static int handle_item(json_object *obj, bool json)
+static int handle_item(const struct conn *c, json_object *obj, bool json)
 {
 	const char *type = "", *cause = "?";
 	int64_t n = 0;
 
 	pgoff_get_string(obj, "type", &type);
 	if (strcmp(type, "offcpu") == 0 || strcmp(type, "episode") == 0) {
-		if (json)
-			printf("%s\n", pgoff_json_line(obj, NULL));
-		else
+		if (json) {
+			fwrite(c->line, 1, c->line_len, stdout);
+			putchar('\n');
+		} else {
 			render_event(stdout, obj);
-		check_stdout();
+		}
 		return 1;
 	}
+	check_stdout();	/* what came before a notice is shown before it */
 	if (strcmp(type, "dropped") == 0) {
 		pgoff_get_int64(obj, "count", &n);
 		pgoff_get_string(obj, "cause", &cause);
@@ -337,6 +341,10 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 				  (unsigned long long)w->count);
 			return EXIT_TIMEOUT;
 		}
+		/* one write for all the events that came together, made
+		 * before waiting: nothing shown stays in the buffer */
+		if (!conn_buffered(c))
+			check_stdout();
 		r = conn_next(c, &obj, deadline ? (int)left : -1);
 		if (r == 0 || r == -EINTR)
 			continue;
@@ -344,7 +352,7 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 			log_warnx("connection to pgoffd lost: %s", strerror(-r));
 			return WATCH_LOST;
 		}
-		item = handle_item(obj, w->json);
+		item = handle_item(c, obj, w->json);
 		json_object_put(obj);
 		if (item == -3)
 			return EXIT_NOCONNECT;
@@ -427,7 +435,6 @@ int main(int argc, char **argv)
 
 	log_init("pgoffctl", LOG_LEVEL_INFO);
 	signal(SIGPIPE, SIG_IGN);	/* EPIPE is handled where it happens */
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* "+": options after the command belong to the command */
 	while ((opt = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		switch (opt) {

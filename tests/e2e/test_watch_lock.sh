@@ -105,5 +105,15 @@ sql -c "select pg_sleep(0.01)" -c "select pg_sleep(0.01)" >/dev/null
 wait "$pipe_job"
 check "watch | head -n 1 ends quietly" \
 	bash -c "[ \"\$(jq -r .type '$E2E_DIR/pipe.out')\" = offcpu ] && [ ! -s '$E2E_DIR/pipe.err' ]"
+# into a file (fully buffered stdout): each event is written before watch
+# waits for the next, not when a buffer fills
+member watch --pg-wait Timeout:PgSleep --min 1ms --json >"$E2E_DIR/live.json" 2>&1 &
+live=$!
+watchers 1
+sql -c "select pg_sleep(0.02)" >/dev/null
+for _ in $(seq 100); do [ -s "$E2E_DIR/live.json" ] && break; sleep 0.02; done
+check "watch --json into a file: the one event is there while watch still waits" \
+	bash -c "kill -0 $live && [ \"\$(jq -r .pg.wait_event '$E2E_DIR/live.json')\" = PgSleep ]"
+kill "$live"; wait "$live" 2>/dev/null
 PGOFF_SOCKET=$SOCK as "$E2E_MEMBER" "$PGOFFCTL" status >/dev/null
 check "PGOFF_SOCKET names the socket" [ $? = 0 ]
