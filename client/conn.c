@@ -158,28 +158,16 @@ int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
 	return EXIT_OK;
 }
 
-int conn_next(struct conn *c, json_object **obj, int timeout_ms)
+int conn_next_line(struct conn *c, char **line, size_t *len, int timeout_ms)
 {
-	struct pgoff_error err;
-	char *line;
-	size_t len;
-
 	for (;;) {
-		int got = linebuf_next(&c->in, &line, &len);
+		int got = linebuf_next(&c->in, line, len);
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		ssize_t n;
 		int r;
 
-		if (got == 1) {
-			*obj = pgoff_parse_line(line, len, 64, &err);
-			if (!*obj) {
-				log_warnx("bad line from pgoffd: %s", err.message);
-				return -EPROTO;
-			}
-			c->line = line;
-			c->line_len = len;
+		if (got == 1)
 			return 1;
-		}
 		if (got < 0)
 			return -EMSGSIZE;
 		r = poll(&pfd, 1, timeout_ms);
@@ -193,6 +181,23 @@ int conn_next(struct conn *c, json_object **obj, int timeout_ms)
 		if (n < 0 && n != -EAGAIN)
 			return (int)n;
 	}
+}
+
+int conn_next(struct conn *c, json_object **obj, int timeout_ms)
+{
+	struct pgoff_error err;
+	char *line;
+	size_t len;
+	int r = conn_next_line(c, &line, &len, timeout_ms);
+
+	if (r != 1)
+		return r;
+	*obj = pgoff_parse_line(line, len, CONN_JSON_DEPTH, &err);
+	if (!*obj) {
+		log_warnx("bad line from pgoffd: %s", err.message);
+		return -EPROTO;
+	}
+	return 1;
 }
 
 bool conn_buffered(const struct conn *c)

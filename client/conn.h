@@ -18,13 +18,13 @@ enum {
 	EXIT_ABSENT = -1,	/* internal: no broker there (conn_open_quiet) */
 };
 
+#define CONN_JSON_DEPTH	64	/* nesting accepted from the broker */
+
 struct conn {
 	int fd;
 	const char *path;
 	struct linebuf in;
 	int64_t next_id;
-	const char *line;	/* the text of the object conn_next last */
-	size_t line_len;	/* returned, valid until the next call */
 };
 
 /* Connect and say hello. On failure prints why and returns an exit code. */
@@ -42,6 +42,9 @@ int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
  * (-EPIPE: the broker closed the connection; -EINTR: a signal came).
  */
 int conn_next(struct conn *c, json_object **obj, int timeout_ms);
+/* The same, as the line's text (NUL-terminated, valid until the next
+ * call), not parsed. Returns 1 with *line, 0 on timeout, or -errno. */
+int conn_next_line(struct conn *c, char **line, size_t *len, int timeout_ms);
 /* A whole line is already read: conn_next will not wait for it. */
 bool conn_buffered(const struct conn *c);
 

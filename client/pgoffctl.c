@@ -273,22 +273,18 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 /*
  * A stream item: print an event, report a loss. Returns 1 for an event,
  * 0 for a notice, -1 when the stream ends, -3 when access was withdrawn.
- * With --json the broker's line is printed as it came: it was parsed,
- * so it is one valid JSON object, and printing it costs no encoding.
  */
-static int handle_item(const struct conn *c, json_object *obj, bool json)
+static int handle_item(json_object *obj, bool json)
 {
 	const char *type = "", *cause = "?";
 	int64_t n = 0;
 
 	pgoff_get_string(obj, "type", &type);
 	if (strcmp(type, "offcpu") == 0 || strcmp(type, "episode") == 0) {
-		if (json) {
-			fwrite(c->line, 1, c->line_len, stdout);
-			putchar('\n');
-		} else {
+		if (json)
+			printf("%s\n", pgoff_json_line(obj, NULL));
+		else
 			render_event(stdout, obj);
-		}
 		return 1;
 	}
 	check_stdout();	/* what came before a notice is shown before it */
@@ -330,8 +326,11 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 			  "in the gap were not seen");
 	while (!w->count || *seen < w->count) {
 		int64_t left = deadline ? deadline - now_ms() : -1;
+		struct pgoff_error err;
 		json_object *obj;
 		int r, item;
+		size_t len;
+		char *line;
 
 		if (deadline && left <= 0) {
 			if (!w->count)
@@ -345,14 +344,27 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 		 * before waiting: nothing shown stays in the buffer */
 		if (!conn_buffered(c))
 			check_stdout();
-		r = conn_next(c, &obj, deadline ? (int)left : -1);
+		r = conn_next_line(c, &line, &len, deadline ? (int)left : -1);
 		if (r == 0 || r == -EINTR)
 			continue;
 		if (r < 0) {
 			log_warnx("connection to pgoffd lost: %s", strerror(-r));
 			return WATCH_LOST;
 		}
-		item = handle_item(c, obj, w->json);
+		/* --json: an event is printed as it came, neither parsed nor
+		 * encoded again (most of a reader's CPU under load) */
+		if (w->json && pgoff_is_event_line(line, len)) {
+			fwrite(line, 1, len, stdout);
+			putchar('\n');
+			*seen += 1;
+			continue;
+		}
+		obj = pgoff_parse_line(line, len, CONN_JSON_DEPTH, &err);
+		if (!obj) {
+			log_warnx("bad line from pgoffd: %s", err.message);
+			return WATCH_LOST;
+		}
+		item = handle_item(obj, w->json);
 		json_object_put(obj);
 		if (item == -3)
 			return EXIT_NOCONNECT;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "protocol/protocol.h"
+#include "protocol/utf8.h"
 
 static int fail(struct pgoff_error *err, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -236,6 +237,21 @@ static int decode_stats(json_object *obj, enum pgoff_stats_by *by,
 		return fail(err, PGOFF_ERR_BAD_REQUEST,
 			    "\"by\" must be \"pid\" or \"labels\"");
 	return 0;
+}
+
+bool pgoff_is_event_line(const char *line, size_t len)
+{
+	static const char *const heads[] = { "{\"type\":\"offcpu\",",
+					     "{\"type\":\"episode\"," };
+
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		size_t n = strlen(heads[i]);
+
+		if (len > n && memcmp(line, heads[i], n) == 0 &&
+		    line[len - 1] == '}')
+			return pgoff_utf8_printable(line, len);
+	}
+	return false;
 }
 
 int pgoff_request_decode(const char *line, size_t len,

@@ -112,6 +112,14 @@ struct pgoff_error {
 json_object *pgoff_parse_line(const char *line, size_t len, int depth,
 			      struct pgoff_error *err);
 
+/*
+ * Whether a line from the broker is an event ("offcpu" or "episode") that
+ * a client may pass on as it came, unparsed: pgoffd writes "type" first,
+ * and the line is printable UTF-8 (see pgoff_utf8_printable). Anything
+ * else is for pgoff_parse_line.
+ */
+bool pgoff_is_event_line(const char *line, size_t len);
+
 /* Request line -> struct. Returns 0, or -EINVAL with err filled. */
 int pgoff_request_decode(const char *line, size_t len,
 			 struct pgoff_request *req, struct pgoff_error *err);

@@ -58,3 +58,17 @@ size_t pgoff_utf8_clean(const char *in, size_t len, char *out)
 	out[o] = '\0';
 	return o;
 }
+
+bool pgoff_utf8_printable(const char *in, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)in;
+
+	for (size_t i = 0, n; i < len; i += n) {
+		if (s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+		n = sequence_len(s + i, len - i);
+		if (!n)
+			return false;
+	}
+	return true;
+}

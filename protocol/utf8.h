@@ -7,6 +7,7 @@
 #ifndef PGOFF_UTF8_H
 #define PGOFF_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -15,5 +16,9 @@
  * UTF-8 sequence becomes '?'. Returns the length written (NUL excluded).
  */
 size_t pgoff_utf8_clean(const char *in, size_t len, char *out);
+
+/* Whether the len bytes at s are well-formed UTF-8 with no control
+ * character (below 0x20, or 0x7f): safe to print on a terminal. */
+bool pgoff_utf8_printable(const char *s, size_t len);
 
 #endif

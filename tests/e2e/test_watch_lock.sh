@@ -112,6 +112,8 @@ live=$!
 watchers 1
 sql -c "select pg_sleep(0.02)" >/dev/null
 for _ in $(seq 100); do [ -s "$E2E_DIR/live.json" ] && break; sleep 0.02; done
+check "events come with \"type\" first (watch --json passes them on unparsed)" \
+	grep -q '^{"type":"episode",' "$E2E_DIR/live.json"
 check "watch --json into a file: the one event is there while watch still waits" \
 	bash -c "kill -0 $live && [ \"\$(jq -r .pg.wait_event '$E2E_DIR/live.json')\" = PgSleep ]"
 kill "$live"; wait "$live" 2>/dev/null

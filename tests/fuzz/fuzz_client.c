@@ -110,6 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > PGOFF_MAX_LINE)
 		return 0;
+	/* watch --json's look at a line before it parses one */
+	(void)pgoff_is_event_line((const char *)data, size);
 	obj = pgoff_parse_line((const char *)data, size, 64, &err);
 	if (!obj)
 		return 0;

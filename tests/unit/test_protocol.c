@@ -175,6 +175,43 @@ static void test_linebuf_framing(void)
 	close(fds[1]);
 }
 
+/* What watch --json may print unparsed: events, whole, printable. */
+static void test_event_line(void)
+{
+	static const struct {
+		const char *line;
+		bool event;
+	} lines[] = {
+		{ "{\"type\":\"offcpu\",\"seq\":1}", true },
+		{ "{\"type\":\"episode\",\"seq\":2,\"pg\":{\"user\":\"j\u00f6rg\"}}", true },
+		{ "{\"type\":\"offcpu\",\"comm\":\"caf\xc3\xa9\"}", true },
+		/* notices and replies are parsed */
+		{ "{\"type\":\"dropped\",\"count\":3}", false },
+		{ "{\"id\":1,\"ok\":true}", false },
+		/* another member first, or spaces: parsed, not trusted */
+		{ "{\"seq\":1,\"type\":\"offcpu\"}", false },
+		{ "{ \"type\":\"offcpu\",\"seq\":1}", false },
+		/* a head alone, or cut */
+		{ "{\"type\":\"offcpu\",", false },
+		{ "{\"type\":\"offcpu\",\"seq\":1", false },
+		/* nothing a terminal would act on, nothing malformed */
+		{ "{\"type\":\"offcpu\",\"comm\":\"\x1b]0;x\x07\"}", false },
+		{ "{\"type\":\"offcpu\",\"comm\":\"\x7f\"}", false },
+		{ "{\"type\":\"offcpu\",\"comm\":\"\xc3\"}", false },
+		{ "{\"type\":\"offcpu\",\"comm\":\"\xed\xa0\x80\"}", false },
+	};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		const char *l = lines[i].line;
+
+		if (pgoff_is_event_line(l, strlen(l)) != lines[i].event)
+			fprintf(stderr, "case %zu: %s\n", i, l);
+		CHECK(pgoff_is_event_line(l, strlen(l)) == lines[i].event);
+	}
+	/* a NUL inside is not printable either */
+	CHECK(!pgoff_is_event_line("{\"type\":\"offcpu\",\"a\":\"\0\"}", 26));
+}
+
 int main(void)
 {
 	RUN(test_decode_table);
@@ -182,5 +219,6 @@ int main(void)
 	RUN(test_roundtrip_subscribe);
 	RUN(test_id_echoed_on_error);
 	RUN(test_linebuf_framing);
+	RUN(test_event_line);
 	return CHECK_DONE();
 }
