@@ -91,10 +91,19 @@ fanout=$work/fanout.txt; : >"$fanout"
 	2>>"$work/pgoffd.log" & broker=$!
 for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
 counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
+# "pid ticks" (user + system) of each watching client
+clients_ticks() {
+	for p in $(pgrep -f "pgoffctl --socket $SOCK watch"); do cat "/proc/$p/stat" 2>/dev/null; done |
+		awk '{ print $1, $14 + $15 }' | sort
+}
 for n in 1 16 64; do
-	load=(); for _ in 1 2 3 4; do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done
+	# 8 sessions of short sleeps: about 6000 events/s, so that 16
+	# clients are offered 100,000 lines/s
+	load=(); for _ in $(seq 8); do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done
+	# latency counts from the measured window on: while N clients start
+	# (exec, connect) on two CPUs, lines wait for a CPU, not for pgoffd
 	"$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json --timeout 10s 2>/dev/null |
-		/usr/bin/python3 "$top/tests/bench/latency.py" >"$work/lat.$n" &
+		/usr/bin/python3 "$top/tests/bench/latency.py" 2 >"$work/lat.$n" &
 	timer=$!
 	for _ in $(seq $((n - 1))); do
 		"$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 100us --json --timeout 10s >/dev/null 2>&1 &
@@ -102,8 +111,10 @@ for n in 1 16 64; do
 	sleep 2
 	e0=$(counter events); q0=$(counter client_queue_full)
 	read -r u0 s0 <<<"$(awk '{print $14, $15}' /proc/$broker/stat)"; t0=$(date +%s.%N)
+	c0=$(clients_ticks)
 	sleep 6
 	read -r u1 s1 <<<"$(awk '{print $14, $15}' /proc/$broker/stat)"; t1=$(date +%s.%N)
+	c1=$(clients_ticks)
 	e1=$(counter events); q1=$(counter client_queue_full)
 	rss=$(awk '$1 == "VmRSS:" {print $2}' /proc/$broker/status)
 	wait "$timer"
@@ -111,10 +122,15 @@ for n in 1 16 64; do
 	kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null
 	dt=$(echo "$t1 - $t0" | bc)
 	cpu=$(echo "scale=1; ($u1 + $s1 - $u0 - $s0) * 100 / $(getconf CLK_TCK) / $dt" | bc)
+	# clients alive at both ends of the window (a client cut off for not
+	# reading has exited)
+	ccpu=$(join <(echo "$c0") <(echo "$c1") | awk -v hz="$(getconf CLK_TCK)" -v dt="$dt" \
+		'{ t += $3 - $2 } END { printf "%.1f", t * 100 / hz / dt }')
 	delivered=$(echo "(($e1 - $e0) * $n - ($q1 - $q0)) / $dt" | bc 2>/dev/null)
 	read -r _ _ p50 p99 <"$work/lat.$n"
 	# a status that did not answer (an overloaded broker) leaves a '?'
-	echo "$n ${delivered:-?} ${cpu:-?} ${rss:-?} ${p50:-?} ${p99:-?} $(( ${q1:-0} - ${q0:-0} ))" >>"$fanout"
+	kernel=$(echo "($e1 - $e0) / $dt" | bc 2>/dev/null)
+	echo "$n ${kernel:-?} ${delivered:-?} ${cpu:-?} ${ccpu:-?} ${rss:-?} ${p50:-?} ${p99:-?} $(( ${q1:-0} - ${q0:-0} ))" >>"$fanout"
 	sleep 1
 done
 kill "$broker"; wait "$broker" 2>/dev/null; broker=

@@ -53,9 +53,10 @@ for w in tps:
               statistics.median(x[1] for x in xs), statistics.median(x[2] for x in xs)))
     print()
 print("## Broker fan-out (pg_sleep load, `watch --view intervals --min 100us` clients)\n")
-print("Delivered = kernel events x clients - client queue drops, over 6 s. Latency: "
-      "event end (kernel timestamp) to the line read by one client.\n")
-print("| clients | events/s delivered (all clients) | broker CPU % | broker RSS (kB) | latency p50 (ms) | latency p99 (ms) | dropped for slow clients |")
-print("|---|---|---|---|---|---|---|")
+print("Delivered = kernel events x clients - client queue drops, over 6 s after 2 s "
+      "of warm-up (the clients starting). Latency: event end (kernel timestamp) to the "
+      "line read by one client, over the same window.\n")
+print("| clients | events/s from the kernel | events/s delivered (all clients) | broker CPU % | clients' CPU % (all) | broker RSS (kB) | latency p50 (ms) | latency p99 (ms) | dropped for slow clients |")
+print("|---|---|---|---|---|---|---|---|---|")
 for line in open(fanout):
     print("| " + " | ".join(line.split()) + " |")
