@@ -365,7 +365,7 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
  * wait event, or later than PGOFF_EPISODE_GAP_NS, ends it.
  */
 static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
-					       const struct pgoff_start *s, __u64 now)
+					       struct pgoff_start *s, __u64 now)
 {
 	struct episode *e = bpf_map_lookup_elem(&episodes, &pid);
 	bool waiting = in_pg_wait(s->flags, s->pg_wait_event_info);
@@ -381,8 +381,10 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 			e->gap_runq_ns = 0;
 			return;
 		}
-		if (!waiting && now - e->end_ns < PGOFF_EPISODE_GAP_NS)
+		if (!waiting && now - e->end_ns < PGOFF_EPISODE_GAP_NS) {
+			s->flags |= PGOFF_F_EPISODE_GAP;
 			return;
+		}
 		episode_send(pid, e);
 		bpf_map_delete_elem(&episodes, &pid);
 	}
@@ -427,14 +429,17 @@ static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
 	struct episode *e;
 	__u64 dur = now - s->start_ns, blocked = blocked_part(s, now);
 
-	e = bpf_map_lookup_elem(&episodes, &pid);
 	if (!in_pg_wait(s->flags, s->pg_wait_event_info)) {
+		if (!(s->flags & PGOFF_F_EPISODE_GAP))
+			return;
+		e = bpf_map_lookup_elem(&episodes, &pid);
 		if (e && s->start_ns >= e->end_ns) {
 			e->gap_blocked_ns += blocked;
 			e->gap_runq_ns += dur - blocked;
 		}
 		return;
 	}
+	e = bpf_map_lookup_elem(&episodes, &pid);
 	if (!e || e->pg_wait_event_info != s->pg_wait_event_info) {
 		struct episode n = {
 			.start_ns = s->start_ns,

@@ -65,6 +65,8 @@ enum pgoff_record_kind {
 #define PGOFF_F_QUERY_LOST	(1u << 7)	/* the backend ran a query; its text was lost */
 #define PGOFF_F_QUERY_UNSEEN	(1u << 8)	/* began while no subscriber could see SQL */
 #define PGOFF_F_IN_STATEMENT	(1u << 9)	/* debug_query_string was set: mid-statement */
+#define PGOFF_F_EPISODE_GAP	(1u << 10)	/* in the kernel: off the CPU outside the
+						 * wait of an open episode */
 
 /*
  * A thread off the CPU now (the `starts` map, key: thread id), from its
