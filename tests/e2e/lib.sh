@@ -143,14 +143,17 @@ as() {
 }
 
 # backend_sleep SECONDS [psql options]: a backend that prints its pid and
-# then sleeps; sets SLEEPER_PID (the backend) and SLEEPER_JOB (psql).
+# then sleeps; sets SLEEPER_PID (the backend) and SLEEPER_JOB (psql). A
+# watch for its sleep must subscribe within SECONDS: on the loaded ASan
+# run, give it more than a second.
 backend_sleep() {
 	local secs=$1; shift
 	local out
 	out=$(mktemp "$E2E_DIR/sleeper.XXXXXX")
 	psql -X -q -At "$@" -c "select pg_backend_pid()" -c "select pg_sleep($secs)" >"$out" &
 	SLEEPER_JOB=$!
-	for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.01; done
+	# psql may take seconds to connect on a loaded machine (the ASan run)
+	for _ in $(seq 1000); do [ -s "$out" ] && break; sleep 0.01; done
 	SLEEPER_PID=$(head -n1 "$out")
 }
 

@@ -83,7 +83,7 @@ su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$second/data' -w -l '$second/log' -
 sleep 2.2
 clusters=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq .clusters)
 check "a cluster started after pgoffd is traced within 2 s" [ "$clusters" = $((clusters_before + 1)) ]
-backend_sleep 0.6 -h "$second" -p "$port2" -U postgres
+backend_sleep 1.5 -h "$second" -p "$port2" -U postgres
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pid "$SLEEPER_PID" --min 200ms \
 	--json --count 1 --timeout 15s >"$E2E_DIR/second.out" 2>&1
 wait "$SLEEPER_JOB"
@@ -132,10 +132,11 @@ check "a second broker on a live socket refuses to start" \
 	grep -q "another pgoffd is already serving" "$E2E_DIR/second-broker.log"
 hook=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq -r .hook)
 check "--raw-tp uses the raw_tp programs" [ "$hook" = raw_tp ]
-backend_sleep 0.6
+backend_sleep 1.5
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --pid "$SLEEPER_PID" --min 200ms \
 	--json --count 1 --timeout 15s >"$E2E_DIR/raw.out" 2>&1
 wait "$SLEEPER_JOB"
+sed "s/^/# raw_tp: /" "$E2E_DIR/raw.out" | head -3
 check "raw_tp: pg_sleep is reported as sleep, Timeout/PgSleep" \
 	[ "$(jq -r '.wait + " " + .pg.wait_event_type + "/" + .pg.wait_event' "$E2E_DIR/raw.out")" = "sleep Timeout/PgSleep" ]
 check "raw_tp: the event says why it has no stack" \

@@ -41,7 +41,7 @@ for _ in $(seq 50); do	# found by a scan (once a second)
 	member ps --json | jqe --arg d "$PGDATA_DIR" 'any(.clusters[]; .data_dir == $d)' && break
 	sleep 0.1
 done
-backend_sleep 0.5
+backend_sleep 1.5
 member watch --view intervals --pid "$SLEEPER_PID" --min 200ms --json --count 1 \
 	--timeout 15s >"$E2E_DIR/late.json"
 wait "$SLEEPER_JOB"
