@@ -417,6 +417,13 @@ static void add_quantile(json_object *o, const char *key, uint64_t v)
 			       json_object_new_int64((int64_t)v));
 }
 
+/* Four decimals. A value too large to round through an integer (only
+ * nonsense input makes one) is kept as it is. */
+static double round4(double v)
+{
+	return v < 1e12 ? (double)(uint64_t)(v * 1e4 + 0.5) / 1e4 : v;
+}
+
 json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 			 uint64_t interval_ns, uint64_t unit_ns, size_t limit)
 {
@@ -446,9 +453,8 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 		}
 		add_str(r, "data_dir", x->key.data_dir);
 		add_u64(r, "time_ns", x->time_ns);
-		json_object_object_add(r, "share", json_object_new_double(
-			(double)(uint64_t)((double)x->time_ns / 1e9 / secs * 1e4 +
-					   0.5) / 1e4));
+		json_object_object_add(r, "share",
+				       json_object_new_double(round4(x->time_ns / 1e9 / secs)));
 		add_u64(r, "count", x->count);
 		add_quantile(r, "p50_ns", sv_quantile_ns(x->hist, unit_ns, 0.5));
 		add_quantile(r, "p99_ns", sv_quantile_ns(x->hist, unit_ns, 0.99));
