@@ -405,17 +405,6 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 /* The flags that describe an interval's waker. */
 #define WAKER_FLAGS (PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED | PGOFF_F_WAKER_PG_WAIT)
 
-/* How much of an interval the thread was blocked, the rest runnable. */
-static __always_inline __u64 blocked_part(const struct pgoff_start *s, __u64 now)
-{
-	if (s->flags & PGOFF_F_PREEMPTED)
-		return 0;
-	if ((s->flags & PGOFF_F_WOKEN) && s->wake_ns >= s->start_ns &&
-	    s->wake_ns <= now)
-		return s->wake_ns - s->start_ns;
-	return now - s->start_ns;
-}
-
 /*
  * Back on the CPU: add the interval to its episode. An episode already
  * under way when episodes were switched on starts here, at this
@@ -427,7 +416,7 @@ static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
 					      const struct pgoff_start *s, __u64 now)
 {
 	struct episode *e;
-	__u64 dur = now - s->start_ns, blocked = blocked_part(s, now);
+	__u64 dur = now - s->start_ns, blocked = pgoff_blocked_ns(s->flags, s->start_ns, s->wake_ns, now);
 
 	if (!in_pg_wait(s->flags, s->pg_wait_event_info)) {
 		if (!(s->flags & PGOFF_F_EPISODE_GAP))

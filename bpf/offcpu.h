@@ -69,6 +69,21 @@ enum pgoff_record_kind {
 						 * wait of an open episode */
 
 /*
+ * How much of an off-CPU interval the thread was blocked; the rest it
+ * waited runnable. Preempted: none of it. Woken at wake_ns: until then.
+ * No wakeup seen: all of it. One rule for the kernel and for pgoffd.
+ */
+static inline __u64 pgoff_blocked_ns(__u32 flags, __u64 start_ns,
+				     __u64 wake_ns, __u64 end_ns)
+{
+	if (flags & PGOFF_F_PREEMPTED)
+		return 0;
+	if ((flags & PGOFF_F_WOKEN) && wake_ns >= start_ns && wake_ns <= end_ns)
+		return wake_ns - start_ns;
+	return end_ns - start_ns;
+}
+
+/*
  * A thread off the CPU now (the `starts` map, key: thread id), from its
  * switch-out; pgoffd reads it to count waits that are still going on.
  */

@@ -309,7 +309,7 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	const struct pg_proc *proc;
 	const struct pg_cluster *c;
 	json_object *ev, *waker = NULL, *stack;
-	uint64_t dur, blocked = 0, runq;
+	uint64_t dur, blocked, runq;
 	enum pgoff_wait kernel_wait = PGOFF_WAIT_OTHER;
 	const char *mismatch;
 	int err;
@@ -336,15 +336,8 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	proc = pg_registry_proc(ctx->registry, r->tgid);
 	c = pg_registry_cluster(ctx->registry, r->cluster);
 	dur = r->end_ns - r->start_ns;
-	runq = dur;
-	if (!(r->flags & PGOFF_F_PREEMPTED)) {
-		/* woken at wake_ns; no wakeup seen: all of it was blocked */
-		blocked = (r->flags & PGOFF_F_WOKEN) && r->wake_ns >= r->start_ns &&
-					  r->wake_ns <= r->end_ns ?
-				  r->wake_ns - r->start_ns :
-				  dur;
-		runq = dur - blocked;
-	}
+	blocked = pgoff_blocked_ns(r->flags, r->start_ns, r->wake_ns, r->end_ns);
+	runq = dur - blocked;
 
 	add_head(ctx, ev, "offcpu", r->start_ns, r->end_ns, r->tgid, r->pid,
 		 r->comm);
