@@ -202,9 +202,5 @@ int conn_next(struct conn *c, json_object **obj, int timeout_ms)
 
 bool conn_buffered(const struct conn *c)
 {
-	const struct linebuf *in = &c->in;
-
-	if (in->start >= in->len)
-		return false;
-	return memchr(in->buf + in->start, '\n', in->len - in->start) != NULL;
+	return linebuf_has_line(&c->in);
 }

@@ -56,3 +56,9 @@ int linebuf_next(struct linebuf *lb, char **line, size_t *len)
 	lb->start += *len + 1;
 	return 1;
 }
+
+bool linebuf_has_line(const struct linebuf *lb)
+{
+	return lb->start < lb->len &&
+	       memchr(lb->buf + lb->start, '\n', lb->len - lb->start) != NULL;
+}

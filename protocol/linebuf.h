@@ -6,6 +6,7 @@
 #ifndef PGOFF_LINEBUF_H
 #define PGOFF_LINEBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -29,5 +30,7 @@ ssize_t linebuf_fill(struct linebuf *lb, int fd);
  * -EMSGSIZE if the pending line exceeds the limit (framing is lost).
  */
 int linebuf_next(struct linebuf *lb, char **line, size_t *len);
+/* Whether a complete line is held: linebuf_next would return it. */
+bool linebuf_has_line(const struct linebuf *lb);
 
 #endif

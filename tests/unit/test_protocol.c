@@ -159,11 +159,14 @@ static void test_linebuf_framing(void)
 
 	CHECK(pipe(fds) == 0);
 	CHECK(linebuf_init(&lb, 16) == 0);
+	CHECK(!linebuf_has_line(&lb));
 	CHECK(write(fds[1], "ab\ncd", 5) == 5);
 	CHECK(linebuf_fill(&lb, fds[0]) == 5);
+	CHECK(linebuf_has_line(&lb));
 	CHECK(linebuf_next(&lb, &line, &len) == 1);
 	CHECK_STR(line, "ab");
-	CHECK(linebuf_next(&lb, &line, &len) == 0);	/* "cd" is partial */
+	CHECK(!linebuf_has_line(&lb));			/* "cd" is partial */
+	CHECK(linebuf_next(&lb, &line, &len) == 0);
 	CHECK(write(fds[1], "e\n0123456789abcdefgh", 20) == 20);
 	CHECK(linebuf_fill(&lb, fds[0]) > 0);
 	CHECK(linebuf_next(&lb, &line, &len) == 1);
