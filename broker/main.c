@@ -50,14 +50,19 @@ struct broker {
 #define RING_BUDGET 512
 
 /*
- * The ring is read at most once per RING_PACE_MS. The kernel wakes pgoffd
- * only for a record that finds the ring empty: reading a moment later
- * lets a burst's records come with one wakeup, and go to each client in
- * one send, instead of a wakeup and a send each (on a busy server these
- * context switches were most of pgoffd's cost and its clients'). A
- * record after a quiet spell is read at once.
+ * While the kernel sends records (someone subscribes), the ring is read
+ * every RING_PACE_MS; the kernel never wakes pgoffd (BPF_RB_NO_WAKEUP: a
+ * wakeup costs the traced thread a self-IPI per record). A burst's
+ * records go to each client in one send, not a wakeup and a send each:
+ * on a busy server those context switches were most of pgoffd's cost
+ * and its clients'. After a read that found nothing the next comes twice as late,
+ * down to one read per RING_IDLE_PACE_MS: a subscriber to a quiet server
+ * costs pgoffd 30 wakeups a second, not 500, and the first record after
+ * the quiet spell waits at most that long. Nobody subscribed: no records,
+ * no reads but the tick's.
  */
 #define RING_PACE_MS 2
+#define RING_IDLE_PACE_MS 32
 
 static int64_t monotonic_ms(void)
 {
@@ -68,7 +73,7 @@ static int64_t monotonic_ms(void)
 }
 
 /* Tokens for the broker's own fds in epoll data; all else is the server's. */
-static char token_ring, token_timer, token_signal;
+static char token_timer, token_signal;
 
 static void usage(FILE *f)
 {
@@ -277,8 +282,14 @@ static void report_kernel_losses(struct broker *b)
 	}
 }
 
-/* Once a second. *ring_more: records are left in the ring (the kernel
- * will not wake pgoffd for them: they are to be read at once). */
+/* Whether the kernel sends records: only for subscribers' filters. */
+static bool ring_in_use(const struct broker *b)
+{
+	return tracer_min_duration(b->tracer) != UINT64_MAX;
+}
+
+/* Once a second; also reads what the last subscriber left in the ring.
+ * *ring_more: records are left in the ring, to be read at once. */
 static void on_tick(struct broker *b, int tfd, bool *ring_more)
 {
 	uint64_t expirations;
@@ -293,7 +304,7 @@ static void on_tick(struct broker *b, int tfd, bool *ring_more)
 	server_tick(b->server);
 }
 
-static int make_fds(int *epfd, int *tfd, int *sfd, int ring_fd)
+static int make_fds(int *epfd, int *tfd, int *sfd)
 {
 	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -317,11 +328,6 @@ static int make_fds(int *epfd, int *tfd, int *sfd, int ring_fd)
 		return -errno;
 	ev.data.ptr = &token_timer;
 	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *tfd, &ev))
-		return -errno;
-	/* edge-triggered: while records wait to be read, no new wakeup */
-	ev.events = EPOLLIN | EPOLLET;
-	ev.data.ptr = &token_ring;
-	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, ring_fd, &ev))
 		return -errno;
 	return 0;
 }
@@ -479,8 +485,8 @@ int main(int argc, char **argv)
 				      .filter_changed = filter_hook };
 	static struct broker b;
 	char path[PATH_MAX], err_msg[300];
-	bool running = true, ring_more = false, ring_ready = false, check_only;
-	int64_t ring_read_ms = 0;
+	bool running = true, ring_more = false, check_only;
+	int64_t ring_read_ms = 0, ring_pace_ms = RING_PACE_MS;
 	int epfd = -1, tfd = -1, sfd = -1, err;
 	uid_t uid;
 	gid_t gid;
@@ -529,7 +535,7 @@ int main(int argc, char **argv)
 	b.stats.tracer = b.tracer;
 	b.stats.registry = b.registry;
 
-	err = make_fds(&epfd, &tfd, &sfd, tracer_ring_fd(b.tracer));
+	err = make_fds(&epfd, &tfd, &sfd);
 	if (err)
 		log_fatal(-err, "cannot set up the event loop");
 	hooks.ctx = &b;
@@ -550,8 +556,8 @@ int main(int argc, char **argv)
 		/* records left over from the last round: do not sleep */
 		int timeout = ring_more ? 0 : -1, n;
 
-		if (ring_ready && !ring_more) {
-			int64_t left = ring_read_ms + RING_PACE_MS - monotonic_ms();
+		if (!ring_more && ring_in_use(&b)) {
+			int64_t left = ring_read_ms + ring_pace_ms - monotonic_ms();
 
 			timeout = left > 0 ? (int)left : 0;
 		}
@@ -561,9 +567,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			void *ptr = evs[i].data.ptr;
 
-			if (ptr == &token_ring) {
-				ring_ready = true;
-			} else if (ptr == &token_timer) {
+			if (ptr == &token_timer) {
 				on_tick(&b, tfd, &ring_more);
 			} else if (ptr == &token_signal) {
 				struct signalfd_siginfo si;
@@ -580,11 +584,15 @@ int main(int argc, char **argv)
 				server_handle(b.server, ptr, evs[i].events);
 			}
 		}
-		if (ring_more || (ring_ready &&
-				  monotonic_ms() >= ring_read_ms + RING_PACE_MS)) {
-			tracer_consume(b.tracer, RING_BUDGET, &ring_more);
+		if (ring_more || (ring_in_use(&b) &&
+				  monotonic_ms() >= ring_read_ms + ring_pace_ms)) {
+			int got = tracer_consume(b.tracer, RING_BUDGET, &ring_more);
+
+			if (got > 0)
+				ring_pace_ms = RING_PACE_MS;
+			else if (ring_pace_ms < RING_IDLE_PACE_MS)
+				ring_pace_ms *= 2;
 			ring_read_ms = monotonic_ms();
-			ring_ready = false;
 		}
 		server_flush(b.server);	/* one send per client per round */
 		server_reap(b.server);

@@ -182,11 +182,6 @@ const char *tracer_hook(const struct tracer *t)
 	return t->raw_tp ? "raw_tp" : "tp_btf";
 }
 
-int tracer_ring_fd(const struct tracer *t)
-{
-	return ring_buffer__epoll_fd(t->rb);
-}
-
 int tracer_consume(struct tracer *t, int budget, bool *more)
 {
 	int n;

@@ -28,11 +28,9 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 void tracer_close(struct tracer *t);	/* NULL-safe; detaches everything */
 
 const char *tracer_hook(const struct tracer *t);	/* "tp_btf" / "raw_tp" */
-int tracer_ring_fd(const struct tracer *t);
 /*
  * Hand at most budget records to the callback; *more says the budget ran
- * out with records left (the ring will not wake epoll for those: call
- * again soon). Returns records handled, or -errno.
+ * out with records left (call again soon). Returns records handled, or -errno.
  */
 int tracer_consume(struct tracer *t, int budget, bool *more);
 
