@@ -100,6 +100,7 @@ TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
 	broker/pg_wait_names.c broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
 	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/privdrop.c
 TEST_NEEDS_flame := client/flame.c
+TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/privdrop.c
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \

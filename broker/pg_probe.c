@@ -39,14 +39,26 @@ static int read_exe(const char *proc_root, uint32_t pid, char *exe, size_t len)
 	return 0;
 }
 
-static void read_port(struct pg_cluster_info *c)
+/*
+ * postmaster.pid in the cwd: pid (negative for a single-user backend),
+ * data dir, start time, port, ... one a line. A postmaster just exec'ed
+ * has not yet moved into its data directory nor written the file: its cwd
+ * is whatever it inherited, so that is -EAGAIN, ask again later. A file
+ * that cannot be read (SELinux may deny it) leaves the port 0.
+ */
+static int read_lockfile(struct pg_cluster_info *c, uint32_t pid)
 {
 	char path[300], buf[1024], *line = buf;
+	ssize_t n;
 
-	/* postmaster.pid: pid, data dir, start time, port, … one a line */
 	snprintf(path, sizeof(path), "%s/postmaster.pid", c->data_dir);
-	if (procfs_read(path, buf, sizeof(buf)) <= 0)
-		return;
+	n = procfs_read(path, buf, sizeof(buf));
+	if (n == -ENOENT)
+		return -EAGAIN;
+	if (n <= 0)
+		return 0;
+	if ((uint32_t)labs(atol(buf)) != pid)
+		return -EAGAIN;		/* not (yet) its own data directory */
 	for (int i = 0; i < 3 && line; i++) {
 		line = strchr(line, '\n');
 		if (line)
@@ -54,6 +66,7 @@ static void read_port(struct pg_cluster_info *c)
 	}
 	if (line)
 		c->port = atoi(line);
+	return 0;
 }
 
 /* Where the executable is mapped: the start of its offset-0 mapping. */
@@ -109,7 +122,12 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 	snprintf(path, sizeof(path), "%s/%u/cwd", proc_root, pid);
 	n = readlink(path, c->data_dir, sizeof(c->data_dir) - 1);
 	c->data_dir[n > 0 ? n : 0] = '\0';
-	read_port(c);
+	/* a path too long to keep whole cannot name the file: trust the cwd */
+	err = n < (ssize_t)sizeof(c->data_dir) - 1 ? read_lockfile(c, pid) : 0;
+	if (err) {
+		c->status = err;
+		return err;
+	}
 
 	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
 	err = pg_elf_read(path, &elf);

@@ -28,7 +28,11 @@ struct pg_cluster_info {
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable */
 };
 
-/* Probe in this process (needs the privileges). Fills out; 0 or -errno. */
+/*
+ * Probe in this process (needs the privileges). Fills out; 0 or -errno:
+ * -ENOEXEC not a postgres binary, -EAGAIN a postmaster not yet in its
+ * data directory (its postmaster.pid is missing or names another pid).
+ */
 int pg_probe_cluster(const char *proc_root, uint32_t pid,
 		     struct pg_cluster_info *out);
 

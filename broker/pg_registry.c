@@ -153,6 +153,8 @@ static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
 		}
 		return NULL;
 	}
+	if (err == -EAGAIN)
+		return NULL;	/* still starting: the next scan asks again */
 	if (err) {
 		log_warnx("cannot probe postmaster %u: %s", pid, strerror(-err));
 		return NULL;
