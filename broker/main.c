@@ -55,11 +55,11 @@ struct broker {
  * wakeup costs the traced thread a self-IPI per record). A burst's
  * records go to each client in one send, not a wakeup and a send each:
  * on a busy server those context switches were most of pgoffd's cost
- * and its clients'. After a read that found nothing the next comes twice as late,
- * down to one read per RING_IDLE_PACE_MS: a subscriber to a quiet server
- * costs pgoffd 30 wakeups a second, not 500, and the first record after
- * the quiet spell waits at most that long. Nobody subscribed: no records,
- * no reads but the tick's.
+ * and its clients'. After a read that found nothing the next comes
+ * twice as late, down to one read per RING_IDLE_PACE_MS: a subscriber to
+ * a quiet server costs pgoffd 30 wakeups a second, not 500, and the
+ * first record after the quiet spell waits at most that long. Nobody
+ * subscribed: no records, no reads but the tick's.
  */
 #define RING_PACE_MS 2
 #define RING_IDLE_PACE_MS 32
