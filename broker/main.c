@@ -140,6 +140,8 @@ static void status_hook(void *ctx, json_object *r)
 				       tracer_hook(b->tracer)));
 	json_object_object_add(r, "clients", json_object_new_int64(
 				       (int64_t)server_client_count(b->server)));
+	json_object_object_add(r, "subscribers", json_object_new_int64(
+				       (int64_t)server_subscriber_count(b->server)));
 	json_object_object_add(r, "clusters", json_object_new_int64(
 		(int64_t)pg_registry_cluster_count(b->registry)));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(

@@ -646,6 +646,15 @@ size_t server_client_count(const struct server *s)
 	return s->nclients;
 }
 
+size_t server_subscriber_count(const struct server *s)
+{
+	size_t n = 0;
+
+	for (const struct client *c = s->clients; c; c = c->next)
+		n += c->nsubs > 0;
+	return n;
+}
+
 uint64_t server_queue_drops(const struct server *s)
 {
 	return s->queue_drops;

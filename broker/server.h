@@ -74,6 +74,8 @@ void server_publish(struct server *s, const struct event_lines *lines,
 void server_publish_drop(struct server *s, const char *cause, uint64_t count);
 
 size_t server_client_count(const struct server *s);
+/* Clients with at least one subscription. */
+size_t server_subscriber_count(const struct server *s);
 uint64_t server_queue_drops(const struct server *s);
 /* The union of live subscriptions; false when nobody subscribes. */
 bool server_filter_union(const struct server *s, struct kernel_filter *k);

@@ -186,12 +186,12 @@ psa_wait_for() {
 member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 # jq as a test: true when the expression holds, nothing printed
 jqe() { jq -e "$@" >/dev/null; }
-# watchers N [SECONDS]: wait (5 s by default) until N watchers are
-# connected (status asks as one more, as root: not counted against a
-# user's connection limit)
+# watchers N [SECONDS]: wait (5 s by default) until N clients have
+# subscribed. Connected is not enough: what happens before the subscribe
+# request is read would not be seen.
 watchers() {
 	for _ in $(seq $((${2:-5} * 20))); do
-		[ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .clients)" -ge $(($1 + 1)) ] && return 0
+		[ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .subscribers)" -ge "$1" ] && return 0
 		sleep 0.05
 	done
 	return 1

@@ -61,13 +61,13 @@ done
 
 for x in 0.3 1.2; do
 	member watch --pg-wait Timeout:PgSleep --min 1ms --json --count 1 --timeout 30s \
-		>"$E2E_DIR/sleep.json" 2>&1 &
+		>"$E2E_DIR/sleep.json" 2>"$E2E_DIR/sleep.err" &
 	w=$!
 	watchers 1
 	sql -c "select pg_sleep($x)" >/dev/null
 	wait "$w"
 	ours=$(jq '.duration_ns / 1e6' "$E2E_DIR/sleep.json")
-	note "pg_sleep($x): pgoff episode $ours ms, $(jq .intervals "$E2E_DIR/sleep.json") intervals"
+	note "pg_sleep($x): pgoff episode $ours ms, $(jq .intervals "$E2E_DIR/sleep.json") intervals; stderr: $(cat "$E2E_DIR/sleep.err")"
 	check "pg_sleep($x): an episode of Timeout/PgSleep within 5 % or 5 ms of ${x}s (${ours} ms)" \
 		within "$ours" "$(awk -v x="$x" 'BEGIN { print x * 1000 }')"
 done
