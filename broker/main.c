@@ -27,6 +27,7 @@
 #include "broker/pg_probe.h"
 #include "broker/pg_registry.h"
 #include "broker/privdrop.h"
+#include "broker/ring_pace.h"
 #include "broker/server.h"
 #include "broker/stats.h"
 #include "broker/tracer.h"
@@ -43,26 +44,13 @@ struct broker {
 	struct event_ctx events;
 	struct stats stats;
 	struct timespec started;		/* CLOCK_MONOTONIC */
+	struct ring_pace ring;			/* while someone subscribes */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 };
 
 /* Records handled per loop round: clients and signals are served between. */
 #define RING_BUDGET 512
 
-/*
- * While the kernel sends records (someone subscribes), the ring is read
- * every RING_PACE_MS; the kernel never wakes pgoffd (BPF_RB_NO_WAKEUP: a
- * wakeup costs the traced thread a self-IPI per record). A burst's
- * records go to each client in one send, not a wakeup and a send each:
- * on a busy server those context switches were most of pgoffd's cost
- * and its clients'. After a read that found nothing the next comes
- * twice as late, down to one read per RING_IDLE_PACE_MS: a subscriber to
- * a quiet server costs pgoffd 30 wakeups a second, not 500, and the
- * first record after the quiet spell waits at most that long. Nobody
- * subscribed: no records, no reads but the tick's.
- */
-#define RING_PACE_MS 2
-#define RING_IDLE_PACE_MS 32
 
 static int64_t monotonic_ms(void)
 {
@@ -210,6 +198,7 @@ static void filter_hook(void *ctx)
 	int err;
 
 	b->events.want_query = false;
+	ring_pace_reset(&b->ring);
 	if (!server_filter_union(b->server, &k)) {
 		tracer_mute(b->tracer);
 		log_debug("no subscriber: kernel sends nothing");
@@ -488,12 +477,12 @@ int main(int argc, char **argv)
 	static struct broker b;
 	char path[PATH_MAX], err_msg[300];
 	bool running = true, ring_more = false, check_only;
-	int64_t ring_read_ms = 0, ring_pace_ms = RING_PACE_MS;
 	int epfd = -1, tfd = -1, sfd = -1, err;
 	uid_t uid;
 	gid_t gid;
 
 	clock_gettime(CLOCK_MONOTONIC, &b.started);
+	ring_pace_init(&b.ring);
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	if (read_config(argc, argv, &b.cfg, path, sizeof(path), &check_only,
 			err_msg, sizeof(err_msg)) ||
@@ -558,11 +547,8 @@ int main(int argc, char **argv)
 		/* records left over from the last round: do not sleep */
 		int timeout = ring_more ? 0 : -1, n;
 
-		if (!ring_more && ring_in_use(&b)) {
-			int64_t left = ring_read_ms + ring_pace_ms - monotonic_ms();
-
-			timeout = left > 0 ? (int)left : 0;
-		}
+		if (!ring_more && ring_in_use(&b))
+			timeout = (int)ring_pace_wait_ms(&b.ring, monotonic_ms());
 		n = epoll_wait(epfd, evs, 64, timeout);
 		if (n < 0 && errno != EINTR)
 			log_fatal(errno, "epoll_wait");
@@ -587,14 +573,10 @@ int main(int argc, char **argv)
 			}
 		}
 		if (ring_more || (ring_in_use(&b) &&
-				  monotonic_ms() >= ring_read_ms + ring_pace_ms)) {
+				  !ring_pace_wait_ms(&b.ring, monotonic_ms()))) {
 			int got = tracer_consume(b.tracer, RING_BUDGET, &ring_more);
 
-			if (got > 0)
-				ring_pace_ms = RING_PACE_MS;
-			else if (ring_pace_ms < RING_IDLE_PACE_MS)
-				ring_pace_ms *= 2;
-			ring_read_ms = monotonic_ms();
+			ring_pace_read(&b.ring, monotonic_ms(), got);
 		}
 		server_flush(b.server);	/* one send per client per round */
 		server_reap(b.server);
