@@ -184,8 +184,12 @@ psa_wait_for() {
 
 # pgoffctl as a plain member of the group
 member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
-# jq as a test: true when the expression holds, nothing printed
-jqe() { jq -e "$@" >/dev/null; }
+# jq as a test: true when the expression holds, nothing printed. Empty
+# input is false: jq 1.6's -e exits 0 when there is nothing to test.
+jqe() {
+	local out
+	out=$(jq -e "$@") && [ -n "$out" ]
+}
 # watchers N [SECONDS]: wait (5 s by default) until N clients have
 # subscribed. Connected is not enough: what happens before the subscribe
 # request is read would not be seen.

@@ -62,13 +62,15 @@ check "PG wait event is Lock/transactionid" \
 check "backend type is client backend" [ "$(field .pg.backend_type)" = "client backend" ]
 check "woken by session A ($a_pid), which committed" [ "$(field .waker.pid)" = "$a_pid" ]
 check "the waker is told as a client backend" [ "$(field .waker.backend_type)" = "client backend" ]
+# the event as a test: true when EXPR holds
+ev_holds() { jqe "$1" <<<"$ev"; }
 # PostgreSQL 15 sleeps on its latch in epoll_wait for a heavyweight lock
 check "stack starts at the latch wait (epoll), no scheduler frames" \
-	bash -c "jq -e '.stack[0] | test(\"epoll|ep_poll\")' >/dev/null <<<'$ev'"
+	ev_holds '.stack[0] | test("epoll|ep_poll")'
 check "stack has no scheduler or BPF frames" \
-	bash -c "jq -e '[.stack[] | select(test(\"^(__schedule|schedule|bpf_|__traceiter)\"))] | length == 0' >/dev/null <<<'$ev'"
+	ev_holds '[.stack[] | select(test("^(__schedule|schedule|bpf_|__traceiter)"))] | length == 0'
 check "event has seq, RFC 3339 time, blocked and runqueue parts" \
-	bash -c "jq -e '(.seq > 0) and (.time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\\\.[0-9]{6}Z$\")) and (.blocked_ns + .runq_ns == .duration_ns)' >/dev/null <<<'$ev'"
+	ev_holds '(.seq > 0) and (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{6}Z$")) and (.blocked_ns + .runq_ns == .duration_ns)'
 
 # The outsider: refused with exit 3 and told which group to join.
 as "$E2E_OUTSIDER" "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>"$E2E_DIR/out.err"
@@ -106,9 +108,11 @@ wait "$pipe_job"
 # the first event may be any process's: an interval or a wait (episode)
 note "watch | head -n 1 read: $(cut -c1-400 "$E2E_DIR/pipe.out")"
 note "... and its stderr: $(head -c 600 "$E2E_DIR/pipe.err")"
-check "watch | head -n 1 ends quietly" \
-	bash -c "jq -e '.type == \"offcpu\" or .type == \"episode\"' '$E2E_DIR/pipe.out' >/dev/null &&
-		[ ! -s '$E2E_DIR/pipe.err' ]"
+pipe_quiet() {
+	jqe '.type == "offcpu" or .type == "episode"' "$E2E_DIR/pipe.out" &&
+		[ ! -s "$E2E_DIR/pipe.err" ]
+}
+check "watch | head -n 1 ends quietly" pipe_quiet
 # into a file (fully buffered stdout): each event is written before watch
 # waits for the next, not when a buffer fills
 member watch --pg-wait Timeout:PgSleep --min 1ms --json >"$E2E_DIR/live.json" 2>&1 &
