@@ -40,24 +40,55 @@ static int read_exe(const char *proc_root, uint32_t pid, char *exe, size_t len)
 }
 
 /*
+ * The pid the process has in its own pid namespace, which is the one it
+ * writes into files: the last NSpid in /proc/PID/status (a postmaster in
+ * a container is 1 or 7 there). Without an NSpid line (kernels before
+ * 4.1), the pid itself.
+ */
+static uint32_t own_ns_pid(const char *proc_root, uint32_t pid)
+{
+	char path[96], buf[2048], *line;
+	uint32_t last = pid;
+
+	snprintf(path, sizeof(path), "%s/%u/status", proc_root, pid);
+	if (procfs_read(path, buf, sizeof(buf)) <= 0)
+		return pid;
+	line = strstr(buf, "\nNSpid:");
+	if (!line)
+		return pid;
+	for (char *p = line + 7, *end; *p && *p != '\n'; p = end) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		last = (uint32_t)v;
+	}
+	return last;
+}
+
+/*
  * postmaster.pid in the cwd: pid (negative for a single-user backend),
  * data dir, start time, port, ... one a line. A postmaster just exec'ed
  * has not yet moved into its data directory nor written the file: its cwd
- * is whatever it inherited, so that is -EAGAIN, ask again later. A file
- * that cannot be read (SELinux may deny it) leaves the port 0.
+ * is whatever it inherited, so that is -EAGAIN, ask again later. The
+ * file is opened through /proc/PID/cwd, which also reaches into another
+ * mount namespace (a container's data directory); the pid in it is the
+ * postmaster's in its own pid namespace. A file that cannot be read
+ * (SELinux may deny it) leaves the port 0.
  */
-static int read_lockfile(struct pg_cluster_info *c, uint32_t pid)
+static int read_lockfile(const char *proc_root, uint32_t pid,
+			 struct pg_cluster_info *c)
 {
-	char path[300], buf[1024], *line = buf;
+	char path[128], buf[1024], *line = buf;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/postmaster.pid", c->data_dir);
+	snprintf(path, sizeof(path), "%s/%u/cwd/postmaster.pid", proc_root, pid);
 	n = procfs_read(path, buf, sizeof(buf));
 	if (n == -ENOENT)
 		return -EAGAIN;
 	if (n <= 0)
 		return 0;
-	if ((uint32_t)labs(atol(buf)) != pid)
+	if ((uint32_t)labs(atol(buf)) != own_ns_pid(proc_root, pid))
 		return -EAGAIN;		/* not (yet) its own data directory */
 	for (int i = 0; i < 3 && line; i++) {
 		line = strchr(line, '\n');
@@ -122,8 +153,7 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 	snprintf(path, sizeof(path), "%s/%u/cwd", proc_root, pid);
 	n = readlink(path, c->data_dir, sizeof(c->data_dir) - 1);
 	c->data_dir[n > 0 ? n : 0] = '\0';
-	/* a path too long to keep whole cannot name the file: trust the cwd */
-	err = n < (ssize_t)sizeof(c->data_dir) - 1 ? read_lockfile(c, pid) : 0;
+	err = read_lockfile(proc_root, pid, c);
 	if (err) {
 		c->status = err;
 		return err;

@@ -88,6 +88,42 @@ static void test_postmaster_in_its_data_directory(void)
 	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
 }
 
+static void write_status(const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/4242/status", proc);
+	unlink(path);
+	if (!text)
+		return;
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* In a container the file holds the pid of the container's namespace. */
+static void test_postmaster_in_a_pid_namespace(void)
+{
+	struct pg_cluster_info c;
+
+	write_status("Name:\tpostgres\nTgid:\t4242\nPid:\t4242\n"
+		     "NSpid:\t4242\t7\nNSpgid:\t4242\t7\n");
+	write_lockfile("7\n/var/lib/postgresql/data\n1700000000\n5432\n");
+	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
+	CHECK(c.port == 5432);
+	CHECK(c.postmaster_pid == 4242);	/* pgoffd's view of the pid */
+	/* the host pid in the file is not this postmaster's own */
+	write_lockfile("4242\n/x\n1700000000\n5432\n");
+	CHECK(pg_probe_cluster(proc, 4242, &c) == -EAGAIN);
+	/* no namespace: the one NSpid is the pid */
+	write_status("Name:\tpostgres\nNSpid:\t4242\n");
+	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
+	write_status(NULL);
+}
+
 /* Unreadable (SELinux may deny it): traced all the same, port unknown. */
 static void test_unreadable_lockfile(void)
 {
@@ -112,6 +148,7 @@ int main(void)
 	}
 	RUN(test_starting_postmaster_is_asked_again);
 	RUN(test_postmaster_in_its_data_directory);
+	RUN(test_postmaster_in_a_pid_namespace);
 	RUN(test_unreadable_lockfile);
 	fails = CHECK_DONE();
 	{
