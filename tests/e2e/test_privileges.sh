@@ -38,17 +38,25 @@ check "the socket directory belongs to that user, mode 0750" \
 # discovery after the drop: exe, cwd, maps and postmaster.pid via the prober
 pg_start || { not_ok "start PostgreSQL 15"; exit 1; }
 for _ in $(seq 50); do	# found by a scan (once a second)
-	member ps --json | jqe --arg d "$PGDATA_DIR" 'any(.clusters[]; .data_dir == $d)' && break
+	member ps --json | jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
+		'any(.clusters[]; .data_dir == $d and .port == $p)' && break
 	sleep 0.1
 done
 backend_sleep 1.5
 member watch --view intervals --pid "$SLEEPER_PID" --min 200ms --json --count 1 \
 	--timeout 15s >"$E2E_DIR/late.json"
 wait "$SLEEPER_JOB"
-check "a cluster started after the drop: its data directory, port and wait events" \
-	jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
+name="a cluster started after the drop: its data directory, port and wait events"
+if jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
 	'.pg.cluster.data_dir == $d and .pg.cluster.port == $p and .pg.wait_event == "PgSleep"' \
-	"$E2E_DIR/late.json" || { note "got: $(cat "$E2E_DIR/late.json")"; sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log"; }
+	"$E2E_DIR/late.json"; then
+	ok "$name"
+else
+	not_ok "$name"
+	note "got: $(cat "$E2E_DIR/late.json"); the sleeper was ${SLEEPER_PID:-?}"
+	note "clusters now: $(member ps --json | jq -c .clusters)"
+	sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log"
+fi
 
 kill -0 "$E2E_BROKER_PID" 2>/dev/null || sed "s/^/# pgoffd: /" "$E2E_DIR/pgoffd.log"
 kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
