@@ -78,7 +78,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PGOFF_MAX_STARTS);
 	__type(key, __u32);			/* pid (thread id) */
-	__type(value, struct pgoff_start);
+	__type(value, struct pgoff_start);	/* start_ns 0: on the CPU */
 } starts SEC(".maps");
 
 struct {
@@ -89,7 +89,7 @@ struct {
 } watch_pids SEC(".maps");
 
 /*
- * The SQL of threads off the CPU, like starts: written at switch-out,
+ * The SQL of threads off the CPU: written at switch-out,
  * deleted at switch-in; only the thread itself ever touches its key.
  * Not preallocated: entries exist only while someone may see SQL.
  */
@@ -480,7 +480,7 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 	__u64 id = bpf_get_current_pid_tgid();	/* prev is current */
 	__u32 tgid = id >> 32, pid = (__u32)id;
 	struct pgoff_target *t;
-	struct pgoff_start s = {};
+	struct pgoff_start s = {}, *old;
 
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t)
@@ -506,7 +506,14 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 		s.flags |= save_query(pid, t->query_ptr);
 	if (want_episodes)
 		episode_switch_out(pid, tgid, &s, now);
-	if (bpf_map_update_elem(&starts, &pid, &s, BPF_ANY)) {
+	/* the thread's entry, written over in place: a hash update and
+	 * delete each switch cost more than the rest of the bookkeeping */
+	old = bpf_map_lookup_elem(&starts, &pid);
+	if (old) {
+		__builtin_memcpy(old, &s, sizeof(s));
+		return;
+	}
+	if (bpf_map_update_elem(&starts, &pid, &s, BPF_NOEXIST)) {
 		count(PGOFF_CNT_START_FULL);
 		if (s.flags & PGOFF_F_QUERY)
 			bpf_map_delete_elem(&queries, &pid);
@@ -607,8 +614,8 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	struct pgoff_record *r;
 
 	s = bpf_map_lookup_elem(&starts, &pid);
-	if (!s)
-		return;
+	if (!s || !s->start_ns)
+		return;		/* not traced, or its switch-out was not seen */
 	tgid = TASK_FIELD(btf, next, tgid);
 	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes)
@@ -632,7 +639,7 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 done:
 	if (s->flags & PGOFF_F_QUERY)
 		bpf_map_delete_elem(&queries, &pid);
-	bpf_map_delete_elem(&starts, &pid);
+	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
 }
 
 /*
@@ -646,7 +653,7 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	struct pgoff_target *t;
 	__u64 id;
 
-	if (!s || s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
+	if (!s || !s->start_ns || s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
 		return;
 	s->wake_ns = bpf_ktime_get_ns();
 	s->flags |= PGOFF_F_WOKEN;
@@ -700,9 +707,11 @@ static __always_inline void on_exit(void)
 /* After exec the process is no longer the postgres it was forked from. */
 static __always_inline void on_exec(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, pid = (__u32)id;
 
 	bpf_map_delete_elem(&targets, &tgid);
+	bpf_map_delete_elem(&starts, &pid);
 }
 
 SEC("tp_btf/sched_switch")

@@ -9,7 +9,7 @@
 #define PGOFF_COMM_LEN		16
 #define PGOFF_STACK_DEPTH	32	/* frames walked; scheduler frames are dropped later */
 #define PGOFF_MAX_TARGETS	16384	/* traced PostgreSQL processes */
-#define PGOFF_MAX_STARTS	16384	/* PostgreSQL threads off the CPU at one time */
+#define PGOFF_MAX_STARTS	16384	/* PostgreSQL threads, from first switch-out to exit */
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
 #define PGOFF_QUERY_MAX		1024	/* bytes of SQL kept, NUL included; as
 					   PostgreSQL's track_activity_query_size */

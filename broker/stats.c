@@ -78,7 +78,7 @@ static int collect_ongoing(void *ctx, uint32_t pid,
 	struct pgoff_agg v = { 0 };
 
 	(void)pid;
-	if (!s->tgid || o->now_ns <= s->start_ns)
+	if (!s->tgid || !s->start_ns || o->now_ns <= s->start_ns)	/* on a CPU */
 		return 0;
 	if (s->flags & PGOFF_F_PG_WAIT) {
 		k.flags |= PGOFF_AGG_F_PG_WAIT;
