@@ -38,10 +38,14 @@ volatile __u32 filter_pg_classes;	/* 1: only PG wait classes in pg_classes */
 volatile __u64 pg_classes[4];		/* bitmap by class byte (wait_event_info >> 24) */
 volatile __u32 want_query;		/* 1: a subscriber may see SQL */
 volatile __u32 want_episodes;		/* 1: merge PostgreSQL waits into episodes */
+volatile __u32 episode_gen = 1;		/* an episode is open if its gen is this */
 volatile __u32 want_pg_intervals = 1;	/* 0: intervals inside a PG wait only feed episodes */
 
 /* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
 struct episode {
+	__u32 gen;			/* open if episode_gen: pgoffd bumps
+					 * it to close them all at once */
+	__u32 pad;
 	__u64 start_ns;
 	__u64 end_ns;			/* last switch-in */
 	__u64 blocked_ns;
@@ -74,12 +78,25 @@ struct {
 	__type(value, struct pgoff_target);
 } targets SEC(".maps");
 
+/*
+ * A traced thread, from its first switch-out to its exit: its interval
+ * (start_ns 0: on the CPU) and its open episode. Written in place: a hash
+ * update and delete each switch, and a second map for episodes, cost
+ * more than the rest of the bookkeeping. pgoffd reads the starts (first).
+ */
+struct thread {
+	struct pgoff_start s;
+	struct episode e;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PGOFF_MAX_STARTS);
 	__type(key, __u32);			/* pid (thread id) */
-	__type(value, struct pgoff_start);	/* start_ns 0: on the CPU */
-} starts SEC(".maps");
+	__type(value, struct thread);
+} threads SEC(".maps");
+
+static const struct thread thread_zero;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -101,13 +118,6 @@ struct {
 	__type(value, struct query);
 } queries SEC(".maps");
 
-/* Open episodes by thread; pgoffd clears it when want_episodes flips. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PGOFF_MAX_STARTS);
-	__type(key, __u32);			/* pid (thread id) */
-	__type(value, struct episode);
-} episodes SEC(".maps");
 
 /* A new row of the aggregation (in .rodata: not 272 bytes of stack). */
 static const struct pgoff_agg agg_zero;
@@ -363,6 +373,20 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 	count(PGOFF_CNT_EPISODES);
 }
 
+/* A new episode, its first interval starting at start. */
+static __always_inline void episode_open(struct episode *e,
+					 const struct pgoff_start *s,
+					 __u32 tgid, __u64 start)
+{
+	__builtin_memset(e, 0, sizeof(*e));
+	e->start_ns = start;
+	e->end_ns = start;
+	e->pg_wait_event_info = s->pg_wait_event_info;
+	e->cluster = s->cluster;
+	e->tgid = tgid;
+	e->gen = episode_gen;
+}
+
 /*
  * Going off the CPU: the same wait goes on, or the open one may be over.
  * Off the CPU outside any PostgreSQL wait (preempted, a page fault, the
@@ -371,12 +395,12 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
  * wait event, or later than PGOFF_EPISODE_GAP_NS, ends it.
  */
 static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
-					       struct pgoff_start *s, __u64 now)
+					       struct pgoff_start *s,
+					       struct episode *e, __u64 now)
 {
-	struct episode *e = bpf_map_lookup_elem(&episodes, &pid);
 	bool waiting = in_pg_wait(s->flags, s->pg_wait_event_info);
 
-	if (e) {
+	if (e->gen == episode_gen) {
 		if (waiting && e->pg_wait_event_info == s->pg_wait_event_info) {
 			__u64 gap = e->gap_blocked_ns + e->gap_runq_ns;
 
@@ -392,20 +416,10 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 			return;
 		}
 		episode_send(pid, e);
-		bpf_map_delete_elem(&episodes, &pid);
+		e->gen = 0;
 	}
-	if (waiting) {
-		struct episode n = {
-			.start_ns = now,
-			.end_ns = now,
-			.pg_wait_event_info = s->pg_wait_event_info,
-			.cluster = s->cluster,
-			.tgid = tgid,
-		};
-
-		if (bpf_map_update_elem(&episodes, &pid, &n, BPF_ANY))
-			count(PGOFF_CNT_EPISODE_FULL);
-	}
+	if (waiting)
+		episode_open(e, s, tgid, now);
 }
 
 /* The flags that describe an interval's waker. */
@@ -418,40 +432,24 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
  * interval outside any PostgreSQL wait while an episode is open is
  * kept aside, in case the wait resumes.
  */
-static __always_inline void episode_switch_in(__u32 pid, __u32 tgid,
-					      const struct pgoff_start *s, __u64 now)
+static __always_inline void episode_switch_in(__u32 tgid,
+					      const struct pgoff_start *s,
+					      struct episode *e, __u64 now)
 {
-	struct episode *e;
 	__u64 dur = now - s->start_ns, blocked = pgoff_blocked_ns(s->flags, s->start_ns, s->wake_ns, now);
 
 	if (!in_pg_wait(s->flags, s->pg_wait_event_info)) {
 		if (!(s->flags & PGOFF_F_EPISODE_GAP))
 			return;
-		e = bpf_map_lookup_elem(&episodes, &pid);
-		if (e && s->start_ns >= e->end_ns) {
+		if (e->gen == episode_gen && s->start_ns >= e->end_ns) {
 			e->gap_blocked_ns += blocked;
 			e->gap_runq_ns += dur - blocked;
 		}
 		return;
 	}
-	e = bpf_map_lookup_elem(&episodes, &pid);
-	if (!e || e->pg_wait_event_info != s->pg_wait_event_info) {
-		struct episode n = {
-			.start_ns = s->start_ns,
-			.end_ns = s->start_ns,
-			.pg_wait_event_info = s->pg_wait_event_info,
-			.cluster = s->cluster,
-			.tgid = tgid,
-		};
-
-		if (bpf_map_update_elem(&episodes, &pid, &n, BPF_ANY)) {
-			count(PGOFF_CNT_EPISODE_FULL);
-			return;
-		}
-		e = bpf_map_lookup_elem(&episodes, &pid);
-		if (!e)
-			return;
-	}
+	if (e->gen != episode_gen ||
+	    e->pg_wait_event_info != s->pg_wait_event_info)
+		episode_open(e, s, tgid, s->start_ns);
 	e->intervals++;
 	e->end_ns = now;
 	e->blocked_ns += blocked;
@@ -480,12 +478,22 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 	__u64 id = bpf_get_current_pid_tgid();	/* prev is current */
 	__u32 tgid = id >> 32, pid = (__u32)id;
 	struct pgoff_target *t;
-	struct pgoff_start s = {}, *old;
+	struct pgoff_start s = {};
+	struct thread *th;
 
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t)
 		return;
 	count(PGOFF_CNT_SWITCHES);
+	th = bpf_map_lookup_elem(&threads, &pid);
+	if (!th) {
+		bpf_map_update_elem(&threads, &pid, &thread_zero, BPF_NOEXIST);
+		th = bpf_map_lookup_elem(&threads, &pid);
+		if (!th) {
+			count(PGOFF_CNT_START_FULL);
+			return;
+		}
+	}
 	s.start_ns = now;
 	s.tgid = tgid;
 	s.cluster = t->cluster;
@@ -505,19 +513,8 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 	if (t->query_ptr)
 		s.flags |= save_query(pid, t->query_ptr);
 	if (want_episodes)
-		episode_switch_out(pid, tgid, &s, now);
-	/* the thread's entry, written over in place: a hash update and
-	 * delete each switch cost more than the rest of the bookkeeping */
-	old = bpf_map_lookup_elem(&starts, &pid);
-	if (old) {
-		__builtin_memcpy(old, &s, sizeof(s));
-		return;
-	}
-	if (bpf_map_update_elem(&starts, &pid, &s, BPF_NOEXIST)) {
-		count(PGOFF_CNT_START_FULL);
-		if (s.flags & PGOFF_F_QUERY)
-			bpf_map_delete_elem(&queries, &pid);
-	}
+		episode_switch_out(pid, tgid, &s, &th->e, now);
+	__builtin_memcpy(&th->s, &s, sizeof(s));
 }
 
 /* The pushed-down filter, once the interval's length is known. */
@@ -612,14 +609,16 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	__u32 tgid;
 	struct pgoff_start *s;
 	struct pgoff_record *r;
+	struct thread *th;
 
-	s = bpf_map_lookup_elem(&starts, &pid);
-	if (!s || !s->start_ns)
+	th = bpf_map_lookup_elem(&threads, &pid);
+	if (!th || !th->s.start_ns)
 		return;		/* not traced, or its switch-out was not seen */
+	s = &th->s;
 	tgid = TASK_FIELD(btf, next, tgid);
 	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes)
-		episode_switch_in(pid, tgid, s, now);
+		episode_switch_in(tgid, s, &th->e, now);
 	if (!wanted(s, tgid, now))
 		goto done;
 	if (s->flags & PGOFF_F_QUERY) {
@@ -649,11 +648,15 @@ done:
 static __always_inline void on_waking(struct task_struct *p, bool btf)
 {
 	__u32 pid = TASK_FIELD(btf, p, pid);
-	struct pgoff_start *s = bpf_map_lookup_elem(&starts, &pid);
+	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
+	struct pgoff_start *s;
 	struct pgoff_target *t;
 	__u64 id;
 
-	if (!s || !s->start_ns || s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
+	if (!th)
+		return;
+	s = &th->s;
+	if (!s->start_ns || s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
 		return;
 	s->wake_ns = bpf_ktime_get_ns();
 	s->flags |= PGOFF_F_WOKEN;
@@ -691,14 +694,12 @@ static __always_inline void on_exit(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = (__u32)id, tgid = id >> 32;
-	struct episode *e = bpf_map_lookup_elem(&episodes, &pid);
+	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
 
-	if (e) {
-		/* a backend that exits right after a wait: it is over */
-		episode_send(pid, e);
-		bpf_map_delete_elem(&episodes, &pid);
-	}
-	bpf_map_delete_elem(&starts, &pid);
+	/* a backend that exits right after a wait: it is over */
+	if (th && want_episodes && th->e.gen == episode_gen)
+		episode_send(pid, &th->e);
+	bpf_map_delete_elem(&threads, &pid);
 	bpf_map_delete_elem(&queries, &pid);
 	if (pid == tgid)
 		bpf_map_delete_elem(&targets, &tgid);
@@ -711,7 +712,7 @@ static __always_inline void on_exec(void)
 	__u32 tgid = id >> 32, pid = (__u32)id;
 
 	bpf_map_delete_elem(&targets, &tgid);
-	bpf_map_delete_elem(&starts, &pid);
+	bpf_map_delete_elem(&threads, &pid);
 }
 
 SEC("tp_btf/sched_switch")

@@ -43,7 +43,6 @@ enum pgoff_counter {
 	PGOFF_CNT_PG_READ_FAIL,	/* wait_event_info could not be read */
 	PGOFF_CNT_QUERY_FAIL,	/* record sent without the query it had */
 	PGOFF_CNT_EPISODES,	/* episode records submitted */
-	PGOFF_CNT_EPISODE_FULL,	/* episode lost: episode map full */
 	PGOFF_CNT_AGG_FULL,	/* interval not aggregated: aggregation map full */
 	PGOFF_CNT__COUNT
 };

@@ -103,7 +103,6 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_PG_READ_FAIL] = "pg_read_failed",
 	[PGOFF_CNT_QUERY_FAIL] = "query_failed",
 	[PGOFF_CNT_EPISODES] = "episodes",
-	[PGOFF_CNT_EPISODE_FULL] = "episode_map_full",
 	[PGOFF_CNT_AGG_FULL] = "aggregate_map_full",
 };
 
@@ -253,7 +252,6 @@ static void report_kernel_losses(struct broker *b)
 	} losses[] = {
 		{ PGOFF_CNT_RINGBUF_FULL, PGOFF_DROP_RINGBUF },
 		{ PGOFF_CNT_START_FULL, PGOFF_DROP_START_MAP },
-		{ PGOFF_CNT_EPISODE_FULL, PGOFF_DROP_EPISODE_MAP },
 	};
 	uint64_t cnt[PGOFF_CNT__COUNT];
 

@@ -229,16 +229,17 @@ static void clear_map(int fd)
 }
 
 /*
- * Episodes are followed only while someone wants them; what the map holds
- * from before is stale (its waits went on unseen), so it is emptied on
- * every switch.
+ * Episodes are followed only while someone wants them; those open from
+ * before are stale (their waits went on unseen), so every switch closes
+ * them all: a new generation (never 0, which a new thread's entry has).
  */
 static void set_episodes(struct tracer *t, bool on)
 {
 	if (t->skel->bss->want_episodes == (uint32_t)on)
 		return;
 	t->skel->bss->want_episodes = 0;
-	clear_map(bpf_map__fd(t->skel->maps.episodes));
+	if (!++t->skel->data->episode_gen)
+		t->skel->data->episode_gen = 1;
 	t->skel->bss->want_episodes = on;
 }
 
@@ -400,6 +401,7 @@ int tracer_starts_foreach(struct tracer *t, tracer_start_fn fn, void *ctx)
 {
 	struct start_walk w = { fn, ctx };
 
-	return walk_map(bpf_map__fd(t->skel->maps.starts), sizeof(uint32_t),
-			sizeof(struct pgoff_start), start_entry, &w);
+	/* a thread's entry begins with its start */
+	return walk_map(bpf_map__fd(t->skel->maps.threads), sizeof(uint32_t),
+			bpf_map__value_size(t->skel->maps.threads), start_entry, &w);
 }

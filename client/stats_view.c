@@ -524,7 +524,7 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 		      json_object *status, bool per_pid)
 {
 	static const char *const causes[] = {
-		"ringbuf_full", "start_map_full", "episode_map_full",
+		"ringbuf_full", "start_map_full",
 		"aggregate_map_full", "client_queue_full",
 	};
 	struct series *v = calloc(s->n ? s->n : 1, sizeof(*v));

@@ -41,7 +41,6 @@
 #define PGOFF_DROP_CLIENT_QUEUE	"client_queue_full"
 #define PGOFF_DROP_RINGBUF	"ringbuf_full"
 #define PGOFF_DROP_START_MAP	"start_map_full"
-#define PGOFF_DROP_EPISODE_MAP	"episode_map_full"
 
 enum pgoff_op {
 	PGOFF_OP_HELLO,
