@@ -45,12 +45,13 @@ static int make_tree(void)
 	return symlink(data, path);
 }
 
-static void write_lockfile(const char *text)
+/* Replace DIR/NAME with TEXT (NULL: remove it, also as a directory). */
+static void put_file(const char *dir, const char *name, const char *text)
 {
 	char path[160];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/postmaster.pid", data);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	unlink(path);
 	rmdir(path);
 	if (!text)
@@ -60,6 +61,11 @@ static void write_lockfile(const char *text)
 		fputs(text, f);
 		fclose(f);
 	}
+}
+
+static void write_lockfile(const char *text)
+{
+	put_file(data, "postmaster.pid", text);
 }
 
 static void test_starting_postmaster_is_asked_again(void)
@@ -90,18 +96,7 @@ static void test_postmaster_in_its_data_directory(void)
 
 static void write_status(const char *text)
 {
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/4242/status", proc);
-	unlink(path);
-	if (!text)
-		return;
-	f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
+	put_file(proc, "4242/status", text);
 }
 
 /* In a container the file holds the pid of the container's namespace. */
