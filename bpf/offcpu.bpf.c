@@ -22,6 +22,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_RUNNING 0
+#define PF_EXITING 0x00000004	/* task_struct::flags: in do_exit() */
 
 /*
  * A task field: a plain load where the verifier knows the pointer's BTF
@@ -484,6 +485,9 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t)
 		return;
+	/* past sched_process_exit: an entry made now would outlive it */
+	if (TASK_FIELD(btf, prev, flags) & PF_EXITING)
+		return;
 	count(PGOFF_CNT_SWITCHES);
 	th = bpf_map_lookup_elem(&threads, &pid);
 	if (!th) {
@@ -494,7 +498,6 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 			return;
 		}
 	}
-	s.start_ns = now;
 	s.tgid = tgid;
 	s.cluster = t->cluster;
 	s.state = agg_state(task_state(prev, btf));
@@ -514,7 +517,16 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 		s.flags |= save_query(pid, t->query_ptr);
 	if (want_episodes)
 		episode_switch_out(pid, tgid, &s, &th->e, now);
+	/*
+	 * Published by start_ns, written last: sched_waking on another CPU
+	 * may run during this switch and acts only on a published start
+	 * (compiler barriers; x86 keeps stores in order).
+	 */
+	th->s.start_ns = 0;
+	barrier();
 	__builtin_memcpy(&th->s, &s, sizeof(s));
+	barrier();
+	th->s.start_ns = now;
 }
 
 /* The pushed-down filter, once the interval's length is known. */
@@ -616,6 +628,10 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 		return;		/* not traced, or its switch-out was not seen */
 	s = &th->s;
 	tgid = TASK_FIELD(btf, next, tgid);
+	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
+		bpf_map_delete_elem(&threads, &pid);
+		return;
+	}
 	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes)
 		episode_switch_in(tgid, s, &th->e, now);
@@ -656,7 +672,10 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	if (!th)
 		return;
 	s = &th->s;
-	if (!s->start_ns || s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
+	if (!s->start_ns)	/* on the CPU, or its start not yet published */
+		return;
+	barrier();
+	if (s->wake_ns || (s->flags & PGOFF_F_PREEMPTED))
 		return;
 	s->wake_ns = bpf_ktime_get_ns();
 	s->flags |= PGOFF_F_WOKEN;
@@ -690,17 +709,23 @@ static __always_inline void on_fork(struct task_struct *parent,
 }
 
 /* A reused pid must never inherit a PostgreSQL identity. */
-static __always_inline void on_exit(void)
+/* A thread is no longer traced: its open episode is over. */
+static __always_inline void thread_end(__u32 pid)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = (__u32)id, tgid = id >> 32;
 	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
 
-	/* a backend that exits right after a wait: it is over */
 	if (th && want_episodes && th->e.gen == episode_gen)
 		episode_send(pid, &th->e);
 	bpf_map_delete_elem(&threads, &pid);
 	bpf_map_delete_elem(&queries, &pid);
+}
+
+static __always_inline void on_exit(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = (__u32)id, tgid = id >> 32;
+
+	thread_end(pid);
 	if (pid == tgid)
 		bpf_map_delete_elem(&targets, &tgid);
 }
@@ -712,7 +737,7 @@ static __always_inline void on_exec(void)
 	__u32 tgid = id >> 32, pid = (__u32)id;
 
 	bpf_map_delete_elem(&targets, &tgid);
-	bpf_map_delete_elem(&threads, &pid);
+	thread_end(pid);
 }
 
 SEC("tp_btf/sched_switch")

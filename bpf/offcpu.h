@@ -83,8 +83,9 @@ static inline __u64 pgoff_blocked_ns(__u32 flags, __u64 start_ns,
 }
 
 /*
- * A thread off the CPU now (the `starts` map, key: thread id), from its
- * switch-out; pgoffd reads it to count waits that are still going on.
+ * A traced thread's last switch-out (the start of its entry in the
+ * `threads` map, key: thread id; start_ns 0 while it is on a CPU);
+ * pgoffd reads it to count waits that are still going on.
  */
 struct pgoff_start {
 	__u64 start_ns;		/* switch-out, CLOCK_MONOTONIC */

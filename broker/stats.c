@@ -130,7 +130,7 @@ static uint64_t mono_ns(void)
 }
 
 /*
- * The reply's fields, computed. The kernel map is read before the table
+ * The reply's fields, computed. The kernel map is read before the starts
  * of threads off the CPU, so an interval that ends between the two reads
  * is in neither (never in both): time can only be short for a moment.
  * Rows by labels (cumulative counters, for Prometheus) are then held at

@@ -238,8 +238,11 @@ static void set_episodes(struct tracer *t, bool on)
 	if (t->skel->bss->want_episodes == (uint32_t)on)
 		return;
 	t->skel->bss->want_episodes = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!++t->skel->data->episode_gen)
 		t->skel->data->episode_gen = 1;
+	/* no CPU may see episodes on with the old generation */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	t->skel->bss->want_episodes = on;
 }
 
@@ -307,8 +310,8 @@ int tracer_counters(const struct tracer *t, uint64_t out[PGOFF_CNT__COUNT])
 
 /*
  * Every entry of a hash map once, in batches: the batch cursor is a
- * bucket, so entries the kernel deletes meanwhile (a thread back on a
- * CPU) neither restart the walk nor make it see others twice, as
+ * bucket, so entries the kernel deletes meanwhile (a thread that exits)
+ * neither restart the walk nor make it see others twice, as
  * get_next_key of a deleted key would. fn gets each key and value.
  */
 typedef int (*entry_fn)(void *ctx, const void *key, const void *val);

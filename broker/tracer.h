@@ -50,7 +50,8 @@ typedef int (*tracer_agg_fn)(void *ctx, const struct pgoff_agg_key *key,
 int tracer_agg_foreach(struct tracer *t, tracer_agg_fn fn, void *ctx);
 int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key);
 
-/* Each thread off the CPU right now; non-zero stops the walk. */
+/* Each traced thread's start (start_ns 0: on a CPU now); non-zero stops
+ * the walk. */
 typedef int (*tracer_start_fn)(void *ctx, uint32_t pid,
 			       const struct pgoff_start *start);
 int tracer_starts_foreach(struct tracer *t, tracer_start_fn fn, void *ctx);
