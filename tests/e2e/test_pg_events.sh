@@ -76,9 +76,15 @@ member watch --db other --type sleep --min 200ms --json --count 1 --timeout 20s 
 d_job=$!
 watchers 3 || note "watchers did not all connect"
 sleep 0.2
-psql -X -q -At -c "select pg_backend_pid(), pg_sleep(0.3) /* $marker */" >"$E2E_DIR/s1.out" &
+# Each session stays a moment after its sleep (idle: ClientRead, which
+# no watcher here wants): pgoffd learns a backend's database and type
+# from its title, which cannot be read once it has exited, and a backend
+# younger than the 1 s scan is titled when its first event is read
+# (README, "Using pgoffctl", filters).
+psql -X -q -At -c "select pg_backend_pid(), pg_sleep(0.3) /* $marker */" -c '\! sleep 0.3' \
+	>"$E2E_DIR/s1.out" &
 s1_job=$!
-psql -X -q -At -d other -c "select pg_backend_pid(), pg_sleep(0.4)" >"$E2E_DIR/s2.out" &
+psql -X -q -At -d other -c "select pg_backend_pid(), pg_sleep(0.4)" -c '\! sleep 0.3' >"$E2E_DIR/s2.out" &
 wait "$s1_job" $!
 wait "$q_job"; q_rc=$?
 wait "$m_job"; m_rc=$?
