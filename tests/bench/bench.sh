@@ -6,7 +6,10 @@
 # TPS as ratios to the no-tracer run of the same round (this machine is
 # noisy: medians and spread are reported, never a single run); BPF time
 # per program run from kernel.bpf_stats_enabled, which is far steadier.
-# usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15)
+# usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15;
+#   WORKLOADS="select tpcb", CONFIGS="none idle one sixteen offcputime" and
+#   FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a part, for more
+#   rounds of the figures that need them)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/bench/results.md}
@@ -60,9 +63,10 @@ stop_tracer() {
 	sleep 1	# the kernel frees programs a little after their fds close
 }
 configs=(none idle one sixteen); [ -n "$offcpu" ] && configs+=(offcputime)
+[ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
 raw=$work/raw.txt; : >"$raw"	# workload round config tps prog ns_per_run runs_per_s cpu_pct
 [ -n "${FANOUT_ONLY:-}" ] && rounds=0	# for working on the fan-out part
-for w in select tpcb; do
+for w in ${WORKLOADS:-select tpcb}; do
 	[ "$rounds" = 0 ] && break
 	flag=; [ $w = select ] && flag=-S
 	for r in $(seq "$rounds"); do
@@ -96,7 +100,7 @@ clients_ticks() {
 	for p in $(pgrep -f "pgoffctl --socket $SOCK watch"); do cat "/proc/$p/stat" 2>/dev/null; done |
 		awk '{ print $1, $14 + $15 }' | sort
 }
-for n in 1 16 64; do
+for n in ${FANOUT_CLIENTS-1 16 64}; do
 	# 8 sessions of short sleeps: about 6000 events/s, so that 16
 	# clients are offered 100,000 lines/s
 	load=(); for _ in $(seq 8); do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done

@@ -30,8 +30,8 @@ print("# pgoff benchmark results\n")
 print("Machine: %s, %d vCPUs, kernel %s. %s rounds of %s s per configuration and workload, "
       "order rotated each round; pgbench scale 10, -c 8 -j 2. Produced by `make bench`.\n"
       % (cpu, os.cpu_count(), platform.release(), rounds, secs))
-names = {"none": "no tracer", "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --min 1ms",
-         "sixteen": "pgoffd, 16 watchers", "offcputime": "libbpf-tools offcputime"}
+names = {"none": "no tracer", "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --view intervals --min 1ms",
+         "sixteen": "pgoffd, 16 such watchers", "offcputime": "libbpf-tools offcputime"}
 for w in tps:
     print("## pgbench %s\n" % ("select-only (-S)" if w == "select" else "TPC-B-like"))
     print("| configuration | TPS median (IQR, min, max) | TPS ratio to no tracer, same round: median (IQR, min, max) |")
@@ -52,11 +52,13 @@ for w in tps:
         print("| %s | %s | %s | %.0f | %.2f |" % (names[c], prog, spread([x[0] for x in xs]),
               statistics.median(x[1] for x in xs), statistics.median(x[2] for x in xs)))
     print()
-print("## Broker fan-out (pg_sleep load, `watch --view intervals --min 100us` clients)\n")
-print("Delivered = kernel events x clients - client queue drops, over 6 s after 2 s "
-      "of warm-up (the clients starting). Latency: event end (kernel timestamp) to the "
-      "line read by one client, over the same window.\n")
-print("| clients | events/s from the kernel | events/s delivered (all clients) | broker CPU % | clients' CPU % (all) | broker RSS (kB) | latency p50 (ms) | latency p99 (ms) | dropped for slow clients |")
-print("|---|---|---|---|---|---|---|---|---|")
-for line in open(fanout):
-    print("| " + " | ".join(line.split()) + " |")
+fanout_rows = [line.split() for line in open(fanout) if line.strip()]
+if fanout_rows:
+    print("## Broker fan-out (pg_sleep load, `watch --view intervals --min 100us` clients)\n")
+    print("Delivered = kernel events x clients - client queue drops, over 6 s after 2 s "
+          "of warm-up (the clients starting). Latency: event end (kernel timestamp) to the "
+          "line read by one client, over the same window.\n")
+    print("| clients | events/s from the kernel | events/s delivered (all clients) | broker CPU % | clients' CPU % (all) | broker RSS (kB) | latency p50 (ms) | latency p99 (ms) | dropped for slow clients |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for row in fanout_rows:
+        print("| " + " | ".join(row) + " |")
