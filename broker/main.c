@@ -51,7 +51,6 @@ struct broker {
 /* Records handled per loop round: clients and signals are served between. */
 #define RING_BUDGET 512
 
-
 static int64_t monotonic_ms(void)
 {
 	struct timespec t;
