@@ -18,7 +18,7 @@ ifeq ($(SANITIZE),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer
 endif
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
 BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
@@ -44,7 +44,8 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
-	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c broker/config.c \
+	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
+	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c
@@ -98,9 +99,10 @@ TEST_NEEDS_syscall_wait := broker/classify.c broker/pg_wait_names.c
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
 	broker/pg_wait_names.c broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
-	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/privdrop.c
+	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/pg_trust.c
 TEST_NEEDS_flame := client/flame.c
-TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/privdrop.c
+TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
+TEST_NEEDS_config := broker/pg_trust.c
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \

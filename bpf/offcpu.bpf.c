@@ -79,6 +79,16 @@ struct {
 	__type(value, struct pgoff_target);
 } targets SEC(".maps");
 
+/* Per user: see struct pgoff_quota. The prober maps it to count the
+ * processes it adds with the same atomics. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PGOFF_MAX_QUOTAS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct pgoff_quota);
+} quotas SEC(".maps");
+
 /*
  * A traced thread, from its first switch-out to its exit: its interval
  * (start_ns 0: on the CPU) and its open episode. Written in place: a hash
@@ -88,6 +98,8 @@ struct {
 struct thread {
 	struct pgoff_start s;
 	struct episode e;
+	__u16 quota;			/* its user's slot in `quotas` */
+	__u16 pad[3];
 };
 
 struct {
@@ -281,6 +293,112 @@ static __always_inline void aggregate_interval(const struct pgoff_start *s,
 	__sync_fetch_and_add(&a->total_ns, dur);
 	if (b < PGOFF_AGG_BUCKETS)
 		__sync_fetch_and_add(&a->hist[b], 1);
+}
+
+/*
+ * Whether task (current) still runs as its cluster's owner: all four
+ * uids. PostgreSQL never changes them; a process that did (a setuid
+ * helper it forked without exec, an extension) is not read, so no one
+ * can point these reads into memory of another user.
+ */
+static __always_inline bool owner_runs(struct task_struct *task,
+				       const struct pgoff_target *t, bool btf)
+{
+	const struct cred *c = TASK_FIELD(btf, task, cred);
+
+	if (btf)
+		return c->uid.val == t->uid && c->euid.val == t->uid &&
+		       c->suid.val == t->uid && c->fsuid.val == t->uid;
+	return BPF_CORE_READ(c, uid.val) == t->uid &&
+	       BPF_CORE_READ(c, euid.val) == t->uid &&
+	       BPF_CORE_READ(c, suid.val) == t->uid &&
+	       BPF_CORE_READ(c, fsuid.val) == t->uid;
+}
+
+/* One more of what a user's quota counts (procs or threads); false,
+ * counted, if the quota is full. */
+static __always_inline bool quota_take(__s32 *used, __u32 max)
+{
+	if (__sync_fetch_and_add(used, 1) < (__s32)max)
+		return true;
+	__sync_fetch_and_add(used, -1);
+	count(PGOFF_CNT_QUOTA_FULL);
+	return false;
+}
+
+static __always_inline void quota_give(__u32 slot, bool thread)
+{
+	struct pgoff_quota *q = bpf_map_lookup_elem(&quotas, &slot);
+
+	if (!q)
+		return;
+	if (thread)
+		__sync_fetch_and_add(&q->threads, -1);
+	else
+		__sync_fetch_and_add(&q->procs, -1);
+}
+
+/* A traced thread's entry goes (exit, exec, pid reuse): its quota too,
+ * once, by whoever deleted it. */
+static __always_inline void thread_forget(__u32 pid, const struct thread *th)
+{
+	__u32 slot = th->quota;
+
+	if (bpf_map_delete_elem(&threads, &pid) == 0)
+		quota_give(slot, true);
+}
+
+/* A process is no longer traced (exit, exec). */
+static __always_inline void target_forget(__u32 tgid)
+{
+	struct pgoff_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	__u32 slot;
+
+	if (!t)
+		return;
+	slot = t->quota;
+	if (bpf_map_delete_elem(&targets, &tgid) == 0)
+		quota_give(slot, false);
+}
+
+/* "postgres: " starts every title PostgreSQL sets (ps_status.c). */
+static __always_inline bool is_pg_title(const char *s)
+{
+	return s[0] == 'p' && s[1] == 'o' && s[2] == 's' && s[3] == 't' &&
+	       s[4] == 'g' && s[5] == 'r' && s[6] == 'e' && s[7] == 's' &&
+	       s[8] == ':' && s[9] == ' ';
+}
+
+/*
+ * A forked process's title, once PostgreSQL has set it (over argv, at
+ * mm->arg_start): sent once, then the target stops asking. Before that
+ * the child still shows its postmaster's command line.
+ */
+static __always_inline void send_title(struct task_struct *task,
+				       struct pgoff_target *t, __u32 tgid,
+				       bool btf)
+{
+	struct pgoff_title *r;
+	unsigned long arg;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(PGOFF_CNT_RINGBUF_FULL);
+		return;
+	}
+	arg = btf ? task->mm->arg_start : BPF_CORE_READ(task, mm, arg_start);
+	if (bpf_probe_read_user_str(r->title, sizeof(r->title),
+				    (void *)arg) <= 10 ||
+	    !is_pg_title(r->title)) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	r->kind = PGOFF_REC_TITLE;
+	r->tgid = tgid;
+	r->cluster = t->cluster;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	t->flags &= ~PGOFF_T_TITLE_PENDING;
 }
 
 /* Read a uint32 through a pointer variable of the current process. */
@@ -491,12 +609,19 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 	count(PGOFF_CNT_SWITCHES);
 	th = bpf_map_lookup_elem(&threads, &pid);
 	if (!th) {
-		bpf_map_update_elem(&threads, &pid, &thread_zero, BPF_NOEXIST);
-		th = bpf_map_lookup_elem(&threads, &pid);
-		if (!th) {
+		__u32 slot = t->quota;
+		struct pgoff_quota *q = bpf_map_lookup_elem(&quotas, &slot);
+
+		if (!q || !quota_take(&q->threads, q->max_threads))
+			return;
+		if (bpf_map_update_elem(&threads, &pid, &thread_zero,
+					BPF_NOEXIST) ||
+		    !(th = bpf_map_lookup_elem(&threads, &pid))) {
+			quota_give(slot, true);
 			count(PGOFF_CNT_START_FULL);
 			return;
 		}
+		th->quota = slot;
 	}
 	s.tgid = tgid;
 	s.cluster = t->cluster;
@@ -507,6 +632,13 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 	} else {
 		s.syscall = current_syscall();
 	}
+	if (!owner_runs(prev, t, btf)) {
+		s.flags |= PGOFF_F_PG_NOT_OWNER;
+		count(PGOFF_CNT_NOT_OWNER);
+		goto read_done;
+	}
+	if (t->flags & PGOFF_T_TITLE_PENDING)
+		send_title(prev, t, tgid, btf);
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
 	else if (read_pg_u32(t->wait_event_ptr, &s.pg_wait_event_info))
@@ -515,6 +647,7 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 		count(PGOFF_CNT_PG_READ_FAIL);
 	if (t->query_ptr)
 		s.flags |= save_query(pid, t->query_ptr);
+read_done:
 	if (want_episodes)
 		episode_switch_out(pid, tgid, &s, &th->e, now);
 	/*
@@ -629,7 +762,7 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	s = &th->s;
 	tgid = TASK_FIELD(btf, next, tgid);
 	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
-		bpf_map_delete_elem(&threads, &pid);
+		thread_forget(pid, th);
 		return;
 	}
 	aggregate_interval(s, tgid, now - s->start_ns);
@@ -689,34 +822,53 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 		return;
 	s->flags |= PGOFF_F_WAKER_TRACED;
 	if (t->wait_event_ptr &&
+	    owner_runs(btf ? bpf_get_current_task_btf() :
+			     (struct task_struct *)bpf_get_current_task(),
+		       t, btf) &&
 	    read_pg_u32(t->wait_event_ptr, &s->waker_pg_wait_event_info))
 		s->flags |= PGOFF_F_WAKER_PG_WAIT;
 }
 
-/* A forked PostgreSQL process is traced from its first switch. */
+/*
+ * A forked PostgreSQL process is traced from its first switch, within
+ * its user's quota. Its title is read once PostgreSQL has set it.
+ */
 static __always_inline void on_fork(struct task_struct *parent,
 				    struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
-	struct pgoff_target *t;
+	struct pgoff_target *t, c;
+	struct pgoff_quota *q;
+	__u32 slot;
 
 	if (ptgid == ctgid)
 		return;		/* a new thread, same process */
 	t = bpf_map_lookup_elem(&targets, &ptgid);
-	if (t)
-		bpf_map_update_elem(&targets, &ctgid, t, BPF_ANY);
+	if (!t)
+		return;
+	c = *t;
+	slot = c.quota;
+	q = bpf_map_lookup_elem(&quotas, &slot);
+	if (!q || !quota_take(&q->procs, q->max_procs))
+		return;
+	c.flags |= PGOFF_T_TITLE_PENDING;
+	if (bpf_map_update_elem(&targets, &ctgid, &c, BPF_NOEXIST)) {
+		quota_give(slot, false);
+		count(PGOFF_CNT_TARGET_FULL);
+	}
 }
 
-/* A reused pid must never inherit a PostgreSQL identity. */
 /* A thread is no longer traced: its open episode is over. */
 static __always_inline void thread_end(__u32 pid)
 {
 	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
 
-	if (th && want_episodes && th->e.gen == episode_gen)
-		episode_send(pid, &th->e);
-	bpf_map_delete_elem(&threads, &pid);
+	if (th) {
+		if (want_episodes && th->e.gen == episode_gen)
+			episode_send(pid, &th->e);
+		thread_forget(pid, th);
+	}
 	bpf_map_delete_elem(&queries, &pid);
 }
 
@@ -726,8 +878,9 @@ static __always_inline void on_exit(void)
 	__u32 pid = (__u32)id, tgid = id >> 32;
 
 	thread_end(pid);
+	/* a reused pid must never inherit a PostgreSQL identity */
 	if (pid == tgid)
-		bpf_map_delete_elem(&targets, &tgid);
+		target_forget(tgid);
 }
 
 /* After exec the process is no longer the postgres it was forked from. */
@@ -736,7 +889,7 @@ static __always_inline void on_exec(void)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, pid = (__u32)id;
 
-	bpf_map_delete_elem(&targets, &tgid);
+	target_forget(tgid);
 	thread_end(pid);
 }
 

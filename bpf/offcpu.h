@@ -25,12 +25,36 @@
 #define PGOFF_CPU_ONLY		1	/* only preempted intervals */
 #define PGOFF_CPU_NONE		2	/* no preempted intervals */
 
-/* What pgoffd knows about a traced PostgreSQL process (key: tgid). */
+/* What the prober knows about a traced PostgreSQL process (key: tgid). */
 struct pgoff_target {
 	__u64 wait_event_ptr;	/* address of `my_wait_event_info` (a uint32 *), 0 = unknown */
 	__u64 query_ptr;	/* address of `debug_query_string` (a char **), 0 = unknown */
-	__u32 cluster;		/* broker's cluster id; copied to forked children */
+	__u32 cluster;		/* the cluster's id; copied to forked children */
+	__u32 uid;		/* the cluster's owner: its memory is read only
+				   while the task's four uids are still this */
+	__u16 quota;		/* its user's slot in the `quotas` array */
+	__u16 flags;		/* PGOFF_T_* */
 	__u32 pad;
+};
+
+/* Target flags. */
+#define PGOFF_T_TITLE_PENDING	(1u << 0)	/* forked: its title is read at a
+						 * switch-out until it is a
+						 * PostgreSQL title (a record) */
+
+/*
+ * What one user's PostgreSQL may take of the kernel's tables, index of
+ * the `quotas` array (the prober gives each user with a cluster a slot):
+ * no account fills the tables for the others. Counted with atomics by
+ * the BPF programs (fork, exit, a thread's first switch-out) and by the
+ * prober (the processes it adds), through a shared mapping.
+ */
+#define PGOFF_MAX_QUOTAS	256
+struct pgoff_quota {
+	__s32 procs;		/* traced processes of this user now */
+	__s32 threads;		/* their threads in the `threads` table */
+	__u32 max_procs;
+	__u32 max_threads;
 };
 
 /* Per-CPU loss and activity counters, index of the `counters` array map. */
@@ -44,6 +68,9 @@ enum pgoff_counter {
 	PGOFF_CNT_QUERY_FAIL,	/* record sent without the query it had */
 	PGOFF_CNT_EPISODES,	/* episode records submitted */
 	PGOFF_CNT_AGG_FULL,	/* interval not aggregated: aggregation map full */
+	PGOFF_CNT_QUOTA_FULL,	/* a process or thread not traced: its user's quota is full */
+	PGOFF_CNT_TARGET_FULL,	/* a forked process not traced: the targets map is full */
+	PGOFF_CNT_NOT_OWNER,	/* PostgreSQL memory not read: the task's uids changed */
 	PGOFF_CNT__COUNT
 };
 
@@ -51,6 +78,7 @@ enum pgoff_counter {
 enum pgoff_record_kind {
 	PGOFF_REC_INTERVAL = 1,	/* struct pgoff_record (or _query) */
 	PGOFF_REC_EPISODE = 2,	/* struct pgoff_episode */
+	PGOFF_REC_TITLE = 3,	/* struct pgoff_title */
 };
 
 /* Record flags. */
@@ -66,6 +94,8 @@ enum pgoff_record_kind {
 #define PGOFF_F_IN_STATEMENT	(1u << 9)	/* debug_query_string was set: mid-statement */
 #define PGOFF_F_EPISODE_GAP	(1u << 10)	/* in the kernel: off the CPU outside the
 						 * wait of an open episode */
+#define PGOFF_F_PG_NOT_OWNER	(1u << 11)	/* not read: the task no longer runs
+						 * as its cluster's owner */
 
 /*
  * How much of an off-CPU interval the thread was blocked; the rest it
@@ -132,6 +162,20 @@ struct pgoff_record {
 struct pgoff_record_query {
 	struct pgoff_record rec;
 	char query[PGOFF_QUERY_MAX];	/* NUL-terminated, maybe truncated */
+};
+
+/*
+ * A forked process's title, read from its memory (where PostgreSQL
+ * writes it, over argv) at the first switch-out after it was set: a
+ * backend that lives for one short transaction is labelled all the same.
+ */
+#define PGOFF_TITLE_MAX		384	/* "postgres: " + cluster + user + db + host */
+struct pgoff_title {
+	__u32 kind;		/* PGOFF_REC_TITLE */
+	__u32 tgid;
+	__u32 cluster;
+	__u32 pad;
+	char title[PGOFF_TITLE_MAX];	/* NUL-terminated */
 };
 
 /*

@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/types.h>
+#include "bpf/offcpu.h"
 #include "broker/config.h"
+#include "broker/pg_trust.h"
 #include "protocol/protocol.h"
 #include "protocol/units.h"
 
@@ -19,6 +22,25 @@ void config_defaults(struct pgoffd_config *c)
 	c->max_clients_per_uid = 32;
 	c->queue_bytes = 1 << 20;
 	c->stuck_timeout_s = 30;
+	c->max_clusters_per_uid = 8;
+	c->max_procs_per_uid = 4096;
+}
+
+/* A list checked as pg_trust reads it, kept as text. */
+static int set_trust(char *dst, size_t len, const char *v, bool dirs,
+		     char *err, size_t errlen)
+{
+	struct pg_trust t;
+
+	if (strlen(v) >= len) {
+		snprintf(err, errlen, "too long");
+		return -EINVAL;
+	}
+	if (dirs ? pg_trust_parse_dirs(&t, v, err, errlen) :
+		   pg_trust_parse_uids(&t, v, err, errlen))
+		return -EINVAL;
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
 }
 
 static int set_str(char *dst, size_t len, const char *v)
@@ -76,7 +98,26 @@ int config_set(struct pgoffd_config *c, const char *key, const char *v,
 				      &c->queue_bytes);
 	else if (strcmp(key, "stuck-timeout") == 0)
 		ret = pgoff_parse_u64(v, 1, 86400, &c->stuck_timeout_s);
-	else if (strcmp(key, "raw-tp") == 0)
+	else if (strcmp(key, "max-clusters-per-user") == 0)
+		ret = pgoff_parse_u64(v, 1, 1024, &c->max_clusters_per_uid);
+	else if (strcmp(key, "max-processes-per-user") == 0)
+		ret = pgoff_parse_u64(v, 16, PGOFF_MAX_TARGETS,
+				      &c->max_procs_per_uid);
+	else if (strcmp(key, "trust-uids") == 0 ||
+		 strcmp(key, "trust-data-dirs") == 0) {
+		bool dirs = key[6] == 'd';
+		char why[160];
+
+		if (set_trust(dirs ? c->trust_data_dirs : c->trust_uids,
+			      dirs ? sizeof(c->trust_data_dirs) :
+				     sizeof(c->trust_uids),
+			      v, dirs, why, sizeof(why))) {
+			snprintf(err, errlen, "invalid value '%s' for %s: %s",
+				 v, key, why);
+			return -EINVAL;
+		}
+		ret = 0;
+	} else if (strcmp(key, "raw-tp") == 0)
 		ret = set_flag(&c->raw_tp, v);
 	else if (strcmp(key, "verbose") == 0)
 		ret = set_flag(&c->verbose, v);

@@ -111,6 +111,18 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 	return cl;
 }
 
+/* Why an interval has no PostgreSQL wait event. */
+static const char *pg_missing_why(uint32_t flags, const struct pg_cluster *c)
+{
+	if (flags & PGOFF_F_PG_NOT_OWNER)
+		return "not read: the process no longer runs as its cluster's "
+		       "owner (its uids changed)";
+	if (flags & PGOFF_F_PG_NO_SYMBOL)
+		return c && c->info.pg_missing[0] ? c->info.pg_missing :
+						    "symbol unknown";
+	return "backend memory could not be read";
+}
+
 static json_object *encode_pg(uint32_t flags, uint32_t info,
 			      const struct pg_proc *proc,
 			      const struct pg_cluster *c,
@@ -123,11 +135,7 @@ static json_object *encode_pg(uint32_t flags, uint32_t info,
 	if (flags & PGOFF_F_PG_WAIT) {
 		meta->pg_wait_event = event_add_pg_wait(pg, major, info);
 	} else {
-		add_str(missing, "wait_event",
-			(flags & PGOFF_F_PG_NO_SYMBOL) ?
-				(c && c->info.pg_missing[0] ? c->info.pg_missing :
-							 "symbol unknown") :
-				"backend memory could not be read");
+		add_str(missing, "wait_event", pg_missing_why(flags, c));
 	}
 	if (proc && proc->titled) {
 		const struct pg_title *t = &proc->title;

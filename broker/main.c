@@ -24,9 +24,9 @@
 #include "broker/config.h"
 #include "broker/event.h"
 #include "broker/ksyms.h"
-#include "broker/pg_probe.h"
 #include "broker/pg_registry.h"
 #include "broker/privdrop.h"
+#include "broker/prober.h"
 #include "broker/ring_pace.h"
 #include "broker/server.h"
 #include "broker/stats.h"
@@ -39,7 +39,7 @@ struct broker {
 	struct pg_registry *registry;
 	struct ksyms *ksyms;
 	struct server *server;
-	struct pg_prober *prober;
+	struct prober *prober;
 	struct pgoffd_config cfg;
 	struct event_ctx events;
 	struct stats stats;
@@ -60,7 +60,10 @@ static int64_t monotonic_ms(void)
 }
 
 /* Tokens for the broker's own fds in epoll data; all else is the server's. */
-static char token_timer, token_signal;
+static char token_timer, token_signal, token_prober;
+
+/* At start, clusters found within this are traced before serving. */
+#define SETUP_PROBE_MS 3000
 
 static void usage(FILE *f)
 {
@@ -82,6 +85,13 @@ static void usage(FILE *f)
 "                       (default 32)\n"
 "  --queue-bytes N      output queue per client (default 1048576)\n"
 "  --stuck-timeout SEC  cut off a client whose queue stays full (default 30)\n"
+"  --trust-uids LIST    also trace clusters of these users' own binaries\n"
+"  --trust-data-dirs LIST  also trace clusters in these data directories\n"
+"                       (default: only root-owned binaries that only root\n"
+"                       may write, a distribution's PostgreSQL)\n"
+"  --max-clusters-per-user N  clusters traced per user (default 8)\n"
+"  --max-processes-per-user N  processes (and threads) traced per user\n"
+"                       (default 4096)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
 "  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
 "  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
@@ -103,6 +113,9 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_QUERY_FAIL] = "query_failed",
 	[PGOFF_CNT_EPISODES] = "episodes",
 	[PGOFF_CNT_AGG_FULL] = "aggregate_map_full",
+	[PGOFF_CNT_QUOTA_FULL] = "quota_full",
+	[PGOFF_CNT_TARGET_FULL] = "target_map_full",
+	[PGOFF_CNT_NOT_OWNER] = "not_owner",
 };
 
 static void status_hook(void *ctx, json_object *r)
@@ -144,6 +157,33 @@ static void status_hook(void *ctx, json_object *r)
 }
 
 /* Room in a ps reply for the process list; the clusters take the rest. */
+#define UNTRACED_BUDGET (PGOFF_MAX_LINE / 8)
+#define CLUSTERS_BUDGET (PGOFF_MAX_LINE / 4)
+
+/* Processes named postgres that are not traced, and why (the newest). */
+static json_object *untraced_json(struct broker *b, size_t *used)
+{
+	json_object *arr = json_object_new_array();
+	size_t n, room = 0;
+	const struct pg_refusal *f = pg_registry_refusals(b->registry, &n);
+
+	for (size_t i = n; i-- > 0;) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int64(f[i].pid));
+		json_object_object_add(o, "uid", json_object_new_int64(f[i].uid));
+		event_add_text(o, "why", f[i].why, sizeof(f[i].why));
+		room += strlen(pgoff_json_line(o, NULL)) + 1;
+		if (room > UNTRACED_BUDGET) {
+			json_object_put(o);
+			break;
+		}
+		json_object_array_add(arr, o);
+	}
+	*used += room;
+	return arr;
+}
+
 #define PS_BUDGET (PGOFF_MAX_LINE / 2)
 
 static void ps_hook(void *ctx, json_object *r)
@@ -151,7 +191,7 @@ static void ps_hook(void *ctx, json_object *r)
 	struct broker *b = ctx;
 	json_object *clusters = json_object_new_array();
 	json_object *procs = json_object_new_array();
-	size_t n, used = 0, shown = 0;
+	size_t n, used = 0, shown = 0, cluster_bytes = 0;
 	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
 
 	for (size_t i = 0; i < n; i++) {
@@ -161,10 +201,13 @@ static void ps_hook(void *ctx, json_object *r)
 
 		if (c && c->info.postmaster_pid == p[i].pid) {
 			o = event_encode_cluster(c);
-			/* at most 256 clusters of < 400 bytes: within the margin */
 			json_object_object_add(o, "postmaster_pid",
 					       json_object_new_int64(c->info.postmaster_pid));
-			json_object_array_add(clusters, o);
+			cluster_bytes += strlen(pgoff_json_line(o, NULL)) + 1;
+			if (cluster_bytes > CLUSTERS_BUDGET)
+				json_object_put(o);
+			else
+				json_object_array_add(clusters, o);
 		}
 		o = event_encode_proc(&p[i]);
 		used += strlen(pgoff_json_line(o, NULL)) + 1;
@@ -178,7 +221,9 @@ static void ps_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "clusters", clusters);
 	json_object_object_add(r, "processes", procs);
 	json_object_object_add(r, "total", json_object_new_int64((int64_t)n));
-	json_object_object_add(r, "truncated", json_object_new_boolean(shown < n));
+	json_object_object_add(r, "truncated", json_object_new_boolean(
+		shown < n || cluster_bytes > CLUSTERS_BUDGET));
+	json_object_object_add(r, "untraced", untraced_json(b, &used));
 }
 
 static void stats_hook(void *ctx, const struct pgoff_request *req,
@@ -214,7 +259,8 @@ static void filter_hook(void *ctx)
 			  k.want_query ? "on" : "off");
 }
 
-static void on_record(void *ctx, void *data, size_t size)
+/* A record becomes an event for the subscribers it matches. */
+static void publish(void *ctx, const void *data, size_t size)
 {
 	struct broker *b = ctx;
 	struct event_lines lines;
@@ -228,18 +274,85 @@ static void on_record(void *ctx, void *data, size_t size)
 		server_publish(b->server, &lines, &meta);
 }
 
-static int probe(void *ctx, uint32_t pid, struct pg_cluster_info *out)
+static void on_record(void *ctx, void *data, size_t size)
 {
 	struct broker *b = ctx;
+	const struct pgoff_title *title = data;
 
-	return pg_prober_ask(b->prober, pid, out);
+	if (size >= sizeof(*title) && title->kind == PGOFF_REC_TITLE) {
+		char text[PGOFF_TITLE_MAX];
+
+		memcpy(text, title->title, sizeof(text));
+		text[sizeof(text) - 1] = '\0';
+		pg_registry_title(b->registry, title->tgid, title->cluster, text);
+		return;
+	}
+	publish(b, data, size);
 }
 
-static int add_target(void *ctx, uint32_t tgid, const struct pgoff_target *t)
+static int traced(void *ctx, uint32_t pid, uint32_t *cluster)
 {
 	struct broker *b = ctx;
+	struct pgoff_target t;
+	int err = tracer_target(b->tracer, pid, &t);
 
-	return tracer_add_target(b->tracer, tgid, t);
+	if (!err)
+		*cluster = t.cluster;
+	return err;
+}
+
+/* The prober takes one question at a time; the registry says which. */
+static void probe_next(struct broker *b)
+{
+	uint32_t pid;
+
+	if (prober_busy(b->prober) ||
+	    !pg_registry_next_probe(b->registry, monotonic_ms(), &pid))
+		return;
+	if (prober_ask(b->prober, pid))
+		log_warn("cannot ask the prober about process %u", pid);
+}
+
+/* An answer: a new cluster is learnt with its processes at once. */
+static void probed(struct broker *b, const struct pg_cluster_info *info)
+{
+	if (pg_registry_probed(b->registry, info, monotonic_ms()) &&
+	    pg_registry_scan(b->registry, monotonic_ms()))
+		log_warn("scanning /proc for PostgreSQL");
+}
+
+static void on_prober(struct broker *b)
+{
+	struct pg_cluster_info info;
+	int err = prober_answer(b->prober, &info);
+
+	if (err == -EAGAIN)
+		return;
+	if (err)
+		log_fatal(0, "the prober is gone: new clusters cannot be "
+			  "found; exiting so that the service restarts");
+	probed(b, &info);
+	probe_next(b);
+}
+
+/* Setup, as root: the clusters running now, before serving. */
+static void probe_at_start(struct broker *b)
+{
+	int64_t until = monotonic_ms() + SETUP_PROBE_MS;
+	struct pg_cluster_info info;
+
+	for (;;) {
+		int64_t left = until - monotonic_ms();
+
+		probe_next(b);
+		if (!prober_busy(b->prober) || left <= 0)
+			break;
+		if (prober_wait(b->prober, (int)left, &info) == 0)
+			probed(b, &info);
+	}
+	if (prober_busy(b->prober))
+		log_info("still asking about some processes named postgres; "
+			 "serving meanwhile");
 }
 
 /* Kernel-side losses are told to every subscriber as they happen. */
@@ -287,12 +400,13 @@ static void on_tick(struct broker *b, int tfd, bool *ring_more)
 	tracer_consume(b->tracer, RING_BUDGET, ring_more);	/* records before losses */
 	report_kernel_losses(b);
 	stats_retire_exited(&b->stats);	/* while the registry knows them */
-	if (pg_registry_scan(b->registry))
+	if (pg_registry_scan(b->registry, monotonic_ms()))
 		log_warn("scanning /proc for PostgreSQL");
+	probe_next(b);
 	server_tick(b->server);
 }
 
-static int make_fds(int *epfd, int *tfd, int *sfd)
+static int make_fds(int *epfd, int *tfd, int *sfd, int prober)
 {
 	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -317,6 +431,9 @@ static int make_fds(int *epfd, int *tfd, int *sfd)
 	ev.data.ptr = &token_timer;
 	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *tfd, &ev))
 		return -errno;
+	ev.data.ptr = &token_prober;
+	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, prober, &ev))
+		return -errno;
 	return 0;
 }
 
@@ -331,6 +448,10 @@ static const struct option long_opts[] = {
 	{ "max-clients-per-user", required_argument, NULL, 0 },
 	{ "queue-bytes", required_argument, NULL, 0 },
 	{ "stuck-timeout", required_argument, NULL, 0 },
+	{ "trust-uids", required_argument, NULL, 0 },
+	{ "trust-data-dirs", required_argument, NULL, 0 },
+	{ "max-clusters-per-user", required_argument, NULL, 0 },
+	{ "max-processes-per-user", required_argument, NULL, 0 },
 	{ "raw-tp", no_argument, NULL, 0 },
 	{ "config", required_argument, NULL, 'c' },
 	{ "check", no_argument, NULL, 'n' },
@@ -394,7 +515,8 @@ static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
 
 /* Names to ids; what the server and tracer take. err set on failure. */
 static int resolve(const struct pgoffd_config *cfg, struct server_opts *so,
-		   struct tracer_opts *to, char *err, size_t errlen)
+		   struct tracer_opts *to, struct prober_opts *po, char *err,
+		   size_t errlen)
 {
 	struct group *gr = getgrnam(cfg->group);
 
@@ -425,6 +547,12 @@ static int resolve(const struct pgoffd_config *cfg, struct server_opts *so,
 	so->min_floor_ns = cfg->min_floor_ns;
 	to->ringbuf_bytes = cfg->ringbuf_bytes;
 	to->force_raw_tp = cfg->raw_tp;
+	po->proc_root = "/proc";
+	po->max_procs_per_uid = (uint32_t)cfg->max_procs_per_uid;
+	po->max_threads_per_uid = (uint32_t)cfg->max_procs_per_uid;
+	if (pg_trust_parse_uids(&po->trust, cfg->trust_uids, err, errlen) ||
+	    pg_trust_parse_dirs(&po->trust, cfg->trust_data_dirs, err, errlen))
+		return -EINVAL;
 	return 0;
 }
 
@@ -434,28 +562,39 @@ static void reload(struct broker *b, int argc, char **argv)
 	struct pgoffd_config cfg;
 	struct server_opts so = { 0 };
 	struct tracer_opts to = { 0 };
+	struct prober_opts po = { 0 };
 	char path[PATH_MAX], err[300];
 	bool check_only;
 
 	if (read_config(argc, argv, &cfg, path, sizeof(path), &check_only, err,
 			sizeof(err)) ||
-	    resolve(&cfg, &so, &to, err, sizeof(err))) {
+	    resolve(&cfg, &so, &to, &po, err, sizeof(err))) {
 		log_warnx("SIGHUP: configuration not reloaded: %s", err);
 		return;
 	}
 	if (strcmp(cfg.socket, b->cfg.socket) || strcmp(cfg.user, b->cfg.user) ||
 	    cfg.ringbuf_bytes != b->cfg.ringbuf_bytes ||
-	    cfg.raw_tp != b->cfg.raw_tp)
-		log_warnx("SIGHUP: socket, user, ringbuf-size and raw-tp "
+	    cfg.raw_tp != b->cfg.raw_tp ||
+	    strcmp(cfg.trust_uids, b->cfg.trust_uids) ||
+	    strcmp(cfg.trust_data_dirs, b->cfg.trust_data_dirs) ||
+	    cfg.max_procs_per_uid != b->cfg.max_procs_per_uid)
+		log_warnx("SIGHUP: socket, user, ringbuf-size, raw-tp, "
+			  "trust-uids, trust-data-dirs and max-processes-per-user "
 			  "change only with a restart; kept as they were");
 	snprintf(cfg.socket, sizeof(cfg.socket), "%s", b->cfg.socket);
 	snprintf(cfg.user, sizeof(cfg.user), "%s", b->cfg.user);
+	snprintf(cfg.trust_uids, sizeof(cfg.trust_uids), "%s", b->cfg.trust_uids);
+	snprintf(cfg.trust_data_dirs, sizeof(cfg.trust_data_dirs), "%s",
+		 b->cfg.trust_data_dirs);
 	cfg.ringbuf_bytes = b->cfg.ringbuf_bytes;
 	cfg.raw_tp = b->cfg.raw_tp;
+	cfg.max_procs_per_uid = b->cfg.max_procs_per_uid;
 	b->cfg = cfg;
-	resolve(&b->cfg, &so, &to, err, sizeof(err));	/* names into b->cfg */
+	/* names into b->cfg */
+	resolve(&b->cfg, &so, &to, &po, err, sizeof(err));
 	log_init("pgoffd", cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	server_reconfigure(b->server, &so);
+	pg_registry_set_limit(b->registry, (uint32_t)cfg.max_clusters_per_uid);
 	log_info("SIGHUP: configuration reloaded from %s: group %s, query "
 		 "group %s, min-floor %llu ns, %llu clients (%llu per user)",
 		 path, cfg.group, cfg.query_group[0] ? cfg.query_group : "-",
@@ -468,6 +607,7 @@ int main(int argc, char **argv)
 {
 	struct server_opts so = { 0 };
 	struct tracer_opts to = { 0 };
+	struct prober_opts po = { 0 };
 	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
 				      .stats = stats_hook,
 				      .filter_changed = filter_hook };
@@ -483,7 +623,7 @@ int main(int argc, char **argv)
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	if (read_config(argc, argv, &b.cfg, path, sizeof(path), &check_only,
 			err_msg, sizeof(err_msg)) ||
-	    resolve(&b.cfg, &so, &to, err_msg, sizeof(err_msg))) {
+	    resolve(&b.cfg, &so, &to, &po, err_msg, sizeof(err_msg))) {
 		fprintf(stderr, "pgoffd: %s\n", err_msg);
 		exit(2);
 	}
@@ -498,8 +638,10 @@ int main(int argc, char **argv)
 		log_fatal(0, "pgoffd must be started as root (it drops root "
 			  "once the BPF programs are attached)");
 	so.dir_owner = uid;
+	po.uid = uid;
+	po.gid = gid;
 	/* first, while this process has nothing open worth inheriting */
-	err = pg_prober_start(&b.prober, "/proc", uid, gid);
+	err = prober_start(&b.prober, &po);
 	if (err)
 		log_fatal(-err, "cannot start the PostgreSQL prober");
 
@@ -512,18 +654,28 @@ int main(int argc, char **argv)
 		log_fatal(-err, "cannot load the BPF programs (root, a kernel "
 			  "with BTF and BPF ring buffers are needed)");
 	log_info("BPF programs attached (%s)", tracer_hook(b.tracer));
-	err = pg_registry_new(&b.registry, "/proc", add_target, probe, &b);
+	/* the prober alone adds targets: pgoffd keeps a read-only fd */
+	err = prober_give_maps(b.prober, tracer_targets_fd(b.tracer),
+			       tracer_quotas_fd(b.tracer));
+	if (!err)
+		err = tracer_seal_targets(b.tracer);
+	if (err)
+		log_fatal(-err, "cannot hand the table of traced processes to "
+			  "the prober");
+	err = pg_registry_new(&b.registry, "/proc", traced, &b,
+			      (uint32_t)b.cfg.max_clusters_per_uid);
 	if (err)
 		log_fatal(-err, "out of memory");
-	err = pg_registry_scan(b.registry);
+	err = pg_registry_scan(b.registry, monotonic_ms());
 	if (err)
 		log_fatal(-err, "cannot scan /proc");
+	probe_at_start(&b);
 	b.events.ksyms = b.ksyms;
 	b.events.registry = b.registry;
 	b.stats.tracer = b.tracer;
 	b.stats.registry = b.registry;
 
-	err = make_fds(&epfd, &tfd, &sfd);
+	err = make_fds(&epfd, &tfd, &sfd, prober_fd(b.prober));
 	if (err)
 		log_fatal(-err, "cannot set up the event loop");
 	hooks.ctx = &b;
@@ -554,6 +706,8 @@ int main(int argc, char **argv)
 
 			if (ptr == &token_timer) {
 				on_tick(&b, tfd, &ring_more);
+			} else if (ptr == &token_prober) {
+				on_prober(&b);
 			} else if (ptr == &token_signal) {
 				struct signalfd_siginfo si;
 
@@ -583,7 +737,7 @@ int main(int argc, char **argv)
 	stats_free(&b.stats);
 	tracer_close(b.tracer);
 	pg_registry_free(b.registry);
-	pg_prober_stop(b.prober);
+	prober_stop(b.prober);
 	ksyms_free(b.ksyms);
 	close(epfd);
 	close(tfd);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "broker/pg_elf.h"
@@ -94,23 +93,45 @@ static int first_load(Elf *elf, uint64_t *vaddr)
 	return -ENOENT;
 }
 
-int pg_elf_read(const char *path, struct pg_elf_info *info)
+/* The version text, anywhere in the file: read in chunks that overlap by
+ * more than one "(PostgreSQL) 15.18 " so that none is cut in two. */
+static void find_version(int fd, off_t size, struct pg_elf_info *info)
+{
+	enum { CHUNK = 1 << 20, OVERLAP = 64 };
+	char *buf = malloc(CHUNK);
+	off_t off = 0;
+
+	if (!buf)
+		return;
+	while (off < size) {
+		ssize_t n = pread(fd, buf, CHUNK, off);
+
+		if (n <= 0)
+			break;
+		if (pg_elf_parse_version(buf, (size_t)n, &info->major,
+					 info->version,
+					 sizeof(info->version)) == 0)
+			break;
+		if (n <= OVERLAP || off + n >= size)
+			break;
+		off += n - OVERLAP;
+	}
+	free(buf);
+}
+
+int pg_elf_read_fd(int fd, struct pg_elf_info *info)
 {
 	struct stat st;
-	void *map = MAP_FAILED;
 	Elf *elf = NULL;
-	int fd, err;
+	int err;
 
 	memset(info, 0, sizeof(*info));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fstat(fd, &st))
 		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
+	/* ELF_C_READ: libelf reads what it needs with pread, never maps the
+	 * file (a mapping turns a truncation under us into SIGBUS) */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
@@ -122,16 +143,23 @@ int pg_elf_read(const char *path, struct pg_elf_info *info)
 	/* A missing symbol (PostgreSQL < 14, stripped) is not an error. */
 	find_dynsym(elf, "my_wait_event_info", &info->wait_event_sym);
 	find_dynsym(elf, "debug_query_string", &info->query_sym);
-
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map != MAP_FAILED)
-		pg_elf_parse_version(map, (size_t)st.st_size, &info->major,
-				     info->version, sizeof(info->version));
+	find_version(fd, st.st_size, info);
 	err = 0;
 cleanup:
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
 	elf_end(elf);
+	return err;
+}
+
+int pg_elf_read(const char *path, struct pg_elf_info *info)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0) {
+		memset(info, 0, sizeof(*info));
+		return -errno;
+	}
+	err = pg_elf_read_fd(fd, info);
 	close(fd);
 	return err;
 }

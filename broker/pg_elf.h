@@ -18,7 +18,12 @@ struct pg_elf_info {
 	char version[32];		/* "15.18", or "" */
 };
 
-/* Fills info from the executable at path. Returns 0 or -errno. */
+/*
+ * Fills info from the executable open at fd, read with pread only (never
+ * mapped). Returns 0, or -errno (-ENOEXEC: not ELF).
+ */
+int pg_elf_read_fd(int fd, struct pg_elf_info *info);
+/* The same from a path. */
 int pg_elf_read(const char *path, struct pg_elf_info *info);
 
 /*

@@ -1,29 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* pg_probe.c - the privileged reads and the prober process; see pg_probe.h. */
+/* pg_probe.c - the privileged reads of a would-be postmaster; see pg_probe.h. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "broker/pg_elf.h"
 #include "broker/pg_probe.h"
-#include "broker/privdrop.h"
 #include "broker/procfs.h"
-#include "protocol/log.h"
 
-struct pg_prober {
-	int fd;
-	pid_t pid;
-};
+/* Not traced: status and the reason, for the log and for ps. */
+static int refuse(struct pg_cluster_info *c, int err, const char *fmt, ...)
+{
+	va_list ap;
 
-/* /proc/PID/exe, without " (deleted)" (an upgraded binary). */
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	va_end(ap);
+	c->status = err;
+	return err;
+}
+
+/* /proc/PID/exe as a path, without " (deleted)" (an upgraded binary). */
 static int read_exe(const char *proc_root, uint32_t pid, char *exe, size_t len)
 {
 	char path[96];
@@ -67,28 +72,47 @@ static uint32_t own_ns_pid(const char *proc_root, uint32_t pid)
 }
 
 /*
- * postmaster.pid in the cwd: pid (negative for a single-user backend),
- * data dir, start time, port, ... one a line. A postmaster just exec'ed
- * has not yet moved into its data directory nor written the file: its cwd
- * is whatever it inherited, so that is -EAGAIN, ask again later. The
- * file is opened through /proc/PID/cwd, which also reaches into another
- * mount namespace (a container's data directory); the pid in it is the
- * postmaster's in its own pid namespace. A file that cannot be read
- * (SELinux may deny it) leaves the port 0.
+ * postmaster.pid in the data directory (cwd: an O_PATH fd of
+ * /proc/PID/cwd, which also reaches into another mount namespace): pid
+ * (negative for a single-user backend), data dir, start time, port, ...
+ * one a line. A postmaster just exec'ed has not yet moved into its data
+ * directory nor written the file: its cwd is whatever it inherited, so
+ * that is -EAGAIN, ask again later. The pid in it is the postmaster's
+ * in its own pid namespace. Only a regular file of the postmaster's own
+ * uid is read; one that cannot be read (SELinux may deny it) leaves the
+ * port 0.
  */
-static int read_lockfile(const char *proc_root, uint32_t pid,
+static int read_lockfile(const char *proc_root, int cwd,
 			 struct pg_cluster_info *c)
 {
-	char path[128], buf[1024], *line = buf;
+	char buf[1024], *line = buf;
+	struct stat st;
 	ssize_t n;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/%u/cwd/postmaster.pid", proc_root, pid);
-	n = procfs_read(path, buf, sizeof(buf));
-	if (n == -ENOENT)
+	fd = procfs_open_regular(cwd, "postmaster.pid", 0,
+				 PG_PROBE_MAX_LOCKFILE, &st);
+	if (fd == -ENOENT)
 		return -EAGAIN;
+	if (fd == -ELOOP || fd == -EINVAL || fd == -EFBIG)
+		return refuse(c, -EPERM, "postmaster.pid in %s is not a "
+			      "regular file of at most %d bytes", c->data_dir,
+			      PG_PROBE_MAX_LOCKFILE);
+	if (fd < 0)
+		return 0;
+	if (st.st_uid != c->uid) {
+		close(fd);
+		return refuse(c, -EPERM, "postmaster.pid in %s belongs to uid "
+			      "%u, not to the postmaster's uid %u", c->data_dir,
+			      (unsigned int)st.st_uid, c->uid);
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
 	if (n <= 0)
 		return 0;
-	if ((uint32_t)labs(atol(buf)) != own_ns_pid(proc_root, pid))
+	buf[n] = '\0';
+	if ((uint32_t)labs(atol(buf)) != own_ns_pid(proc_root,
+						    c->postmaster_pid))
 		return -EAGAIN;		/* not (yet) its own data directory */
 	for (int i = 0; i < 3 && line; i++) {
 		line = strchr(line, '\n');
@@ -100,67 +124,74 @@ static int read_lockfile(const char *proc_root, uint32_t pid,
 	return 0;
 }
 
-/* Where the executable is mapped: the start of its offset-0 mapping. */
-static int load_bias(const char *proc_root, uint32_t pid, const char *exe,
-		     uint64_t first_vaddr, uint64_t *bias)
+/*
+ * Where the executable is mapped: the start of its offset-0 mapping,
+ * found by device and inode (the path differs inside a container), or
+ * by path where the two do not show the same inode (overlayfs).
+ */
+static int load_bias(const char *proc_root, const struct pg_cluster_info *c,
+		     const char *exe, uint64_t first_vaddr, uint64_t *bias)
 {
 	char path[96], line[PATH_MAX + 128];
+	unsigned long long by_path = 0;
+	bool path_seen = false;
 	FILE *f;
-	int err = -ENOENT;
 
-	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, c->postmaster_pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, off;
+		unsigned long long start, off, ino;
+		unsigned int maj, min;
 		int name_at = 0;
 
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*u %n", &start, &off,
-			   &name_at) != 2 || !name_at)
+		if (sscanf(line, "%llx-%*x %*s %llx %x:%x %llu %n", &start, &off,
+			   &maj, &min, &ino, &name_at) != 5 || off != 0)
 			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (off == 0 && strcmp(line + name_at, exe) == 0) {
+		if (makedev(maj, min) == c->exe_dev && ino == c->exe_ino) {
+			fclose(f);
 			*bias = start - first_vaddr;
-			err = 0;
-			break;
+			return 0;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		if (!path_seen && name_at && strcmp(line + name_at, exe) == 0) {
+			by_path = start;
+			path_seen = true;
 		}
 	}
 	fclose(f);
-	return err;
+	if (!path_seen)
+		return -ENOENT;
+	*bias = by_path - first_vaddr;
+	return 0;
 }
 
-int pg_probe_cluster(const char *proc_root, uint32_t pid,
-		     struct pg_cluster_info *c)
+/* Whether the directory open at cwd is one of trust-data-dirs. */
+static bool dir_trusted(const struct pg_trust *t, int cwd)
 {
-	char path[96], exe[PATH_MAX];
+	struct stat here, st;
+
+	if (!t || !t->ndirs || fstat(cwd, &here))
+		return false;
+	for (size_t i = 0; i < t->ndirs; i++)
+		if (stat(t->dirs[i], &st) == 0 && st.st_dev == here.st_dev &&
+		    st.st_ino == here.st_ino)
+			return true;
+	return false;
+}
+
+/* The server binary: version and symbols, from the open executable. */
+static int read_binary(const char *proc_root, int exe_fd, const char *exe,
+		       struct pg_cluster_info *c)
+{
 	struct pg_elf_info elf;
-	const char *base;
 	uint64_t bias = 0;
-	ssize_t n;
-	int err;
+	int err = pg_elf_read_fd(exe_fd, &elf);
 
-	memset(c, 0, sizeof(*c));
-	c->postmaster_pid = pid;
-	err = read_exe(proc_root, pid, exe, sizeof(exe));
-	base = strrchr(exe, '/');
-	if (err || strcmp(base ? base + 1 : exe, "postgres") != 0) {
-		/* comm said postgres; the executable does not */
-		c->status = err ? err : -ENOEXEC;
-		return c->status;
-	}
-	/* the postmaster runs in its data directory */
-	snprintf(path, sizeof(path), "%s/%u/cwd", proc_root, pid);
-	n = readlink(path, c->data_dir, sizeof(c->data_dir) - 1);
-	c->data_dir[n > 0 ? n : 0] = '\0';
-	err = read_lockfile(proc_root, pid, c);
-	if (err) {
-		c->status = err;
-		return err;
-	}
-
-	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
-	err = pg_elf_read(path, &elf);
+	if (err == -ENOEXEC || (!err && !elf.major))
+		return refuse(c, -ENOEXEC, "%s is not a PostgreSQL server "
+			      "binary", exe);
 	if (err) {
 		snprintf(c->pg_missing, sizeof(c->pg_missing),
 			 "cannot read the postgres binary: %s", strerror(-err));
@@ -172,7 +203,7 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 		snprintf(c->pg_missing, sizeof(c->pg_missing),
 			 "binary exports no my_wait_event_info "
 			 "(PostgreSQL < 14 or stripped)");
-	else if ((err = load_bias(proc_root, pid, exe, elf.first_load_vaddr,
+	else if ((err = load_bias(proc_root, c, exe, elf.first_load_vaddr,
 				  &bias)))
 		snprintf(c->pg_missing, sizeof(c->pg_missing),
 			 "cannot find the binary's mapping: %s", strerror(-err));
@@ -183,110 +214,180 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 	return 0;
 }
 
-/* The prober's life: pids in, cluster facts out, until pgoffd is gone. */
-static void serve(int fd, const char *proc_root)
+int pg_probe_cluster(const char *proc_root, uint32_t pid,
+		     const struct pg_trust *trust, struct pg_cluster_info *c)
 {
-	for (;;) {
-		struct pg_cluster_info info;
-		uint32_t pid;
-		ssize_t n = recv(fd, &pid, sizeof(pid), 0);
+	char path[96], exe[PATH_MAX], why[160];
+	const char *base, *refusal;
+	uint32_t uids[4];
+	struct stat st;
+	int exe_fd = -1, cwd = -1, err;
+	ssize_t n;
 
-		if (n == 0)
-			_exit(0);
-		if (n != sizeof(pid)) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			_exit(n < 0 ? 1 : 0);
-		}
-		pg_probe_cluster(proc_root, pid, &info);
-		if (send(fd, &info, sizeof(info), MSG_NOSIGNAL) != sizeof(info))
-			_exit(1);
+	memset(c, 0, sizeof(*c));
+	c->postmaster_pid = pid;
+	/* a setuid program started by a user is not that user's PostgreSQL */
+	if (procfs_uids(proc_root, pid, uids))
+		return refuse(c, -ENOENT, "gone");
+	if (uids[1] != uids[0] || uids[2] != uids[0] || uids[3] != uids[0])
+		return refuse(c, -EPERM, "its uids differ (real %u, effective "
+			      "%u, saved %u, filesystem %u)", uids[0], uids[1],
+			      uids[2], uids[3]);
+	c->uid = uids[0];
+	err = read_exe(proc_root, pid, exe, sizeof(exe));
+	if (err)
+		return refuse(c, -ENOENT, "gone");
+	base = strrchr(exe, '/');
+	if (strcmp(base ? base + 1 : exe, "postgres") != 0)
+		return refuse(c, -ENOEXEC, "its executable %s is not postgres",
+			      exe);
+	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
+	exe_fd = procfs_open_regular(AT_FDCWD, path, 1, PG_PROBE_MAX_BINARY,
+				     &st);
+	if (exe_fd < 0)
+		return exe_fd == -ENOENT ? refuse(c, -ENOENT, "gone") :
+			refuse(c, -EPERM, "its executable %s cannot be read "
+			       "(%s; at most %d MiB)", exe, strerror(-exe_fd),
+			       PG_PROBE_MAX_BINARY >> 20);
+	c->exe_dev = st.st_dev;
+	c->exe_ino = st.st_ino;
+
+	/* the postmaster runs in its data directory */
+	snprintf(path, sizeof(path), "%s/%u/cwd", proc_root, pid);
+	n = readlink(path, c->data_dir, sizeof(c->data_dir) - 1);
+	c->data_dir[n > 0 ? n : 0] = '\0';
+	cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cwd < 0) {
+		err = refuse(c, -ENOENT, "gone");
+		goto out;
 	}
+	refusal = pg_trust_refusal(trust, &st, c->uid, dir_trusted(trust, cwd),
+				   why, sizeof(why));
+	if (refusal) {
+		err = refuse(c, -EPERM, "%s", refusal);
+		goto out;
+	}
+	err = read_lockfile(proc_root, cwd, c);
+	if (!err)
+		err = read_binary(proc_root, exe_fd, exe, c);
+out:
+	if (cwd >= 0)
+		close(cwd);
+	close(exe_fd);
+	c->status = err;
+	return err;
 }
 
-int pg_prober_start(struct pg_prober **out, const char *proc_root,
-		    uid_t uid, gid_t gid)
-{
-	static const cap_value_t keep[] = { CAP_SYS_PTRACE,
-					    CAP_DAC_READ_SEARCH };
-	struct pg_prober *p;
-	pid_t parent;
-	int sv[2], err;
+/* One process seen in a walk of /proc. */
+struct seen {
+	uint32_t pid, ppid;
+};
 
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	/* SEQPACKET: one request, one reply, never half of one */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
-		free(p);
+static int cmp_seen(const void *a, const void *b)
+{
+	uint32_t x = ((const struct seen *)a)->pid;
+	uint32_t y = ((const struct seen *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t parent_of(const struct seen *s, size_t n, uint32_t pid)
+{
+	struct seen key = { .pid = pid }, *e;
+
+	e = n ? bsearch(&key, s, n, sizeof(*s), cmp_seen) : NULL;
+	return e ? e->ppid : 0;
+}
+
+/* Every process and its parent, sorted by pid. */
+static int walk_proc(const char *proc_root, struct seen **out, size_t *count)
+{
+	struct seen *s = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(proc_root);
+
+	if (!d)
 		return -errno;
+	while ((de = readdir(d))) {
+		char path[96], buf[512], *close_paren, *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+		unsigned int ppid;
+
+		if (*end || !pid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%lu/stat", proc_root, pid);
+		if (procfs_read(path, buf, sizeof(buf)) <= 0)
+			continue;
+		close_paren = strrchr(buf, ')');
+		if (!close_paren || sscanf(close_paren + 1, " %*c %u", &ppid) != 1)
+			continue;
+		if (n == cap) {
+			struct seen *ns;
+
+			cap = cap ? cap * 2 : 256;
+			ns = realloc(s, cap * sizeof(*s));
+			if (!ns) {
+				free(s);
+				closedir(d);
+				return -ENOMEM;
+			}
+			s = ns;
+		}
+		s[n].pid = (uint32_t)pid;
+		s[n++].ppid = ppid;
 	}
-	parent = getpid();
-	p->pid = fork();
-	if (p->pid < 0) {
-		err = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		free(p);
-		return err;
-	}
-	if (p->pid == 0) {
-		log_init("pgoffd[probe]", log_get_level());
-		/* pgoffd's end closing is the signal to exit; PDEATHSIG (set
-		 * after the uid change, which clears it) covers a stuck read */
-		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0) ||
-		    privdrop(uid, gid, keep, 2) ||
-		    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
-			_exit(1);
-		if (getppid() != parent)	/* pgoffd died before that */
-			_exit(0);
-		signal(SIGPIPE, SIG_IGN);
-		serve(3, proc_root);
-	}
-	close(sv[1]);
-	p->fd = sv[0];
-	*out = p;
+	closedir(d);
+	if (n)
+		qsort(s, n, sizeof(*s), cmp_seen);
+	*out = s;
+	*count = n;
 	return 0;
 }
 
-int pg_prober_ask(struct pg_prober *p, uint32_t pid,
-		  struct pg_cluster_info *out)
+/* The same PostgreSQL as its postmaster: one uid, the same executable. */
+static bool same_server(const char *proc_root, uint32_t pid,
+			const struct pg_cluster_info *c)
 {
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
-	ssize_t n;
+	char path[96];
+	uint32_t uids[4];
+	struct stat st;
 
-	memset(out, 0, sizeof(*out));
-	out->status = -EIO;
-	if (send(p->fd, &pid, sizeof(pid), MSG_NOSIGNAL) != sizeof(pid))
-		return -EIO;
-	/* a late reply to an earlier, timed-out question is skipped */
-	do {
-		if (poll(&pfd, 1, 2000) != 1) {
-			out->status = -ETIMEDOUT;
-			return -ETIMEDOUT;
-		}
-		n = recv(p->fd, out, sizeof(*out), 0);
-		if (n != sizeof(*out)) {
-			out->status = -EIO;
-			return -EIO;
-		}
-	} while (out->postmaster_pid != pid);
-	out->data_dir[sizeof(out->data_dir) - 1] = '\0';
-	out->version[sizeof(out->version) - 1] = '\0';
-	out->pg_missing[sizeof(out->pg_missing) - 1] = '\0';
-	return out->status;
+	if (procfs_uids(proc_root, pid, uids))
+		return false;
+	for (int i = 0; i < 4; i++)
+		if (uids[i] != c->uid)
+			return false;
+	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
+	return stat(path, &st) == 0 && st.st_dev == c->exe_dev &&
+	       st.st_ino == c->exe_ino;
 }
 
-void pg_prober_stop(struct pg_prober *p)
+int pg_probe_descendants(const char *proc_root,
+			 const struct pg_cluster_info *c,
+			 pg_probe_proc_fn fn, void *ctx)
 {
-	if (!p)
-		return;
-	close(p->fd);
-	waitpid(p->pid, NULL, 0);
-	free(p);
-}
+	struct seen *s = NULL;
+	size_t n = 0;
+	int found = 0, err = walk_proc(proc_root, &s, &n);
 
-int pg_prober_pid(const struct pg_prober *p)
-{
-	return p->pid;
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t p = s[i].ppid;
+
+		/* PostgreSQL's processes are the postmaster's children; a
+		 * few levels more allow for what they fork themselves */
+		for (int depth = 0; depth < 8 && p && p != c->postmaster_pid;
+		     depth++)
+			p = parent_of(s, n, p);
+		if (p != c->postmaster_pid ||
+		    !same_server(proc_root, s[i].pid, c))
+			continue;
+		found++;
+		if (fn(ctx, s[i].pid))
+			break;
+	}
+	free(s);
+	return found;
 }

@@ -1,55 +1,74 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * pg_probe.h - what only a privileged process may read about a
- * PostgreSQL cluster: its postmaster's executable, data directory, memory
- * map and postmaster.pid (the others' /proc entries are world-readable).
+ * pg_probe.h - what only a privileged process may read about a process
+ * that calls itself postgres: its executable, its data directory, its
+ * memory map and postmaster.pid, and whether it may be traced at all.
  *
- * Privilege separation: after setup pgoffd runs with no capabilities as
- * an unprivileged user; the prober is a separate process that keeps
- * CAP_SYS_PTRACE (read-only /proc access: exe, cwd, maps) and
- * CAP_DAC_READ_SEARCH (a 0700 data directory), and whose only input is a
- * pid from pgoffd over a socketpair.
+ * Everything read here belongs to a process that any local user may
+ * have started: the executable, the directory and the files in it are
+ * hostile until checked. Files are opened only if they are regular files
+ * (no symlink, FIFO or device is ever opened), with size caps, and read
+ * with read/pread (no mapping a truncation could turn into SIGBUS). A
+ * read that blocks anyway (a FUSE file system) is the prober's deadline
+ * to end (prober.h).
+ *
+ * Trust: a postmaster is traced when its four uids are one (not a
+ * setuid program), and its executable is a root-owned regular file that
+ * only root can write (a distribution's PostgreSQL), or its uid is in
+ * trust-uids, or its data directory is one of trust-data-dirs.
  */
 #ifndef PGOFF_PG_PROBE_H
 #define PGOFF_PG_PROBE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "broker/pg_trust.h"
 
 struct pg_cluster_info {
 	uint32_t postmaster_pid;
-	int32_t status;			/* 0, or -errno: not a PostgreSQL postmaster */
-	char data_dir[256];
+	int32_t status;			/* 0, or -errno: see pg_probe_cluster */
+	uint32_t id;			/* the cluster's id, given by the prober */
+	uint32_t uid;			/* the postmaster's (its four uids are one) */
+	uint32_t traced;		/* processes the prober put into the kernel's table */
 	int32_t port;			/* 0 if postmaster.pid was unreadable */
 	int32_t major;			/* from the binary; 0 if unknown */
-	char version[32];
+	uint32_t pad;
+	uint64_t exe_dev, exe_ino;	/* the executable every process must share */
 	uint64_t wait_event_ptr;	/* run-time address of my_wait_event_info */
 	uint64_t query_ptr;		/* run-time address of debug_query_string */
+	char data_dir[256];
+	char version[32];
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable */
+	char why[160];			/* status != 0: why it is not traced */
 };
 
+/* Caps on what a hostile process can make the prober read. */
+#define PG_PROBE_MAX_BINARY	(256 << 20)
+#define PG_PROBE_MAX_LOCKFILE	4096
+
 /*
- * Probe in this process (needs the privileges). Fills out; 0 or -errno:
- * -ENOEXEC not a postgres binary, -EAGAIN a postmaster not yet in its
- * data directory (its postmaster.pid is missing or names another pid).
+ * Probe pid (needs the prober's privileges). Fills out; returns 0 or
+ * -errno, also in out->status, with out->why set for the refusals:
+ * -ENOENT gone; -ENOEXEC not a postgres binary; -EPERM not trusted (or
+ * its uids differ); -EAGAIN a postmaster not yet in its data directory
+ * (postmaster.pid missing or naming another pid): ask again later.
  */
 int pg_probe_cluster(const char *proc_root, uint32_t pid,
+		     const struct pg_trust *trust,
 		     struct pg_cluster_info *out);
 
-struct pg_prober;
+/* Called for each process of a cluster (see pg_probe_descendants). */
+typedef int (*pg_probe_proc_fn)(void *ctx, uint32_t pid);
 
 /*
- * Fork the prober: it closes every other fd, drops to uid/gid keeping the
- * two capabilities above, and answers until pgoffd closes its end or
- * dies. Call as root, before loading BPF. Returns 0 or -errno.
+ * The processes below the postmaster of c that are the same PostgreSQL:
+ * its uids, its executable (device and inode), no exec since. fn is
+ * called for each; a non-zero return stops the walk. Returns how many
+ * were found, or -errno.
  */
-int pg_prober_start(struct pg_prober **out, const char *proc_root,
-		    uid_t uid, gid_t gid);
-/* Ask the prober; waits at most 2 s. Returns 0 or -errno (then out->status). */
-int pg_prober_ask(struct pg_prober *p, uint32_t pid,
-		  struct pg_cluster_info *out);
-/* Close the prober's socket and reap it. NULL-safe. */
-void pg_prober_stop(struct pg_prober *p);
-int pg_prober_pid(const struct pg_prober *p);
+int pg_probe_descendants(const char *proc_root,
+			 const struct pg_cluster_info *c,
+			 pg_probe_proc_fn fn, void *ctx);
 
 #endif

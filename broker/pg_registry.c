@@ -13,47 +13,69 @@
 #include "broker/procfs.h"
 #include "protocol/log.h"
 
-#define MAX_CLUSTERS 256
+#define MAX_CLUSTERS	1024
+#define MAX_REFUSALS	4096	/* past that the oldest is forgotten */
+#define MAX_CANDIDATES	4096
+/* A process /proc no longer shows is kept this many scans: its last
+ * records may still be in the ring buffer. */
+#define MISSED_SCANS	2
+
+/* Back-offs: a postmaster still starting (asked at every scan for its
+ * first STARTING_TRIES, then less often), and one whose probe hung. */
+#define STARTING_TRIES		10
+#define STARTING_MAX_MS		32000
+#define TIMEOUT_FIRST_MS	10000
+#define TIMEOUT_MAX_MS		600000
+
+/* A would-be postmaster found by a scan, to be asked about. */
+struct candidate {
+	uint32_t pid, uid;
+	uint64_t start;
+};
 
 struct pg_registry {
 	char proc_root[64];
-	pg_add_target_fn add;
-	pg_probe_fn probe;
+	pg_traced_fn traced;
 	void *ctx;
-	uint32_t *rejected;		/* "postgres" roots that are not postmasters */
-	size_t nrejected;
+	uint32_t max_clusters_per_uid;
 	struct pg_proc *procs;		/* sorted by pid */
 	size_t nprocs, cap;
-	struct pg_cluster clusters[MAX_CLUSTERS];
+	struct pg_cluster *clusters;
 	size_t nclusters;
-	uint32_t next_cluster_id;
+	struct pg_refusal *refusals;	/* oldest first */
+	size_t nrefusals;
+	struct candidate *candidates;
+	size_t ncandidates;
+	uint32_t last_uid;		/* users are asked about in turn */
+	uint32_t asked;			/* the pid the prober is asked about */
+	uint64_t asked_start;		/* and its start time */
 };
 
-/* One postgres process seen in a scan. */
+/* One process named postgres seen in a scan. */
 struct seen {
 	uint32_t pid, ppid;
+	uint64_t start;		/* its start time: tells a reused pid */
 };
 
-static bool rejected(const struct pg_registry *r, uint32_t pid)
-{
-	for (size_t i = 0; i < r->nrejected; i++)
-		if (r->rejected[i] == pid)
-			return true;
-	return false;
-}
-
 int pg_registry_new(struct pg_registry **out, const char *proc_root,
-		    pg_add_target_fn add, pg_probe_fn probe, void *ctx)
+		    pg_traced_fn traced, void *ctx,
+		    uint32_t max_clusters_per_uid)
 {
 	struct pg_registry *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
+	r->clusters = calloc(MAX_CLUSTERS, sizeof(*r->clusters));
+	r->refusals = calloc(MAX_REFUSALS, sizeof(*r->refusals));
+	r->candidates = calloc(MAX_CANDIDATES, sizeof(*r->candidates));
+	if (!r->clusters || !r->refusals || !r->candidates) {
+		pg_registry_free(r);
+		return -ENOMEM;
+	}
 	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root);
-	r->add = add;
-	r->probe = probe;
+	r->traced = traced;
 	r->ctx = ctx;
-	r->next_cluster_id = 1;
+	r->max_clusters_per_uid = max_clusters_per_uid;
 	*out = r;
 	return 0;
 }
@@ -63,18 +85,27 @@ void pg_registry_free(struct pg_registry *r)
 	if (!r)
 		return;
 	free(r->procs);
-	free(r->rejected);
+	free(r->clusters);
+	free(r->refusals);
+	free(r->candidates);
 	free(r);
+}
+
+void pg_registry_set_limit(struct pg_registry *r, uint32_t max_clusters_per_uid)
+{
+	r->max_clusters_per_uid = max_clusters_per_uid;
 }
 
 /*
  * /proc/PID/stat (world-readable): is the command "postgres" (PostgreSQL
- * sets its title in argv, not comm), and the parent. 0, or -ENOENT for a
- * process that is gone or is something else.
+ * sets its title in argv, not comm), the parent and the start time. 0,
+ * or -ENOENT for a process that is gone or is something else.
  */
-static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid)
+static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid,
+		     uint64_t *start)
 {
 	char path[96], buf[512], *open_paren, *close_paren;
+	unsigned long long st;
 	unsigned int v;
 
 	snprintf(path, sizeof(path), "%s/%u/stat", r->proc_root, pid);
@@ -84,12 +115,14 @@ static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid)
 	open_paren = strchr(buf, '(');
 	close_paren = strrchr(buf, ')');
 	if (!open_paren || !close_paren || close_paren < open_paren ||
-	    sscanf(close_paren + 1, " %*c %u", &v) != 1)
+	    sscanf(close_paren + 1, " %*c %u %*d %*d %*d %*d %*u %*u %*u %*u "
+		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &v, &st) != 2)
 		return -EINVAL;
 	*close_paren = '\0';
 	if (strcmp(open_paren + 1, "postgres") != 0)
 		return -ENOENT;
 	*ppid = v;
+	*start = st;
 	return 0;
 }
 
@@ -130,43 +163,59 @@ const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
 	return NULL;
 }
 
-/* A new postmaster, if the prober says it is one. */
-static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
+static size_t clusters_of(const struct pg_registry *r, uint32_t uid)
 {
-	struct pg_cluster_info info;
-	struct pg_cluster *c;
-	uint32_t *nr;
-	int err;
+	size_t n = 0;
 
-	if (r->nclusters == MAX_CLUSTERS) {
-		log_warnx("more than %d PostgreSQL clusters: postmaster %u "
-			  "not traced", MAX_CLUSTERS, pid);
-		return NULL;
+	for (size_t i = 0; i < r->nclusters; i++)
+		n += r->clusters[i].info.uid == uid;
+	return n;
+}
+
+static struct pg_refusal *find_refusal(struct pg_registry *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->nrefusals; i++)
+		if (r->refusals[i].pid == pid)
+			return &r->refusals[i];
+	return NULL;
+}
+
+/* A refusal for pid, new or the one there was; the oldest goes if full. */
+static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid)
+{
+	struct pg_refusal *f = find_refusal(r, pid);
+
+	if (f)
+		return f;
+	if (r->nrefusals == MAX_REFUSALS) {
+		memmove(&r->refusals[0], &r->refusals[1],
+			(MAX_REFUSALS - 1) * sizeof(*f));
+		r->nrefusals--;
 	}
-	err = r->probe(r->ctx, pid, &info);
-	if (err == -ENOEXEC || err == -ENOENT) {
-		/* not PostgreSQL after all (or gone): do not ask again */
-		nr = realloc(r->rejected, (r->nrejected + 1) * sizeof(*nr));
-		if (nr) {
-			r->rejected = nr;
-			r->rejected[r->nrejected++] = pid;
-		}
-		return NULL;
+	f = &r->refusals[r->nrefusals++];
+	memset(f, 0, sizeof(*f));
+	f->pid = pid;
+	return f;
+}
+
+/* Told once per process, with the reason; ps shows it as long as it lives. */
+static void refuse(struct pg_registry *r, uint32_t pid, uint32_t uid,
+		   int status, const char *why, int64_t retry_ms)
+{
+	struct pg_refusal *f = refusal_for(r, pid);
+
+	f->uid = uid;
+	f->status = status;
+	f->retry_ms = retry_ms;
+	if (strcmp(f->why, why) != 0) {
+		snprintf(f->why, sizeof(f->why), "%s", why);
+		f->logged = false;
 	}
-	if (err == -EAGAIN)
-		return NULL;	/* still starting: the next scan asks again */
-	if (err) {
-		log_warnx("cannot probe postmaster %u: %s", pid, strerror(-err));
-		return NULL;
+	if (!f->logged) {
+		log_warnx("process %u (uid %u) named postgres is not traced: %s",
+			  pid, uid, why);
+		f->logged = true;
 	}
-	c = &r->clusters[r->nclusters++];
-	c->id = r->next_cluster_id++;
-	c->info = info;
-	log_info("cluster %u: postmaster %u, %s, port %d, PostgreSQL %s%s%s",
-		 c->id, pid, info.data_dir[0] ? info.data_dir : "?", info.port,
-		 info.version[0] ? info.version : "?",
-		 info.pg_missing[0] ? "; " : "", info.pg_missing);
-	return c;
 }
 
 static void read_title(struct pg_registry *r, struct pg_proc *p)
@@ -183,17 +232,13 @@ static void read_title(struct pg_registry *r, struct pg_proc *p)
 }
 
 static struct pg_proc *add_proc(struct pg_registry *r, uint32_t pid,
-				const struct pg_cluster *c)
+				uint32_t cluster)
 {
-	struct pgoff_target t = { .wait_event_ptr = c->info.wait_event_ptr,
-				  .query_ptr = c->info.query_ptr,
-				  .cluster = c->id };
 	struct pg_proc *p;
 	size_t pos;
-	int err;
 
-	if (find_proc(r, pid, &pos))
-		return &r->procs[pos];
+	if ((p = find_proc(r, pid, &pos)))
+		return p;
 	if (r->nprocs == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
 		struct pg_proc *np = realloc(r->procs, cap * sizeof(*np));
@@ -209,13 +254,22 @@ static struct pg_proc *add_proc(struct pg_registry *r, uint32_t pid,
 	p = &r->procs[pos];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	p->cluster = c->id;
-	p->seen = true;
-	err = r->add(r->ctx, pid, &t);
-	if (err)
-		log_warnx("cannot trace postgres process %u: %s", pid,
-			  strerror(-err));
-	read_title(r, p);
+	p->cluster = cluster;
+	return p;
+}
+
+/* A process the kernel traces, learnt with its title. */
+static struct pg_proc *learn_proc(struct pg_registry *r, uint32_t pid)
+{
+	struct pg_proc *p;
+	uint32_t cluster;
+
+	if (r->traced(r->ctx, pid, &cluster) ||
+	    !pg_registry_cluster(r, cluster))
+		return NULL;
+	p = add_proc(r, pid, cluster);
+	if (p)
+		read_title(r, p);
 	return p;
 }
 
@@ -235,7 +289,7 @@ static const struct seen *seen_find(const struct seen *s, size_t n,
 	return n ? bsearch(&key, s, n, sizeof(*s), cmp_seen) : NULL;
 }
 
-/* The postmaster a process descends from, within this scan. */
+/* The process named postgres a process descends from, within this scan. */
 static uint32_t postmaster_of(const struct seen *s, size_t n, uint32_t pid)
 {
 	for (int depth = 0; depth < 8; depth++) {
@@ -263,8 +317,9 @@ static int collect(struct pg_registry *r, struct seen **out, size_t *count)
 		char *end;
 		unsigned long pid = strtoul(de->d_name, &end, 10);
 		uint32_t ppid;
+		uint64_t start;
 
-		if (*end || !pid || read_stat(r, (uint32_t)pid, &ppid))
+		if (*end || !pid || read_stat(r, (uint32_t)pid, &ppid, &start))
 			continue;
 		if (n == cap) {
 			struct seen *ns;
@@ -279,6 +334,7 @@ static int collect(struct pg_registry *r, struct seen **out, size_t *count)
 			s = ns;
 		}
 		s[n].pid = (uint32_t)pid;
+		s[n].start = start;
 		s[n++].ppid = ppid;
 	}
 	closedir(d);
@@ -289,26 +345,64 @@ static int collect(struct pg_registry *r, struct seen **out, size_t *count)
 	return 0;
 }
 
-static void sweep(struct pg_registry *r)
+/* A would-be postmaster: to be asked about, unless it may not be now. */
+static void consider(struct pg_registry *r, const struct seen *pm,
+		     int64_t now_ms)
+{
+	struct pg_refusal *f = find_refusal(r, pm->pid);
+	uint32_t uids[4];
+	char why[160];
+
+	if (f && f->start != pm->start) {	/* the pid was reused */
+		*f = r->refusals[--r->nrefusals];
+		f = NULL;
+	}
+	if (pm->pid == r->asked || (f && (!f->retry_ms || f->retry_ms > now_ms)))
+		return;
+	if (procfs_uids(r->proc_root, pm->pid, uids))
+		return;
+	if (r->max_clusters_per_uid &&
+	    clusters_of(r, uids[0]) >= r->max_clusters_per_uid) {
+		snprintf(why, sizeof(why), "uid %u has as many clusters traced "
+			 "as max-clusters-per-user allows (%u)", uids[0],
+			 r->max_clusters_per_uid);
+		refuse(r, pm->pid, uids[0], -EDQUOT, why, now_ms + 1000);
+		find_refusal(r, pm->pid)->start = pm->start;
+		return;
+	}
+	if (r->ncandidates < MAX_CANDIDATES)
+		r->candidates[r->ncandidates++] = (struct candidate){
+			.pid = pm->pid, .uid = uids[0], .start = pm->start };
+}
+
+static void sweep(struct pg_registry *r, const struct seen *s, size_t n)
 {
 	size_t i, j = 0;
 
 	for (i = 0; i < r->nprocs; i++)
-		if (r->procs[i].seen)
+		if (r->procs[i].missed < MISSED_SCANS)
 			r->procs[j++] = r->procs[i];
 	r->nprocs = j;
 	for (i = 0, j = 0; i < r->nclusters; i++) {
 		struct pg_cluster *c = &r->clusters[i];
 
-		if (find_proc(r, c->info.postmaster_pid, NULL))
+		const struct seen *pm = seen_find(s, n, c->info.postmaster_pid);
+
+		if (find_proc(r, c->info.postmaster_pid, NULL) &&
+		    (!pm || pm->start == c->start))
 			r->clusters[j++] = *c;
 		else
 			log_info("cluster %u (%s) is gone", c->id, c->info.data_dir);
 	}
 	r->nclusters = j;
+	/* a refused pid that is gone may come back as anything */
+	for (i = 0, j = 0; i < r->nrefusals; i++)
+		if (seen_find(s, n, r->refusals[i].pid))
+			r->refusals[j++] = r->refusals[i];
+	r->nrefusals = j;
 }
 
-int pg_registry_scan(struct pg_registry *r)
+int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
 {
 	struct seen *s = NULL;
 	size_t n = 0;
@@ -317,64 +411,171 @@ int pg_registry_scan(struct pg_registry *r)
 	if (err)
 		return err;
 	for (size_t i = 0; i < r->nprocs; i++)
-		r->procs[i].seen = false;
+		if (r->procs[i].missed < UINT8_MAX)
+			r->procs[i].missed++;
+	r->ncandidates = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t pm = postmaster_of(s, n, s[i].pid);
-		struct pg_cluster *c = find_cluster_by_postmaster(r, pm);
+		struct pg_cluster *c;
 		struct pg_proc *p;
 
-		if (!pm || rejected(r, pm))
+		if (!pm)
 			continue;
-		if (!c && !(c = add_cluster(r, pm)))
+		c = find_cluster_by_postmaster(r, pm);
+		if (c && c->start != seen_find(s, n, pm)->start)
+			c = NULL;	/* its pid was reused: sweep() ends it */
+		if (!c) {
+			if (pm == s[i].pid)
+				consider(r, &s[i], now_ms);
 			continue;
+		}
 		p = find_proc(r, s[i].pid, NULL);
-		if (p && p->cluster != c->id)	/* pid reused by another cluster */
-			p->cluster = c->id, p->titled = false;
-		if (!p)
-			p = add_proc(r, s[i].pid, c);
-		if (!p)
-			continue;
-		p->seen = true;
+		if (!p && !(p = learn_proc(r, s[i].pid)))
+			continue;	/* not traced: the kernel dropped it */
+		p->missed = 0;
 		if (!p->titled)
 			read_title(r, p);
 	}
-	/* forget rejected pids that are gone: the pid may come back as postgres */
-	size_t kept = 0;
-
-	for (size_t i = 0; i < r->nrejected; i++)
-		if (seen_find(s, n, r->rejected[i]))
-			r->rejected[kept++] = r->rejected[i];
-	r->nrejected = kept;
+	sweep(r, s, n);
 	free(s);
-	sweep(r);
 	return 0;
+}
+
+bool pg_registry_next_probe(struct pg_registry *r, int64_t now_ms,
+			    uint32_t *pid)
+{
+	size_t best = SIZE_MAX;
+
+	(void)now_ms;
+	if (r->asked)
+		return false;
+	/* the user after the last one asked about, round the circle */
+	for (size_t i = 0; i < r->ncandidates; i++) {
+		const struct candidate *c = &r->candidates[i];
+		const struct candidate *b = best == SIZE_MAX ? NULL :
+					    &r->candidates[best];
+		bool after = c->uid > r->last_uid;
+
+		if (!b || (after && !(b->uid > r->last_uid)) ||
+		    ((after == (b->uid > r->last_uid)) && c->uid < b->uid))
+			best = i;
+	}
+	if (best == SIZE_MAX)
+		return false;
+	*pid = r->candidates[best].pid;
+	r->last_uid = r->candidates[best].uid;
+	r->asked_start = r->candidates[best].start;
+	r->candidates[best] = r->candidates[--r->ncandidates];
+	r->asked = *pid;
+	return true;
+}
+
+/* How long to wait before asking again: doubled each time, capped. */
+static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
+		     uint32_t first, uint32_t max, int64_t now_ms, bool tell)
+{
+	struct pg_refusal *f = refusal_for(r, info->postmaster_pid);
+	uint32_t wait = f->backoff_ms ? f->backoff_ms * 2 : first;
+
+	f->start = r->asked_start;
+	if (wait > max)
+		wait = max;
+	f->backoff_ms = wait;
+	f->retry_ms = now_ms + wait;
+	f->status = info->status;
+	f->uid = info->uid;
+	snprintf(f->why, sizeof(f->why), "%s", info->why[0] ? info->why :
+		 "postmaster.pid does not name it yet (starting)");
+	if (tell && !f->logged) {
+		log_warnx("process %u named postgres: %s; asking again in %u s",
+			  info->postmaster_pid, f->why, wait / 1000);
+		f->logged = true;
+	}
+}
+
+const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
+					    const struct pg_cluster_info *info,
+					    int64_t now_ms)
+{
+	struct pg_cluster *c;
+	struct pg_refusal *f;
+	uint64_t start = r->asked_start;
+
+	if (info->postmaster_pid != r->asked)
+		return NULL;	/* not what was asked: ignored */
+	r->asked = 0;
+	switch (info->status) {
+	case 0:
+		break;
+	case -ENOENT:
+		return NULL;
+	case -EAGAIN:
+		f = refusal_for(r, info->postmaster_pid);
+		if (++f->tries < STARTING_TRIES) {
+			f->retry_ms = now_ms;	/* the next scan asks again */
+			f->start = start;
+			f->uid = info->uid;
+			f->status = -EAGAIN;
+			snprintf(f->why, sizeof(f->why), "postmaster.pid does "
+				 "not name it yet (starting)");
+			return NULL;
+		}
+		back_off(r, info, 1000, STARTING_MAX_MS, now_ms, false);
+		return NULL;
+	case -ETIMEDOUT:
+		back_off(r, info, TIMEOUT_FIRST_MS, TIMEOUT_MAX_MS, now_ms, true);
+		return NULL;
+	default:
+		refuse(r, info->postmaster_pid, info->uid, info->status,
+		       info->why[0] ? info->why : strerror(-info->status), 0);
+		find_refusal(r, info->postmaster_pid)->start = start;
+		return NULL;
+	}
+	if (r->nclusters == MAX_CLUSTERS ||
+	    find_cluster_by_postmaster(r, info->postmaster_pid))
+		return NULL;
+	f = find_refusal(r, info->postmaster_pid);
+	if (f)	/* it was starting: no longer a refusal */
+		*f = r->refusals[--r->nrefusals];
+	c = &r->clusters[r->nclusters++];
+	c->id = info->id;
+	c->start = start;
+	c->info = *info;
+	log_info("cluster %u: postmaster %u (uid %u), %s, port %d, PostgreSQL "
+		 "%s, %u processes traced%s%s%s%s", c->id, info->postmaster_pid,
+		 info->uid, info->data_dir[0] ? info->data_dir : "?", info->port,
+		 info->version[0] ? info->version : "?", info->traced,
+		 info->pg_missing[0] ? "; " : "", info->pg_missing,
+		 info->why[0] ? "; " : "", info->why);
+	add_proc(r, info->postmaster_pid, c->id);
+	return c;
+}
+
+void pg_registry_title(struct pg_registry *r, uint32_t pid, uint32_t cluster,
+		       const char *title)
+{
+	struct pg_proc *p = find_proc(r, pid, NULL);
+
+	if (!pg_registry_cluster(r, cluster))
+		return;
+	if (!p && !(p = add_proc(r, pid, cluster)))
+		return;
+	p->cluster = cluster;
+	if (pg_title_parse(title, &p->title) == 0)
+		p->titled = true;
 }
 
 const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid)
 {
 	struct pg_proc *p = find_proc(r, pid, NULL);
-	struct pg_cluster *c;
-	uint32_t ppid;
 
 	if (p) {
 		if (!p->titled)
 			read_title(r, p);
 		return p;
 	}
-	/* forked since the last scan: its parent is a traced postmaster */
-	if (read_stat(r, pid, &ppid))
-		return NULL;
-	c = find_cluster_by_postmaster(r, ppid);
-	if (!c) {
-		const struct pg_proc *parent = find_proc(r, ppid, NULL);
-
-		if (!parent)
-			return NULL;
-		c = (struct pg_cluster *)pg_registry_cluster(r, parent->cluster);
-		if (!c)
-			return NULL;
-	}
-	return add_proc(r, pid, c);
+	/* forked since the last scan: the kernel says whether it is ours */
+	return learn_proc(r, pid);
 }
 
 size_t pg_registry_proc_count(const struct pg_registry *r)
@@ -392,4 +593,11 @@ const struct pg_proc *pg_registry_procs(const struct pg_registry *r,
 size_t pg_registry_cluster_count(const struct pg_registry *r)
 {
 	return r->nclusters;
+}
+
+const struct pg_refusal *pg_registry_refusals(const struct pg_registry *r,
+					      size_t *n)
+{
+	*n = r->nrefusals;
+	return r->refusals;
 }

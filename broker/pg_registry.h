@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * pg_registry.h - the PostgreSQL clusters and processes pgoffd traces,
- * found by scanning /proc (new clusters) and by the kernel's fork
- * inheritance (new backends, looked up here when their first event comes).
+ * pg_registry.h - the PostgreSQL clusters and processes pgoffd traces.
+ *
+ * Clusters are found by scanning /proc for processes named postgres
+ * whose parent is not: would-be postmasters, which the prober then
+ * checks (prober.h; pgoffd asks without waiting, one at a time, taking
+ * users in turn so that no user's processes delay another's). The
+ * kernel is the authority on which processes are traced: the prober
+ * puts a cluster's processes into its table, the kernel adds what they
+ * fork and drops what exits or execs; the registry only learns them
+ * (labels from their titles) and never adds one itself.
  */
 #ifndef PGOFF_PG_REGISTRY_H
 #define PGOFF_PG_REGISTRY_H
@@ -16,7 +23,8 @@
 #include "broker/pg_title.h"
 
 struct pg_cluster {
-	uint32_t id;			/* 1, 2, …; never reused while pgoffd runs */
+	uint32_t id;			/* the prober's; never reused while pgoffd runs */
+	uint64_t start;			/* the postmaster's start time (/proc/PID/stat) */
 	struct pg_cluster_info info;	/* what the prober found */
 };
 
@@ -24,30 +32,52 @@ struct pg_proc {
 	uint32_t pid;
 	uint32_t cluster;
 	bool titled;			/* title parsed for good */
-	bool seen;			/* mark for the sweep after a scan */
+	uint8_t missed;			/* scans since /proc last showed it */
 	struct pg_title title;
+};
+
+/* A process named postgres that is not traced, and why (ps, the log). */
+struct pg_refusal {
+	uint32_t pid;
+	uint32_t uid;
+	int32_t status;			/* -errno, as pg_probe_cluster's */
+	bool logged;
+	int64_t retry_ms;		/* ask again from then; 0: never */
+	uint32_t backoff_ms;
+	uint32_t tries;			/* answers "still starting" so far */
+	uint64_t start;			/* the process's start time */
+	char why[160];
 };
 
 struct pg_registry;
 
-/* Makes a target known to the kernel side. */
-typedef int (*pg_add_target_fn)(void *ctx, uint32_t tgid,
-				const struct pgoff_target *target);
-/* Asks the privileged prober about a postmaster (see pg_probe.h). */
-typedef int (*pg_probe_fn)(void *ctx, uint32_t pid,
-			   struct pg_cluster_info *out);
+/* Whether the kernel traces pid, and its cluster: 0, or -ENOENT. */
+typedef int (*pg_traced_fn)(void *ctx, uint32_t pid, uint32_t *cluster);
+
+int pg_registry_new(struct pg_registry **out, const char *proc_root,
+		    pg_traced_fn traced, void *ctx,
+		    uint32_t max_clusters_per_uid);
+void pg_registry_free(struct pg_registry *r);
+/* SIGHUP: a new max-clusters-per-user. */
+void pg_registry_set_limit(struct pg_registry *r, uint32_t max_clusters_per_uid);
 
 /*
- * Everything the registry reads itself is world-readable (/proc/PID/stat
- * and cmdline): it works in an unprivileged pgoffd.
+ * Find would-be postmasters to ask about, learn the traced processes of
+ * known clusters, forget dead ones. now_ms: CLOCK_MONOTONIC. 0 or -errno.
  */
-int pg_registry_new(struct pg_registry **out, const char *proc_root,
-		    pg_add_target_fn add, pg_probe_fn probe, void *ctx);
-void pg_registry_free(struct pg_registry *r);
+int pg_registry_scan(struct pg_registry *r, int64_t now_ms);
+/* The next postmaster to ask the prober about, users in turn; false: none. */
+bool pg_registry_next_probe(struct pg_registry *r, int64_t now_ms,
+			    uint32_t *pid);
+/* The prober's answer. Returns the new cluster, or NULL. */
+const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
+					    const struct pg_cluster_info *info,
+					    int64_t now_ms);
+/* A forked process's title, as the kernel read it from its memory. */
+void pg_registry_title(struct pg_registry *r, uint32_t pid, uint32_t cluster,
+		       const char *title);
 
-/* Find new clusters and processes, forget dead ones. Returns 0 or -errno. */
-int pg_registry_scan(struct pg_registry *r);
-/* A process, learning about it on a miss; NULL if it is not PostgreSQL. */
+/* A process, learning about it on a miss; NULL if it is not traced. */
 const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid);
 const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
 					     uint32_t id);
@@ -56,5 +86,8 @@ size_t pg_registry_proc_count(const struct pg_registry *r);
 const struct pg_proc *pg_registry_procs(const struct pg_registry *r,
 					size_t *n);
 size_t pg_registry_cluster_count(const struct pg_registry *r);
+/* Processes named postgres that are not traced, and why. */
+const struct pg_refusal *pg_registry_refusals(const struct pg_registry *r,
+					      size_t *n);
 
 #endif

@@ -6,7 +6,9 @@
  * and size the ring buffer -> load -> attach. Nothing is pinned: when
  * pgoffd exits, even by SIGKILL, the kernel drops programs and maps.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,14 +194,42 @@ int tracer_consume(struct tracer *t, int budget, bool *more)
 	return n == BUDGET_SPENT ? budget : n;
 }
 
-int tracer_add_target(struct tracer *t, uint32_t tgid,
-		      const struct pgoff_target *target)
+int tracer_targets_fd(const struct tracer *t)
 {
-	int fd = bpf_map__fd(t->skel->maps.targets);
+	return bpf_map__fd(t->skel->maps.targets);
+}
 
-	/* BPF_NOEXIST: an entry inherited at fork stays as the kernel made it */
-	if (bpf_map_update_elem(fd, &tgid, target, BPF_NOEXIST) &&
-	    errno != EEXIST)
+int tracer_quotas_fd(const struct tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.quotas);
+}
+
+int tracer_seal_targets(struct tracer *t)
+{
+	LIBBPF_OPTS(bpf_get_fd_by_id_opts, ro, .open_flags = BPF_F_RDONLY);
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = tracer_targets_fd(t), rofd, err = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	rofd = bpf_map_get_fd_by_id_opts(info.id, &ro);
+	if (rofd < 0)
+		return -errno;
+	/* the same fd number, now read-only: libbpf keeps using it */
+	if (dup3(rofd, fd, O_CLOEXEC) < 0)
+		err = -errno;
+	close(rofd);
+	if (!err && bpf_map_update_elem(fd, &(uint32_t){ 0 },
+					&(struct pgoff_target){ 0 }, BPF_ANY) == 0)
+		err = -EPERM;	/* still writable: refuse to go on */
+	return err;
+}
+
+int tracer_target(const struct tracer *t, uint32_t tgid,
+		  struct pgoff_target *out)
+{
+	if (bpf_map_lookup_elem(tracer_targets_fd(t), &tgid, out))
 		return -errno;
 	return 0;
 }

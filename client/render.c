@@ -129,6 +129,25 @@ void render_event(FILE *out, json_object *ev)
 	render_query(out, str_or(ev, "query", NULL));
 }
 
+/* Processes named postgres that pgoffd does not trace, and why. */
+static void render_untraced(FILE *out, json_object *untraced)
+{
+	size_t n = untraced ? json_object_array_length(untraced) : 0;
+
+	if (!n)
+		return;
+	fprintf(out, "not traced:\n%7s %7s  %s\n", "PID", "UID", "WHY");
+	for (size_t i = 0; i < n; i++) {
+		json_object *u = json_object_array_get_idx(untraced, i);
+		int64_t pid = 0, uid = 0;
+
+		pgoff_get_int64(u, "pid", &pid);
+		pgoff_get_int64(u, "uid", &uid);
+		fprintf(out, "%7" PRId64 " %7" PRId64 "  %s\n", pid, uid,
+			str_or(u, "why", "?"));
+	}
+}
+
 void render_ps(FILE *out, json_object *ps)
 {
 	json_object *clusters = NULL, *procs = NULL;
@@ -159,6 +178,7 @@ void render_ps(FILE *out, json_object *ps)
 			cl, str_or(p, "backend_type", "-"),
 			str_or(p, "database", "-"), str_or(p, "user", "-"));
 	}
+	render_untraced(out, member(ps, "untraced", json_type_array));
 }
 
 void render_status(FILE *out, json_object *status)

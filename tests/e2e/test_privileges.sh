@@ -30,8 +30,25 @@ for set in CapEff CapPrm CapBnd; do
 		[ "$(status $set "$prober")" = 0000000000080004 ]
 done
 check "the prober has no_new_privs" [ "$(status NoNewPrivs "$prober")" = 1 ]
-check "the prober holds no BPF program or map" \
-	[ -z "$(ls -l "/proc/$prober/fd" 2>/dev/null | grep -E 'bpf-(prog|map)|anon_inode:bpf')" ]
+# map_ids PID: the ids of the BPF maps a process holds, with each fd's
+# access mode (0 read-only, 2 read-write), as "id:mode" words
+map_ids() {
+	local f
+	for f in /proc/"$1"/fdinfo/*; do
+		awk '$1 == "flags:" { m = strtonum("0" $2) % 4 } $1 == "map_id:" { id = $2 }
+			END { if (id != "") print id ":" m }' "$f" 2>/dev/null
+	done | sort -n | xargs
+}
+targets_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "targets" { print $1 }' | tail -n1)
+quotas_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "quotas" { print $1 }' | tail -n1)
+note "targets map $targets_id, quotas map $quotas_id; the prober holds maps: $(map_ids "$prober"), maps $(grep -c bpf-map "/proc/$prober/maps") into memory"
+check "the prober holds the targets map read-write, the quotas mapped, and nothing else of BPF" \
+	[ "$(map_ids "$prober")" = "$targets_id:2" -a \
+	  "$(grep -c 'anon_inode:bpf-map' "/proc/$prober/maps")" = 1 -a \
+	  -z "$(ls -l "/proc/$prober/fd" 2>/dev/null | grep -E 'bpf-prog')" ]
+pgoffd_targets=$(map_ids "$E2E_BROKER_PID" | tr ' ' '\n' | grep "^$targets_id:")
+check "pgoffd's own descriptor of the targets map is read-only ($pgoffd_targets)" \
+	[ -n "$targets_id" -a "$pgoffd_targets" = "$targets_id:0" ]
 check "the socket directory belongs to that user, mode 0750" \
 	[ "$(stat -c '%u %a' "$(dirname "$SOCK")")" = "$user 750" ]
 

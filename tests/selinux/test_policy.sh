@@ -164,8 +164,10 @@ has "pgoffd_t: capability2 bpf perfmon (and syslog for kallsyms addresses)" \
 	"bpf perfmon syslog" -s pgoffd_t -t pgoffd_t -c capability2
 has "pgoffd_t: capabilities of the drop and the prober (setuid setgid setpcap chown sys_ptrace dac_read_search)" \
 	"setuid setgid setpcap chown sys_ptrace dac_read_search" -s pgoffd_t -t pgoffd_t -c capability
-has "pgoffd_t: capset at the privilege drop (process setcap), fork for the prober" \
-	"setcap fork" -s pgoffd_t -t pgoffd_t -c process
+has "pgoffd_t: capset at the privilege drop (process setcap), fork for the prober and its workers, their memory limit, killing one that overruns" \
+	"setcap fork setrlimit sigkill" -s pgoffd_t -t pgoffd_t -c process
+has "pgoffd_t: the pipe from a prober worker (fifo_file read write)" \
+	"read write" -s pgoffd_t -t pgoffd_t -c fifo_file
 has "pgoffd_t: mmap of the BPF ring buffer (anon_inodefs file read write map)" \
 	"read write map" -s pgoffd_t -t anon_inodefs_t -c file
 has "pgoffd_t: reads /proc/kallsyms (system_map_t)" "open read" -s pgoffd_t -t system_map_t -c file
@@ -174,8 +176,8 @@ has "pgoffd_t: lists /proc to find PostgreSQL" "read search" -s pgoffd_t -t proc
 has "pgoffd_t: reads /proc/PID files of postgresql_t (stat, cmdline, maps)" \
 	"open read" -s pgoffd_t -t postgresql_t -c file
 has "pgoffd_t: reads /proc/PID/exe and cwd of postgresql_t" "read" -s pgoffd_t -t postgresql_t -c lnk_file
-has "pgoffd_t: reads and maps the postgres binary (postgresql_exec_t)" \
-	"open read map" -s pgoffd_t -t postgresql_exec_t -c file
+has "pgoffd_t: reads the postgres binary (postgresql_exec_t)" \
+	"open read" -s pgoffd_t -t postgresql_exec_t -c file
 has "pgoffd_t: reads /etc/pgoff (pgoffd_conf_t)" "open read" -s pgoffd_t -t pgoffd_conf_t -c file
 has "pgoffd_t: listens on its socket" "create bind listen accept" -s pgoffd_t -t pgoffd_t -c unix_stream_socket
 has "pgoffd_t: creates and removes its socket in /run/pgoff" \

@@ -25,7 +25,10 @@ static void test_file(void)
 	char err[256];
 	const char *p = write_file("# pgoffd\n\n  group = dba \n"
 				   "query-group=dba_sql\nmin-floor = 1ms\r\n"
-				   "ringbuf-size = 65536\nraw-tp = yes\n");
+				   "ringbuf-size = 65536\nraw-tp = yes\n"
+				   "trust-uids = root, 110\n"
+				   "trust-data-dirs = /srv/pg/a\n"
+				   "max-clusters-per-user = 2\n");
 
 	config_defaults(&c);
 	CHECK(config_load(&c, p, false, err, sizeof(err)) == 0);
@@ -37,6 +40,10 @@ static void test_file(void)
 	CHECK(c.raw_tp);
 	CHECK_STR(c.socket, "/run/pgoff/pgoffd.sock");	/* default kept */
 	CHECK(c.max_clients == 64);
+	CHECK_STR(c.trust_uids, "root, 110");
+	CHECK_STR(c.trust_data_dirs, "/srv/pg/a");
+	CHECK(c.max_clusters_per_uid == 2);
+	CHECK(c.max_procs_per_uid == 4096);	/* default kept */
 }
 
 static void test_errors_name_the_line(void)
@@ -51,6 +58,13 @@ static void test_errors_name_the_line(void)
 		{ "max-clients = 0\n", "invalid value '0' for max-clients" },
 		{ "group\n", ":1: expected 'key = value'" },
 		{ "group = \n", "invalid value '' for group" },
+		{ "trust-uids = root, no-such-user-pgoff\n",
+		  "for trust-uids: trust-uids: no user 'no-such-user-pgoff'" },
+		{ "trust-data-dirs = data\n", "'data' is not an absolute path" },
+		{ "max-clusters-per-user = 0\n",
+		  "invalid value '0' for max-clusters-per-user" },
+		{ "max-processes-per-user = 20000\n",
+		  "invalid value '20000' for max-processes-per-user" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -1,48 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A postmaster is a cluster once it runs in its data directory: probed
- * through a fake /proc whose exe and cwd are symlinks, as the real ones.
+ * The prober's reads of a would-be postmaster, through a fake /proc
+ * whose exe and cwd are symlinks, as the real ones: a postmaster is a
+ * cluster once it runs in its data directory; what any user can put in
+ * front of it (a FIFO, a symlink, a file of another user, a huge or
+ * foreign binary, a setuid process) is refused without blocking.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "broker/pg_probe.h"
 #include "tests/unit/check.h"
 
+#define PG_BINARY "/usr/lib/postgresql/15/bin/postgres"
+
 static char root[64], proc[96], data[96];
+static struct pg_trust trust;	/* the test's own uid */
 
-/* root/bin/postgres (not ELF: the probe goes on without symbols),
- * root/proc/4242/{exe,cwd}, root/data */
-static int make_tree(void)
+static int put_link(const char *target, const char *fmt, unsigned int pid,
+		    const char *name)
 {
-	char path[160], target[160];
-	int fd;
+	char path[160];
 
-	snprintf(root, sizeof(root), "/tmp/pgoff-probe.XXXXXX");
-	if (!mkdtemp(root))
-		return -1;
-	snprintf(proc, sizeof(proc), "%s/proc", root);
-	snprintf(data, sizeof(data), "%s/data", root);
-	snprintf(path, sizeof(path), "%s/bin", root);
-	if (mkdir(path, 0755) || mkdir(proc, 0755) || mkdir(data, 0755))
-		return -1;
-	snprintf(path, sizeof(path), "%s/bin/postgres", root);
-	fd = open(path, O_CREAT | O_WRONLY, 0755);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	snprintf(path, sizeof(path), "%s/4242", proc);
-	if (mkdir(path, 0755))
-		return -1;
-	snprintf(target, sizeof(target), "%s/bin/postgres", root);
-	snprintf(path, sizeof(path), "%s/4242/exe", proc);
-	if (symlink(target, path))
-		return -1;
-	snprintf(path, sizeof(path), "%s/4242/cwd", proc);
-	return symlink(data, path);
+	snprintf(path, sizeof(path), fmt, proc, pid, name);
+	unlink(path);
+	return symlink(target, path);
 }
 
 /* Replace DIR/NAME with TEXT (NULL: remove it, also as a directory). */
@@ -63,9 +51,53 @@ static void put_file(const char *dir, const char *name, const char *text)
 	}
 }
 
+/* A fake process: stat (comm, parent), status (uids), exe. */
+static int fake_proc(unsigned int pid, unsigned int ppid, unsigned int uid,
+		     const char *exe)
+{
+	char dir[128], text[256];
+
+	snprintf(dir, sizeof(dir), "%s/%u", proc, pid);
+	mkdir(dir, 0755);
+	snprintf(text, sizeof(text), "%u (postgres) S %u %u %u 0 -1 0 0 0 0 0 "
+		 "0 0 0 0 20 0 1 0 1000 0 0\n", pid, ppid, ppid, ppid);
+	put_file(dir, "stat", text);
+	snprintf(text, sizeof(text), "Name:\tpostgres\nUid:\t%u\t%u\t%u\t%u\n"
+		 "NSpid:\t%u\n", uid, uid, uid, uid, pid);
+	put_file(dir, "status", text);
+	return put_link(exe, "%s/%u/%s", pid, "exe");
+}
+
+static int make_tree(void)
+{
+	char path[160];
+
+	snprintf(root, sizeof(root), "/tmp/pgoff-probe.XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(data, sizeof(data), "%s/data", root);
+	snprintf(path, sizeof(path), "%s/bin", root);
+	if (mkdir(path, 0755) || mkdir(proc, 0755) || mkdir(data, 0755))
+		return -1;
+	if (fake_proc(4242, 1, getuid(), PG_BINARY))
+		return -1;
+	trust.uids[0] = getuid();
+	trust.nuids = 1;
+	return put_link(data, "%s/%u/%s", 4242, "cwd");
+}
+
 static void write_lockfile(const char *text)
 {
 	put_file(data, "postmaster.pid", text);
+}
+
+static void set_uids(const char *line)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "Name:\tpostgres\n%s\nNSpid:\t4242\n", line);
+	put_file(proc, "4242/status", text);
 }
 
 static void test_starting_postmaster_is_asked_again(void)
@@ -73,11 +105,11 @@ static void test_starting_postmaster_is_asked_again(void)
 	struct pg_cluster_info c;
 
 	write_lockfile(NULL);	/* not written yet */
-	CHECK(pg_probe_cluster(proc, 4242, &c) == -EAGAIN);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EAGAIN);
 	CHECK(c.status == -EAGAIN);
 	/* the cwd it inherited holds another cluster's file */
 	write_lockfile("777\n/elsewhere\n1700000000\n5432\n");
-	CHECK(pg_probe_cluster(proc, 4242, &c) == -EAGAIN);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EAGAIN);
 }
 
 static void test_postmaster_in_its_data_directory(void)
@@ -85,52 +117,168 @@ static void test_postmaster_in_its_data_directory(void)
 	struct pg_cluster_info c;
 
 	write_lockfile("4242\n/x\n1700000000\n5433\n/tmp\n*\n");
-	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
 	CHECK_STR(c.data_dir, data);
 	CHECK(c.port == 5433);
 	CHECK(c.postmaster_pid == 4242);
+	CHECK(c.uid == getuid());
+	CHECK(c.major == 15);	/* the real binary, read through exe */
+	CHECK(c.exe_ino != 0);
 	/* a single-user backend writes its pid negated */
 	write_lockfile("-4242\n/x\n1700000000\n0\n");
-	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
-}
-
-static void write_status(const char *text)
-{
-	put_file(proc, "4242/status", text);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
 }
 
 /* In a container the file holds the pid of the container's namespace. */
 static void test_postmaster_in_a_pid_namespace(void)
 {
 	struct pg_cluster_info c;
+	char line[64];
 
-	write_status("Name:\tpostgres\nTgid:\t4242\nPid:\t4242\n"
-		     "NSpid:\t4242\t7\nNSpgid:\t4242\t7\n");
+	snprintf(line, sizeof(line), "Uid:\t%u\t%u\t%u\t%u\nNSpid:\t4242\t7",
+		 getuid(), getuid(), getuid(), getuid());
+	set_uids(line);
 	write_lockfile("7\n/var/lib/postgresql/data\n1700000000\n5432\n");
-	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
 	CHECK(c.port == 5432);
 	CHECK(c.postmaster_pid == 4242);	/* pgoffd's view of the pid */
 	/* the host pid in the file is not this postmaster's own */
 	write_lockfile("4242\n/x\n1700000000\n5432\n");
-	CHECK(pg_probe_cluster(proc, 4242, &c) == -EAGAIN);
-	/* no namespace: the one NSpid is the pid */
-	write_status("Name:\tpostgres\nNSpid:\t4242\n");
-	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
-	write_status(NULL);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EAGAIN);
+	snprintf(line, sizeof(line), "Uid:\t%u\t%u\t%u\t%u", getuid(),
+		 getuid(), getuid(), getuid());
+	set_uids(line);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
 }
 
-/* Unreadable (SELinux may deny it): traced all the same, port unknown. */
-static void test_unreadable_lockfile(void)
+static void on_alarm(int sig)
+{
+	(void)sig;
+	fprintf(stderr, "the probe blocked\n");
+	_exit(1);
+}
+
+/* What a user may put where postmaster.pid should be: never opened. */
+static void test_hostile_lockfiles(void)
 {
 	struct pg_cluster_info c;
-	char path[160];
+	char path[160], line[64];
 
-	write_lockfile(NULL);
+	signal(SIGALRM, on_alarm);
+	alarm(10);	/* a FIFO opened for reading would block forever */
 	snprintf(path, sizeof(path), "%s/postmaster.pid", data);
-	CHECK(mkdir(path, 0755) == 0);	/* read() fails with EISDIR */
-	CHECK(pg_probe_cluster(proc, 4242, &c) == 0);
-	CHECK(c.port == 0);
-	CHECK_STR(c.data_dir, data);
+	write_lockfile(NULL);
+	CHECK(mkfifo(path, 0644) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EPERM);
+	CHECK(strstr(c.why, "not a regular file") != NULL);
+	write_lockfile(NULL);
+	CHECK(mkdir(path, 0755) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EPERM);
+	write_lockfile(NULL);
+	CHECK(symlink("/etc/passwd", path) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EPERM);
+	write_lockfile(NULL);
+	CHECK(symlink("/dev/zero", path) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EPERM);
+	/* larger than any postmaster.pid */
+	write_lockfile("4242\n");
+	CHECK(truncate(path, 1 << 20) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EPERM);
+	/* the postmaster says it runs as another uid than the file's */
+	write_lockfile("4242\n/x\n1700000000\n5433\n");
+	snprintf(line, sizeof(line), "Uid:\t%u\t%u\t%u\t%u", getuid() + 1,
+		 getuid() + 1, getuid() + 1, getuid() + 1);
+	set_uids(line);
+	CHECK(pg_probe_cluster(proc, 4242, NULL, &c) == -EPERM);
+	CHECK(strstr(c.why, "belongs to uid") != NULL);
+	alarm(0);
+	snprintf(line, sizeof(line), "Uid:\t%u\t%u\t%u\t%u", getuid(),
+		 getuid(), getuid(), getuid());
+	set_uids(line);
+}
+
+/* A setuid program named postgres is not its user's PostgreSQL. */
+static void test_uids_differ(void)
+{
+	struct pg_cluster_info c;
+	char line[64];
+
+	write_lockfile("4242\n/x\n1700000000\n5433\n");
+	snprintf(line, sizeof(line), "Uid:\t%u\t0\t0\t0", getuid() + 1);
+	set_uids(line);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EPERM);
+	CHECK(strstr(c.why, "uids differ") != NULL);
+	snprintf(line, sizeof(line), "Uid:\t%u\t%u\t%u\t%u", getuid(),
+		 getuid(), getuid(), getuid());
+	set_uids(line);
+}
+
+/* Binaries: someone else's copy, a foreign one, a huge one, a symlink
+ * named postgres to another program. */
+static void test_binaries(void)
+{
+	struct pg_cluster_info c;
+	struct pg_trust none = { 0 }, dirs = { 0 };
+	char copy[160], cmd[400];
+
+	write_lockfile("4242\n/x\n1700000000\n5433\n");
+	snprintf(copy, sizeof(copy), "%s/bin/postgres", root);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 0775 %s", PG_BINARY,
+		 copy, copy);
+	CHECK(system(cmd) == 0);
+	CHECK(put_link(copy, "%s/%u/%s", 4242, "exe") == 0);
+	/* group-writable: not trusted by default, by uid or data dir it is */
+	CHECK(pg_probe_cluster(proc, 4242, &none, &c) == -EPERM);
+	CHECK(strstr(c.why, "trust-uids") != NULL);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	snprintf(dirs.dirs[0], sizeof(dirs.dirs[0]), "%s", data);
+	dirs.ndirs = 1;
+	CHECK(pg_probe_cluster(proc, 4242, &dirs, &c) == 0);
+	/* not PostgreSQL, though called postgres */
+	snprintf(cmd, sizeof(cmd), "cp /bin/true %s", copy);
+	CHECK(system(cmd) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -ENOEXEC);
+	/* too large to read */
+	CHECK(truncate(copy, (off_t)PG_PROBE_MAX_BINARY + 1) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -EPERM);
+	CHECK(strstr(c.why, "cannot be read") != NULL);
+	/* another program, reached through a symlink named postgres */
+	CHECK(put_link("/bin/sleep", "%s/%u/%s", 4242, "exe") == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == -ENOEXEC);
+	CHECK(put_link(PG_BINARY, "%s/%u/%s", 4242, "exe") == 0);
+	/* the distribution's binary: trusted with no settings */
+	CHECK(pg_probe_cluster(proc, 4242, &none, &c) == 0 ||
+	      getuid() != 0);
+}
+
+static int found[8], nfound;
+
+static int note_found(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	if (nfound < 8)
+		found[nfound++] = (int)pid;
+	return 0;
+}
+
+/* A cluster's processes: below its postmaster, its uid, its binary. */
+static void test_descendants(void)
+{
+	struct pg_cluster_info c;
+	int n;
+
+	write_lockfile("4242\n/x\n1700000000\n5433\n");
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(fake_proc(4243, 4242, getuid(), PG_BINARY) == 0);
+	CHECK(fake_proc(4244, 4243, getuid(), PG_BINARY) == 0);
+	CHECK(fake_proc(4245, 4242, getuid() + 1, PG_BINARY) == 0);
+	CHECK(fake_proc(4246, 4242, getuid(), "/bin/sh") == 0);
+	CHECK(fake_proc(4247, 1, getuid(), PG_BINARY) == 0);
+	nfound = 0;
+	n = pg_probe_descendants(proc, &c, note_found, NULL);
+	CHECK(n == 2);
+	CHECK((found[0] == 4243 && found[1] == 4244) ||
+	      (found[0] == 4244 && found[1] == 4243));
 }
 
 int main(void)
@@ -144,7 +292,10 @@ int main(void)
 	RUN(test_starting_postmaster_is_asked_again);
 	RUN(test_postmaster_in_its_data_directory);
 	RUN(test_postmaster_in_a_pid_namespace);
-	RUN(test_unreadable_lockfile);
+	RUN(test_hostile_lockfiles);
+	RUN(test_uids_differ);
+	RUN(test_binaries);
+	RUN(test_descendants);
 	fails = CHECK_DONE();
 	{
 		char cmd[96];

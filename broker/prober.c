@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* prober.c - the prober process and pgoffd's end of it; see prober.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "bpf/offcpu.h"
+#include "broker/pg_probe.h"
+#include "broker/privdrop.h"
+#include "broker/prober.h"
+#include "broker/procfs.h"
+#include "protocol/log.h"
+
+/* A worker reads at most this much memory (libelf, a hostile binary). */
+#define WORKER_MAX_MEMORY (1ul << 30)
+
+enum prober_op { OP_PROBE = 1, OP_MAPS = 2 };
+
+struct prober_msg {
+	uint32_t op;
+	uint32_t pid;
+};
+
+struct prober {
+	int fd;
+	pid_t pid;
+	bool busy;			/* a question is out */
+	uint32_t asked;			/* its pid */
+};
+
+/* ---- the prober process ---- */
+
+struct serve_state {
+	const struct prober_opts *o;
+	int targets_fd;			/* -1 until pgoffd sends the maps */
+	struct pgoff_quota *quotas;	/* the shared mapping of `quotas` */
+	uint32_t slot_uid[PGOFF_MAX_QUOTAS];
+	bool slot_used[PGOFF_MAX_QUOTAS];
+	uint32_t next_cluster;
+};
+
+/* A user's slot in the quota array: theirs, a free one, or -ENOSPC. */
+static int quota_slot(struct serve_state *st, uint32_t uid)
+{
+	int free_slot = -1;
+
+	for (int i = 0; i < PGOFF_MAX_QUOTAS; i++) {
+		if (st->slot_used[i] && st->slot_uid[i] == uid)
+			return i;
+		/* a slot with nothing traced any more may change hands */
+		if (free_slot < 0 && (!st->slot_used[i] ||
+				      (__atomic_load_n(&st->quotas[i].procs, __ATOMIC_SEQ_CST) == 0 &&
+				       __atomic_load_n(&st->quotas[i].threads, __ATOMIC_SEQ_CST) == 0)))
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	st->slot_used[free_slot] = true;
+	st->slot_uid[free_slot] = uid;
+	st->quotas[free_slot].max_procs = st->o->max_procs_per_uid;
+	st->quotas[free_slot].max_threads = st->o->max_threads_per_uid;
+	return free_slot;
+}
+
+struct trace_ctx {
+	struct serve_state *st;
+	struct pgoff_target target;
+	uint32_t traced;
+	int err;
+};
+
+/*
+ * Put one process into the kernel's table within its user's quota. An
+ * entry the kernel made already (it forked after the postmaster was
+ * added) is counted by the kernel. A process that exited meanwhile is
+ * taken out again, so that its pid, reused, is never traced.
+ */
+static int trace_one(void *ctx, uint32_t pid)
+{
+	struct trace_ctx *tc = ctx;
+	struct pgoff_quota *q = &tc->st->quotas[tc->target.quota];
+	char path[96];
+
+	if (__atomic_fetch_add(&q->procs, 1, __ATOMIC_SEQ_CST) >=
+	    (int32_t)q->max_procs) {
+		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
+		tc->err = -EDQUOT;
+		return 1;
+	}
+	if (bpf_map_update_elem(tc->st->targets_fd, &pid, &tc->target,
+				BPF_NOEXIST)) {
+		int err = -errno;
+
+		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
+		if (err != -EEXIST) {
+			tc->err = err;
+			return 1;
+		}
+		tc->traced++;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/%u", tc->st->o->proc_root, pid);
+	if (access(path, F_OK) && bpf_map_delete_elem(tc->st->targets_fd, &pid) == 0)
+		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
+	else
+		tc->traced++;
+	return 0;
+}
+
+/* The postmaster first: what it forks from then on the kernel adds. */
+static void trace_cluster(struct serve_state *st, int slot,
+			  struct pg_cluster_info *c)
+{
+	struct trace_ctx tc = {
+		.st = st,
+		.target = { .wait_event_ptr = c->wait_event_ptr,
+			    .query_ptr = c->query_ptr, .cluster = c->id,
+			    .uid = c->uid, .quota = (uint16_t)slot },
+	};
+
+	trace_one(&tc, c->postmaster_pid);
+	if (!tc.err)
+		pg_probe_descendants(st->o->proc_root, c, trace_one, &tc);
+	c->traced = tc.traced;
+	if (tc.err == -EDQUOT)
+		snprintf(c->why, sizeof(c->why), "uid %u has %u processes "
+			 "traced (max-processes-per-user): some are not",
+			 c->uid, st->o->max_procs_per_uid);
+	else if (tc.err)
+		snprintf(c->why, sizeof(c->why), "the kernel's table of traced "
+			 "processes refused some: %s", strerror(-tc.err));
+}
+
+/* A worker whose time ran out may have traced part of a cluster: out. */
+static void untrace_cluster(struct serve_state *st, uint32_t id)
+{
+	uint32_t key, next;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(st->targets_fd, prev, &next) == 0) {
+		struct pgoff_target t;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(st->targets_fd, &key, &t) ||
+		    t.cluster != id)
+			continue;
+		if (bpf_map_delete_elem(st->targets_fd, &key) == 0)
+			__atomic_fetch_sub(&st->quotas[t.quota].procs, 1,
+					   __ATOMIC_SEQ_CST);
+		prev = NULL;	/* deleted under the walk: start over */
+	}
+}
+
+static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
+		   int slot, int out)
+{
+	struct rlimit mem = { WORKER_MAX_MEMORY, WORKER_MAX_MEMORY };
+	struct pg_cluster_info c;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+#ifndef __SANITIZE_ADDRESS__	/* ASan's shadow takes terabytes of it */
+	setrlimit(RLIMIT_AS, &mem);
+#else
+	(void)mem;
+#endif
+	if (pg_probe_cluster(st->o->proc_root, pid, &st->o->trust, &c) == 0) {
+		c.id = id;
+		if (st->targets_fd < 0) {
+			/* no kernel tables yet: the facts only */
+		} else if (slot < 0) {
+			c.status = -ENOSPC;
+			snprintf(c.why, sizeof(c.why), "more than %d users run "
+				 "traced clusters", PGOFF_MAX_QUOTAS);
+		} else {
+			trace_cluster(st, slot, &c);
+			if (!c.traced)
+				c.status = -EDQUOT;
+		}
+	}
+	if (write(out, &c, sizeof(c)) != sizeof(c))
+		_exit(1);
+	_exit(0);
+}
+
+/* One question, answered by a worker within the deadline. */
+static void probe(struct serve_state *st, uint32_t pid,
+		  struct pg_cluster_info *c)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t uids[4], id = ++st->next_cluster;
+	int slot = -1, p[2];
+	pid_t w;
+
+	memset(c, 0, sizeof(*c));
+	c->postmaster_pid = pid;
+	if (procfs_uids(st->o->proc_root, pid, uids)) {
+		c->status = -ENOENT;
+		return;
+	}
+	if (st->quotas)
+		slot = quota_slot(st, uids[0]);
+	if (pipe2(p, O_CLOEXEC)) {
+		c->status = -errno;
+		return;
+	}
+	w = fork();
+	if (w == 0) {
+		close(p[0]);
+		worker(st, pid, id, slot, p[1]);
+	}
+	close(p[1]);
+	if (w < 0) {
+		c->status = -errno;
+		close(p[0]);
+		return;
+	}
+	pfd.fd = p[0];
+	if (poll(&pfd, 1, PROBER_DEADLINE_MS) != 1 ||
+	    read(p[0], c, sizeof(*c)) != sizeof(*c)) {
+		kill(w, SIGKILL);
+		memset(c, 0, sizeof(*c));
+		c->postmaster_pid = pid;
+		c->status = -ETIMEDOUT;
+		snprintf(c->why, sizeof(c->why), "no answer within %d ms (a "
+			 "file system that blocks?)", PROBER_DEADLINE_MS);
+	}
+	close(p[0]);
+	waitpid(w, NULL, 0);
+	if (c->status == -ETIMEDOUT && st->targets_fd >= 0)
+		untrace_cluster(st, id);
+	c->postmaster_pid = pid;	/* the worker's word is not needed for it */
+	c->data_dir[sizeof(c->data_dir) - 1] = '\0';
+	c->version[sizeof(c->version) - 1] = '\0';
+	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
+	c->why[sizeof(c->why) - 1] = '\0';
+}
+
+/* The maps pgoffd sends once they exist: fds in SCM_RIGHTS. */
+static void take_maps(struct serve_state *st, struct msghdr *mh)
+{
+	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+	int fds[2];
+
+	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(fds)))
+		_exit(1);
+	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	st->quotas = mmap(NULL, PGOFF_MAX_QUOTAS * sizeof(struct pgoff_quota),
+			  PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
+	if (st->quotas == MAP_FAILED)
+		_exit(1);
+	close(fds[1]);
+	st->targets_fd = fds[0];
+}
+
+/* The prober's life: pids in, cluster facts out, until pgoffd is gone. */
+static void serve(int fd, const struct prober_opts *o)
+{
+	struct serve_state st = { .o = o, .targets_fd = -1 };
+
+	for (;;) {
+		char cbuf[CMSG_SPACE(2 * sizeof(int))];
+		struct prober_msg m;
+		struct iovec iov = { &m, sizeof(m) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		struct pg_cluster_info c;
+		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+
+		if (n == 0)
+			_exit(0);
+		if (n != sizeof(m)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			_exit(n < 0 ? 1 : 0);
+		}
+		if (m.op == OP_MAPS) {
+			take_maps(&st, &mh);
+			continue;
+		}
+		if (m.op != OP_PROBE)
+			_exit(1);
+		probe(&st, m.pid, &c);
+		if (send(fd, &c, sizeof(c), MSG_NOSIGNAL) != sizeof(c))
+			_exit(1);
+	}
+}
+
+int prober_start(struct prober **out, const struct prober_opts *o)
+{
+	static const cap_value_t keep[] = { CAP_SYS_PTRACE,
+					    CAP_DAC_READ_SEARCH };
+	struct prober *p;
+	pid_t parent;
+	int sv[2], err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	/* SEQPACKET: one message, one answer, never half of one */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		free(p);
+		return -errno;
+	}
+	parent = getpid();
+	p->pid = fork();
+	if (p->pid < 0) {
+		err = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		free(p);
+		return err;
+	}
+	if (p->pid == 0) {
+		log_init("pgoffd[probe]", log_get_level());
+		/* pgoffd's end closing is the signal to exit; PDEATHSIG (set
+		 * after the uid change, which clears it) covers a stuck read */
+		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0) ||
+		    privdrop(o->uid, o->gid, keep, 2) ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+			_exit(1);
+		if (getppid() != parent)	/* pgoffd died before that */
+			_exit(0);
+		signal(SIGPIPE, SIG_IGN);
+		serve(3, o);
+	}
+	close(sv[1]);
+	p->fd = sv[0];
+	*out = p;
+	return 0;
+}
+
+/* ---- pgoffd's end ---- */
+
+int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd)
+{
+	struct prober_msg m = { .op = OP_MAPS };
+	int fds[2] = { targets_fd, quotas_fd };
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	memset(cbuf, 0, sizeof(cbuf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	if (sendmsg(p->fd, &mh, MSG_NOSIGNAL) != sizeof(m))
+		return -errno;
+	return 0;
+}
+
+int prober_ask(struct prober *p, uint32_t pid)
+{
+	struct prober_msg m = { .op = OP_PROBE, .pid = pid };
+
+	if (p->busy)
+		return -EBUSY;
+	/* one question at a time: the socket always has room for it */
+	if (send(p->fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    sizeof(m))
+		return -errno;
+	p->busy = true;
+	p->asked = pid;
+	return 0;
+}
+
+bool prober_busy(const struct prober *p)
+{
+	return p->busy;
+}
+
+int prober_fd(const struct prober *p)
+{
+	return p->fd;
+}
+
+int prober_answer(struct prober *p, struct pg_cluster_info *out)
+{
+	ssize_t n = recv(p->fd, out, sizeof(*out), MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return -EAGAIN;
+	if (n != sizeof(*out) || out->postmaster_pid != p->asked) {
+		p->busy = false;
+		return -EIO;
+	}
+	p->busy = false;
+	out->data_dir[sizeof(out->data_dir) - 1] = '\0';
+	out->version[sizeof(out->version) - 1] = '\0';
+	out->pg_missing[sizeof(out->pg_missing) - 1] = '\0';
+	out->why[sizeof(out->why) - 1] = '\0';
+	return 0;
+}
+
+int prober_wait(struct prober *p, int ms, struct pg_cluster_info *out)
+{
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -EAGAIN;
+	return prober_answer(p, out);
+}
+
+void prober_stop(struct prober *p)
+{
+	if (!p)
+		return;
+	close(p->fd);
+	/* at once: it may wait for a worker up to its deadline */
+	kill(p->pid, SIGKILL);
+	waitpid(p->pid, NULL, 0);
+	free(p);
+}
+
+int prober_pid(const struct prober *p)
+{
+	return p->pid;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * prober.h - the privileged prober process and pgoffd's end of it.
+ *
+ * Privilege separation: after setup pgoffd runs with no capabilities as
+ * an unprivileged user; the prober is a process forked before anything
+ * else is opened that keeps CAP_SYS_PTRACE (read-only /proc access: exe,
+ * cwd, maps of other users' processes) and CAP_DAC_READ_SEARCH (a 0700
+ * data directory). Its only input is a pid from pgoffd.
+ *
+ * It is also the only process that writes the kernel's table of traced
+ * processes (pgoffd's descriptor of it is read-only): a compromised
+ * pgoffd cannot point the BPF programs' reads at another process.
+ *
+ * It never blocks pgoffd: pgoffd asks without waiting and reads the
+ * answer in its event loop. It is never blocked itself: each question
+ * is answered by a short-lived worker it forks, killed (SIGKILL ends
+ * even a FUSE or NFS wait) if it has not answered within the deadline.
+ */
+#ifndef PGOFF_PROBER_H
+#define PGOFF_PROBER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "broker/pg_probe.h"
+
+#define PROBER_DEADLINE_MS	3000
+
+struct prober_opts {
+	const char *proc_root;		/* "/proc" */
+	uid_t uid;			/* run as (pgoffd's user) */
+	gid_t gid;
+	struct pg_trust trust;
+	uint32_t max_procs_per_uid;	/* processes traced per user */
+	uint32_t max_threads_per_uid;	/* their threads in the thread table */
+};
+
+struct prober;
+
+/* Fork the prober. Call as root, first of all. Returns 0 or -errno. */
+int prober_start(struct prober **out, const struct prober_opts *o);
+/*
+ * Hand it the kernel's tables it fills, once they exist: the targets map
+ * and the per-user quota array (see bpf/offcpu.h). Returns 0 or -errno.
+ */
+int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd);
+
+/* Ask about pid; never blocks. -EBUSY while an answer is awaited. */
+int prober_ask(struct prober *p, uint32_t pid);
+bool prober_busy(const struct prober *p);
+/* Readable when an answer came (for epoll). */
+int prober_fd(const struct prober *p);
+/*
+ * The answer, if it came: 0 with out filled, -EAGAIN not yet, -EIO the
+ * prober is gone. Never blocks.
+ */
+int prober_answer(struct prober *p, struct pg_cluster_info *out);
+/* Wait up to ms for the answer (setup only, before serving). */
+int prober_wait(struct prober *p, int ms, struct pg_cluster_info *out);
+
+/* End the prober (and a worker of it) at once; reap it. NULL-safe. */
+void prober_stop(struct prober *p);
+int prober_pid(const struct prober *p);
+
+#endif
