@@ -46,7 +46,8 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
-	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c
+	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
+	broker/holdback.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "broker/config.h"
 #include "broker/event.h"
+#include "broker/holdback.h"
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
 #include "broker/privdrop.h"
@@ -45,11 +46,17 @@ struct broker {
 	struct stats stats;
 	struct timespec started;		/* CLOCK_MONOTONIC */
 	struct ring_pace ring;			/* while someone subscribes */
+	struct holdback *held;			/* records awaiting a title */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 };
 
 /* Records handled per loop round: clients and signals are served between. */
 #define RING_BUDGET 512
+
+/* Records of a process whose title is not known yet wait for it this
+ * long at most (see holdback.h); this many at most. */
+#define HOLDBACK_MS 50
+#define HOLDBACK_RECORDS 1024
 
 static int64_t monotonic_ms(void)
 {
@@ -274,10 +281,32 @@ static void publish(void *ctx, const void *data, size_t size)
 		server_publish(b->server, &lines, &meta);
 }
 
+/* The process an interval or episode record is about; 0 for others. */
+static uint32_t record_tgid(const void *data, size_t size)
+{
+	const struct pgoff_record *r = data;
+	const struct pgoff_episode *e = data;
+
+	if (size >= sizeof(*r) && r->kind == PGOFF_REC_INTERVAL)
+		return r->tgid;
+	if (size >= sizeof(*e) && e->kind == PGOFF_REC_EPISODE)
+		return e->tgid;
+	return 0;
+}
+
+/* A traced process whose title PostgreSQL has not set yet. */
+static bool awaits_title(struct broker *b, uint32_t tgid)
+{
+	const struct pg_proc *p = pg_registry_proc(b->registry, tgid);
+
+	return p && !p->titled;
+}
+
 static void on_record(void *ctx, void *data, size_t size)
 {
 	struct broker *b = ctx;
 	const struct pgoff_title *title = data;
+	uint32_t tgid;
 
 	if (size >= sizeof(*title) && title->kind == PGOFF_REC_TITLE) {
 		char text[PGOFF_TITLE_MAX];
@@ -285,8 +314,13 @@ static void on_record(void *ctx, void *data, size_t size)
 		memcpy(text, title->title, sizeof(text));
 		text[sizeof(text) - 1] = '\0';
 		pg_registry_title(b->registry, title->tgid, title->cluster, text);
+		holdback_release(b->held, title->tgid, publish, b);
 		return;
 	}
+	tgid = record_tgid(data, size);
+	if (tgid && (holdback_has(b->held, tgid) || awaits_title(b, tgid)) &&
+	    holdback_put(b->held, tgid, data, size, monotonic_ms()) == 0)
+		return;
 	publish(b, data, size);
 }
 
@@ -620,6 +654,9 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &b.started);
 	ring_pace_init(&b.ring);
+	if (holdback_new(&b.held, HOLDBACK_RECORDS,
+			 sizeof(struct pgoff_record_query), HOLDBACK_MS))
+		log_fatal(ENOMEM, "out of memory");
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	if (read_config(argc, argv, &b.cfg, path, sizeof(path), &check_only,
 			err_msg, sizeof(err_msg)) ||
@@ -696,8 +733,12 @@ int main(int argc, char **argv)
 		/* records left over from the last round: do not sleep */
 		int timeout = ring_more ? 0 : -1, n;
 
+		int64_t held = holdback_wait_ms(b.held, monotonic_ms());
+
 		if (!ring_more && ring_in_use(&b))
 			timeout = (int)ring_pace_wait_ms(&b.ring, monotonic_ms());
+		if (held >= 0 && (timeout < 0 || held < timeout))
+			timeout = (int)held;
 		n = epoll_wait(epfd, evs, 64, timeout);
 		if (n < 0 && errno != EINTR)
 			log_fatal(errno, "epoll_wait");
@@ -729,10 +770,13 @@ int main(int argc, char **argv)
 
 			ring_pace_read(&b.ring, monotonic_ms(), got);
 		}
+		holdback_expire(b.held, monotonic_ms(), publish, &b);
 		server_flush(b.server);	/* one send per client per round */
 		server_reap(b.server);
 	}
+	holdback_expire(b.held, INT64_MAX, publish, &b);
 	server_close(b.server, "shutdown");
+	holdback_free(b.held);
 	event_ctx_free(&b.events);
 	stats_free(&b.stats);
 	tracer_close(b.tracer);
