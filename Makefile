@@ -58,7 +58,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
 .PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
-	unit-binaries \
+	unit-binaries pg-wait-names \
 	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
@@ -158,6 +158,19 @@ asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit-binaries
 
 unit-binaries: $(UNIT_TESTS)
+
+# The wait event tables, generated from PostgreSQL's own sources: PGSRC is
+# a PostgreSQL git repository (bare is fine) with REL_13_STABLE ..
+# REL_19_STABLE; PGREFS="19=REL_19_RC1 …" reads other refs. The output
+# depends only on what the refs hold, so a rerun gives the same bytes.
+PYTHON3 ?= /usr/bin/python3
+
+pg-wait-names:
+	@test -n "$(PGSRC)" || { echo "make pg-wait-names: give PGSRC=/path/to/postgres.git" >&2; \
+		exit 2; }
+	$(call msg,GEN,broker/pg_wait_names_data.c)
+	$(Q)$(PYTHON3) tools/gen_pg_wait_names.py --git-dir $(PGSRC) \
+		$(foreach r,$(PGREFS),--ref $(r)) -o broker/pg_wait_names_data.c
 
 # The SELinux module (selinux/): built by the refpolicy devel Makefile in
 # $(BUILD)/selinux, so the source tree stays clean. Debian: selinux-policy-dev;
