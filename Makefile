@@ -44,6 +44,7 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
+	broker/pg_wait_names_data.c \
 	broker/filter.c broker/pg_probe.c broker/privdrop.c broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
@@ -90,16 +91,20 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(CLIENT_LIBS) -o $@
 
+# The wait event names and their generated tables go together.
+PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
+
 # Each unit test links the one module it tests (named after it), plus
 # protocol/ and the pure modules that one needs.
-TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
+TEST_NEEDS_filter := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_render := client/render.c
-TEST_NEEDS_syscall_wait := broker/classify.c broker/pg_wait_names.c
+TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
-	broker/pg_wait_names.c broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
+	$(PG_WAIT_NAMES) broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
 	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/privdrop.c
 TEST_NEEDS_flame := client/flame.c
+TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/privdrop.c
 
 .SECONDEXPANSION:
@@ -128,7 +133,7 @@ FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
-		broker/classify.c broker/pg_wait_names.c $(BUILD)/vmlinux.h
+		broker/classify.c $(PG_WAIT_NAMES) $(BUILD)/vmlinux.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@

@@ -40,8 +40,11 @@ static void test_known_majors(void)
 	CHECK(pg_wait_names_known_major(15) == 1);
 	CHECK(pg_wait_names_known_major(16) == 1);
 	CHECK(pg_wait_names_known_major(17) == 1);
-	CHECK(pg_wait_names_known_major(13) == 0);
-	CHECK(pg_wait_names_known_major(18) == 0);
+	CHECK(pg_wait_names_known_major(13) == 1);
+	CHECK(pg_wait_names_known_major(18) == 1);
+	CHECK(pg_wait_names_known_major(19) == 1);
+	CHECK(pg_wait_names_known_major(12) == 0);
+	CHECK(pg_wait_names_known_major(20) == 0);
 	CHECK(pg_wait_names_known_major(0) == 0);
 	CHECK(pg_wait_names_known_major(-1) == 0);
 }
@@ -56,8 +59,8 @@ static void test_not_waiting(void)
 
 static void test_unknown_major(void)
 {
-	EXPECT_NOTHING(13, 0x06000000);
-	EXPECT_NOTHING(18, 0x06000000);
+	EXPECT_NOTHING(12, 0x06000000);
+	EXPECT_NOTHING(20, 0x06000000);
 	EXPECT_NOTHING(0, 0x03000005);
 	EXPECT_NOTHING(1500, 0x09000002);
 }
@@ -142,7 +145,9 @@ static void test_pg15_activity_timeout_ipc_io(void)
 	EXPECT(15, 0x0800001f, "IPC", "MessageQueueReceive");
 	EXPECT(15, 0x0800002f, "IPC", "SyncRep");
 	EXPECT(15, 0x08000032, "IPC", "XactGroupUpdate");
-	EXPECT_NO_NAME(15, 0x08000033, "IPC");
+	/* appended by a minor release (15.19) */
+	EXPECT(15, 0x08000033, "IPC", "WalReceiverUpstreamCatchup");
+	EXPECT_NO_NAME(15, 0x08000034, "IPC");
 	EXPECT(15, 0x0A000000, "IO", "BaseBackupRead");
 	EXPECT(15, 0x0A00000d, "IO", "DataFileExtend");
 	EXPECT(15, 0x0A000011, "IO", "DataFileRead");
@@ -163,7 +168,8 @@ static void test_pg14(void)
 	EXPECT(14, 0x06000001, "Client", "ClientWrite");
 	EXPECT(14, 0x08000006, "IPC", "BufferIO");
 	EXPECT(14, 0x0800002e, "IPC", "XactGroupUpdate");
-	EXPECT_NO_NAME(14, 0x0800002f, "IPC");
+	EXPECT(14, 0x0800002f, "IPC", "WalReceiverUpstreamCatchup");
+	EXPECT_NO_NAME(14, 0x08000030, "IPC");
 	EXPECT(14, 0x09000001, "Timeout", "PgSleep");
 	EXPECT(14, 0x09000006, "Timeout", "RegisterSyncRequest");
 	EXPECT_NO_NAME(14, 0x09000007, "Timeout");
@@ -183,7 +189,8 @@ static void test_pg16(void)
 	EXPECT(16, 0x08000008, "IPC", "BufferIO");
 	EXPECT(16, 0x08000016, "IPC", "HashGrowBatchesReallocate");
 	EXPECT(16, 0x08000034, "IPC", "XactGroupUpdate");
-	EXPECT_NO_NAME(16, 0x08000035, "IPC");
+	EXPECT(16, 0x08000035, "IPC", "WalReceiverUpstreamCatchup");
+	EXPECT_NO_NAME(16, 0x08000036, "IPC");
 	EXPECT(16, 0x09000002, "Timeout", "PgSleep");
 	EXPECT(16, 0x09000006, "Timeout", "SpinDelay");
 	EXPECT(16, 0x0A000011, "IO", "DataFileRead");
@@ -212,7 +219,9 @@ static void test_pg17(void)
 	EXPECT(17, 0x0800000a, "IPC", "CheckpointDelayStart");
 	EXPECT(17, 0x08000029, "IPC", "ProcarrayGroupUpdate");
 	EXPECT(17, 0x08000038, "IPC", "XactGroupUpdate");
-	EXPECT_NO_NAME(17, 0x08000039, "IPC");
+	/* 17.11 appends it after the sorted list (ABI_compatibility) */
+	EXPECT(17, 0x08000039, "IPC", "WalReceiverUpstreamCatchup");
+	EXPECT_NO_NAME(17, 0x0800003a, "IPC");
 	EXPECT(17, 0x09000002, "Timeout", "PgSleep");
 	EXPECT(17, 0x09000009, "Timeout", "WalSummarizerError");
 	EXPECT(17, 0x0A000003, "IO", "BuffileRead");
@@ -273,9 +282,10 @@ static void test_lwlock_tranches(void)
 	EXPECT(17, 0x0100003c, "LWLock", "WALInsert");	/* 60 */
 	EXPECT(17, 0x01000041, "LWLock", "BufferMapping");	/* 65 */
 	EXPECT(17, 0x01000042, "LWLock", "LockManager");	/* 66 */
-	/* enum order differs from the order of the names in lwlock.c */
-	EXPECT(17, 0x01000055, "LWLock", "MultixactMemberSLRU");	/* 85 */
-	EXPECT(17, 0x01000056, "LWLock", "MultixactOffsetSLRU");	/* 86 */
+	/* enum order differs from the order of the names in lwlock.c;
+	 * spelled Multixact… up to 17.5 */
+	EXPECT(17, 0x01000055, "LWLock", "MultiXactMemberSLRU");	/* 85 */
+	EXPECT(17, 0x01000056, "LWLock", "MultiXactOffsetSLRU");	/* 86 */
 	EXPECT(17, 0x0100005a, "LWLock", "XactSLRU");	/* 90 */
 }
 
