@@ -115,6 +115,15 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEE
 	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) $(PROTOCOL_OBJS) \
 		$(BROKER_LIBS) -o $@
 
+# Tools the end-to-end tests run (not installed).
+TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump
+
+$(BUILD)/tests/pg_wait_names_dump: tests/tools/pg_wait_names_dump.c $(PG_WAIT_NAMES) \
+		broker/pg_wait_names.h broker/pg_wait_names_data.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) -o $@
+
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -122,7 +131,7 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-unit-test: all $(UNIT_TESTS)
+unit-test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS) $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder and the client's renderers
@@ -162,7 +171,7 @@ test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit-binaries
 
-unit-binaries: $(UNIT_TESTS)
+unit-binaries: $(UNIT_TESTS) $(TEST_TOOLS)
 
 # The wait event tables, generated from PostgreSQL's own sources: PGSRC is
 # a PostgreSQL git repository (bare is fine) with REL_13_STABLE ..
