@@ -171,11 +171,12 @@ static struct pg_cluster *add_cluster(struct pg_registry *r, uint32_t pid)
 
 static void read_title(struct pg_registry *r, struct pg_proc *p)
 {
+	const struct pg_cluster *c = pg_registry_cluster(r, p->cluster);
 	char path[96], buf[512];
 
 	snprintf(path, sizeof(path), "%s/%u/cmdline", r->proc_root, p->pid);
 	if (procfs_read(path, buf, sizeof(buf)) <= 0 ||
-	    pg_title_parse(buf, &p->title))
+	    pg_title_parse(buf, c ? (int)c->info.major : 0, &p->title))
 		return;
 	/* a child still showing the postmaster's argv has no title yet */
 	p->titled = strcmp(p->title.backend_type, "postmaster") != 0 ||
