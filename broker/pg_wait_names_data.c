@@ -8,7 +8,7 @@
  * Per major: the ref and commit read, its version, the releases whose
  * events give each event's first minor (the second number of an entry).
  *
- * 13: REL_13_STABLE at e80cdbba96b89235f66e796fb7ec70aeaf9a265e, version 13.21
+ * 13: REL_13_STABLE at 3e75313c2beaf1905bc47623902e0983fb731f8a, version 13.21
  *     releases read ("Stamp 13.N" commits of REL_13_STABLE): 13.0, 13.1, 13.2,
  *     13.3, 13.4, 13.5, 13.6, 13.7, 13.8, 13.9, 13.10, 13.11, 13.12, 13.13,
  *     13.14, 13.15, 13.16, 13.17, 13.18, 13.19, 13.20, 13.21
@@ -2276,8 +2276,8 @@ static const struct pg_wait_class_def classes_19[] = {
 
 const struct pg_wait_major_def pg_wait_major_defs[] = {
 	{ .major = 13, .ref = "REL_13_STABLE", .version = "13.21",
-	  .commit = "e80cdbba96b89235f66e796fb7ec70aeaf9a265e",
-	  .source = "REL_13_STABLE 13.21 (commit e80cdbba96b89235f66e796fb7ec70aeaf9a265e)",
+	  .commit = "3e75313c2beaf1905bc47623902e0983fb731f8a",
+	  .source = "REL_13_STABLE 13.21 (commit 3e75313c2beaf1905bc47623902e0983fb731f8a)",
 	  .last_minor = 21,
 	  .classes = classes_13, .nclasses = 9 },
 	{ .major = 14, .ref = "REL_14_STABLE", .version = "14.23",
