@@ -44,6 +44,7 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
+	broker/pg_wait_names_data.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
@@ -60,7 +61,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
 .PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
-	unit-binaries \
+	unit-binaries pg-wait-names \
 	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
 
@@ -92,16 +93,20 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(CLIENT_LIBS) -o $@
 
+# The wait event names and their generated tables go together.
+PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
+
 # Each unit test links the one module it tests (named after it), plus
 # protocol/ and the pure modules that one needs.
-TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
+TEST_NEEDS_filter := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_render := client/render.c
-TEST_NEEDS_syscall_wait := broker/classify.c broker/pg_wait_names.c
+TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
-	broker/pg_wait_names.c broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
+	$(PG_WAIT_NAMES) broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
 	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/pg_trust.c
 TEST_NEEDS_flame := client/flame.c
+TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
 TEST_NEEDS_config := broker/pg_trust.c
 
@@ -113,6 +118,15 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEE
 	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) $(PROTOCOL_OBJS) \
 		$(BROKER_LIBS) -o $@
 
+# Tools the end-to-end tests run (not installed).
+TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump
+
+$(BUILD)/tests/pg_wait_names_dump: tests/tools/pg_wait_names_dump.c $(PG_WAIT_NAMES) \
+		broker/pg_wait_names.h broker/pg_wait_names_data.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) -o $@
+
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -120,7 +134,7 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-unit-test: all $(UNIT_TESTS)
+unit-test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS) $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder and the client's renderers
@@ -131,7 +145,7 @@ FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
-		broker/classify.c broker/pg_wait_names.c $(BUILD)/vmlinux.h
+		broker/classify.c $(PG_WAIT_NAMES) $(BUILD)/vmlinux.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
@@ -160,7 +174,20 @@ test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit-binaries
 
-unit-binaries: $(UNIT_TESTS)
+unit-binaries: $(UNIT_TESTS) $(TEST_TOOLS)
+
+# The wait event tables, generated from PostgreSQL's own sources: PGSRC is
+# a PostgreSQL git repository (bare is fine) with REL_13_STABLE ..
+# REL_19_STABLE; PGREFS="19=REL_19_RC1 …" reads other refs. The output
+# depends only on what the refs hold, so a rerun gives the same bytes.
+PYTHON3 ?= /usr/bin/python3
+
+pg-wait-names:
+	@test -n "$(PGSRC)" || { echo "make pg-wait-names: give PGSRC=/path/to/postgres.git" >&2; \
+		exit 2; }
+	$(call msg,GEN,broker/pg_wait_names_data.c)
+	$(Q)$(PYTHON3) tools/gen_pg_wait_names.py --git-dir $(PGSRC) \
+		$(foreach r,$(PGREFS),--ref $(r)) -o broker/pg_wait_names_data.c
 
 # The SELinux module (selinux/): built by the refpolicy devel Makefile in
 # $(BUILD)/selinux, so the source tree stays clean. Debian: selinux-policy-dev;

@@ -220,11 +220,12 @@ static void refuse(struct pg_registry *r, uint32_t pid, uint32_t uid,
 
 static void read_title(struct pg_registry *r, struct pg_proc *p)
 {
+	const struct pg_cluster *c = pg_registry_cluster(r, p->cluster);
 	char path[96], buf[512];
 
 	snprintf(path, sizeof(path), "%s/%u/cmdline", r->proc_root, p->pid);
 	if (procfs_read(path, buf, sizeof(buf)) <= 0 ||
-	    pg_title_parse(buf, &p->title))
+	    pg_title_parse(buf, c ? (int)c->info.major : 0, &p->title))
 		return;
 	/* a child still showing the postmaster's argv has no title yet */
 	p->titled = strcmp(p->title.backend_type, "postmaster") != 0 ||
@@ -554,14 +555,15 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 void pg_registry_title(struct pg_registry *r, uint32_t pid, uint32_t cluster,
 		       const char *title)
 {
+	const struct pg_cluster *c = pg_registry_cluster(r, cluster);
 	struct pg_proc *p = find_proc(r, pid, NULL);
 
-	if (!pg_registry_cluster(r, cluster))
+	if (!c)
 		return;
 	if (!p && !(p = add_proc(r, pid, cluster)))
 		return;
 	p->cluster = cluster;
-	if (pg_title_parse(title, &p->title) == 0)
+	if (pg_title_parse(title, (int)c->info.major, &p->title) == 0)
 		p->titled = true;
 }
 

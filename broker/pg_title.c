@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * pg_title.c - parse PostgreSQL process titles (init_ps_display() in
- * src/backend/utils/misc/ps_status.c and its callers, PostgreSQL 14-17).
+ * src/backend/utils/misc/ps_status.c and its callers, PostgreSQL 13-19).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,34 +12,72 @@
 
 /*
  * Titles of processes that are not client backends start with the
- * backend type description (GetBackendTypeDesc) or the background
- * worker's name; maps that start to pg_stat_activity.backend_type.
+ * backend type description or a background worker's bgw_name; this maps
+ * that start to pg_stat_activity.backend_type, per major version.
+ *
+ * Where they come from (paths in PostgreSQL's tree; lines at the commits
+ * pg_wait_names_source() names for that major):
+ *  - init_ps_display(NULL) puts GetBackendTypeDesc(MyBackendType) in the
+ *    title (utils/misc/ps_status.c:293 in 13, :294 in 19), and that is
+ *    also the backend_type: the switch of GetBackendTypeDesc() in
+ *    utils/init/miscinit.c (13:202, 14:232, 15:250, 16:264, 17:264,
+ *    18:263), include/postmaster/proctypelist.h in 19;
+ *  - a background worker's title is its bgw_name (postmaster/bgworker.c,
+ *    init_ps_display(worker->bgw_name)), its backend_type its bgw_type
+ *    (utils/adt/pgstatfuncs.c, GetBackgroundWorkerTypeByPid): set in
+ *    access/transam/parallel.c (13:579-581, 14/15:587-589,
+ *    16/17:598-600, 18:602-604, 19:605-607),
+ *    replication/logical/launcher.c (13:417-422 and 776-778, 14:401-406
+ *    and 715-717, 15:401-406 and 719-721, 16:480-492 and 928-930,
+ *    17:482-504 and 951-953, 18:479-501 and 948-950, 19:513-543 and
+ *    1030-1032),
+ *    postmaster/datachecksum_state.c (19:676-677, 903-904) and
+ *    commands/repack.c (19:3642-3645).
  * Longer prefixes first where one is the start of another.
  */
-static const struct {
+static const struct title_type {
 	const char *prefix;
 	const char *backend_type;
+	int first_major, last_major;
 } known[] = {
-	{ "autovacuum launcher", "autovacuum launcher" },
-	{ "autovacuum worker", "autovacuum worker" },
-	{ "background writer", "background writer" },
-	{ "checkpointer", "checkpointer" },
-	{ "walwriter", "walwriter" },
-	{ "walreceiver", "walreceiver" },
-	{ "walsummarizer", "walsummarizer" },
-	{ "archiver", "archiver" },
-	{ "logger", "logger" },
-	{ "stats collector", "stats collector" },
-	{ "startup", "startup" },
-	{ "slotsync worker", "slotsync worker" },
-	{ "logical replication launcher", "logical replication launcher" },
+	/* GetBackendTypeDesc() */
+	{ "archiver", "archiver", 13, 19 },
+	{ "autovacuum launcher", "autovacuum launcher", 13, 19 },
+	{ "autovacuum worker", "autovacuum worker", 13, 19 },
+	{ "background writer", "background writer", 13, 19 },
+	{ "checkpointer", "checkpointer", 13, 19 },
+	{ "startup", "startup", 13, 19 },
+	{ "walreceiver", "walreceiver", 13, 19 },
+	{ "walwriter", "walwriter", 13, 19 },
+	{ "logger", "logger", 13, 18 },
+	{ "syslogger", "syslogger", 19, 19 },	/* B_LOGGER renamed */
+	{ "stats collector", "stats collector", 13, 14 },
+	{ "walsummarizer", "walsummarizer", 17, 19 },
+	{ "slotsync worker", "slotsync worker", 17, 19 },
+	{ "io worker", "io worker", 18, 19 },	/* "io worker 0" */
+	/* background workers that set MyBackendType (19) */
+	{ "datachecksums launcher", "datachecksums launcher", 19, 19 },
+	{ "datachecksums worker", "datachecksums worker", 19, 19 },
+	/* bgw_name -> bgw_type */
+	{ "parallel worker", "parallel worker", 13, 19 },
+	{ "logical replication launcher", "logical replication launcher", 13, 19 },
+	/* apply and tablesync workers in 13-15, tablesync in 16 */
+	{ "logical replication worker", "logical replication worker", 13, 16 },
+	{ "logical replication apply worker", "logical replication worker",
+	  16, 16 },
+	{ "logical replication apply worker",
+	  "logical replication apply worker", 17, 19 },
 	{ "logical replication parallel apply worker",
-	  "logical replication parallel worker" },
-	{ "logical replication apply worker", "logical replication worker" },
-	{ "logical replication tablesync worker", "logical replication worker" },
-	{ "logical replication worker", "logical replication worker" },
-	{ "parallel worker", "parallel worker" },
+	  "logical replication parallel worker", 16, 19 },
+	{ "logical replication tablesync worker",
+	  "logical replication tablesync worker", 17, 19 },
+	{ "logical replication sequencesync worker",
+	  "logical replication sequencesync worker", 19, 19 },
+	{ "REPACK decoding worker", "REPACK decoding worker", 19, 19 },
 };
+
+#define OLDEST_MAJOR 13
+#define NEWEST_MAJOR 19
 
 static void copy_token(char *dst, size_t len, const char *src, size_t n)
 {
@@ -77,8 +115,34 @@ static int looks_like_host(const char *s, size_t n)
 	       (n > 0 && s[n - 1] == ')' && memchr(s, '(', n));
 }
 
-int pg_title_parse(const char *title, struct pg_title *out)
+/*
+ * The row for the start of a title in that major; for an unknown major,
+ * the row of the newest version that has such a start.
+ */
+static const struct title_type *known_type(const char *p, int pg_major)
 {
+	const struct title_type *best = NULL;
+	int known_major = pg_major >= OLDEST_MAJOR && pg_major <= NEWEST_MAJOR;
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		const struct title_type *k = &known[i];
+
+		if (!starts_word(p, k->prefix))
+			continue;
+		if (known_major) {
+			if (pg_major >= k->first_major &&
+			    pg_major <= k->last_major)
+				return k;
+		} else if (!best || k->last_major > best->last_major) {
+			best = k;
+		}
+	}
+	return best;
+}
+
+int pg_title_parse(const char *title, int pg_major, struct pg_title *out)
+{
+	const struct title_type *k;
 	const char *p, *tok, *user, *db, *host;
 	size_t n, ulen, dlen, hlen;
 
@@ -105,12 +169,11 @@ int pg_title_parse(const char *title, struct pg_title *out)
 		while (*p == ' ')
 			p++;
 	}
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (starts_word(p, known[i].prefix)) {
-			snprintf(out->backend_type, sizeof(out->backend_type),
-				 "%s", known[i].backend_type);
-			return 0;
-		}
+	k = known_type(p, pg_major);
+	if (k) {
+		snprintf(out->backend_type, sizeof(out->backend_type), "%s",
+			 k->backend_type);
+		return 0;
 	}
 	/* "walsender user [database] host activity" */
 	if (starts_word(p, "walsender")) {

@@ -15,9 +15,16 @@ struct pg_title {
 };
 
 /*
- * Parse a title. A postmaster keeps its command line as title: it gets
- * backend_type "postmaster". Returns 0, or -EINVAL for an empty title.
+ * Parse the title of a process of a PostgreSQL major version (13..19; any
+ * other, or 0 for unknown, takes the spellings of every version, newest
+ * first). backend_type is spelled as that version's pg_stat_activity
+ * spells it: a background worker's title is its bgw_name, its
+ * backend_type its bgw_type ("logical replication apply worker for
+ * subscription 16398" is a "logical replication worker" in 16, a
+ * "logical replication apply worker" from 17 on). A postmaster keeps its
+ * command line as title: it gets backend_type "postmaster". Returns 0, or
+ * -EINVAL for an empty title.
  */
-int pg_title_parse(const char *title, struct pg_title *out);
+int pg_title_parse(const char *title, int pg_major, struct pg_title *out);
 
 #endif
