@@ -100,6 +100,19 @@ const char *event_add_pg_wait(json_object *o, int major, uint32_t info)
 	return info ? known : NULL;
 }
 
+const char *event_names_missing(const struct pg_cluster *c, char *buf,
+				size_t len)
+{
+	if (pg_wait_names_known_major(c->info.major))
+		return NULL;
+	if (c->info.major)
+		snprintf(buf, len, "no names for PostgreSQL %d: raw ids",
+			 c->info.major);
+	else
+		snprintf(buf, len, "unknown PostgreSQL version: raw ids");
+	return buf;
+}
+
 json_object *event_encode_cluster(const struct pg_cluster *c)
 {
 	json_object *cl = json_object_new_object();
@@ -133,7 +146,11 @@ static json_object *encode_pg(uint32_t flags, uint32_t info,
 	int major = c ? c->info.major : 0;
 
 	if (flags & PGOFF_F_PG_WAIT) {
+		char why[64];
+
 		meta->pg_wait_event = event_add_pg_wait(pg, major, info);
+		if (info && c && event_names_missing(c, why, sizeof(why)))
+			add_str(missing, "wait_event_name", why);
 	} else {
 		add_str(missing, "wait_event", pg_missing_why(flags, c));
 	}

@@ -52,6 +52,12 @@ struct pg_cluster;
 json_object *event_encode_proc(const struct pg_proc *p);
 /* A cluster: id, data directory, port, version. */
 json_object *event_encode_cluster(const struct pg_cluster *c);
+/*
+ * Why a cluster's wait events have no names (a major version pgoffd has
+ * no tables for: 20, a fork), written into buf; NULL when they have.
+ */
+const char *event_names_missing(const struct pg_cluster *c, char *buf,
+				size_t len);
 
 /* A string from outside (titles, comm, SQL) made valid UTF-8, into o. */
 void event_add_text(json_object *o, const char *key, const char *v,

@@ -26,6 +26,7 @@
 #include "broker/holdback.h"
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
+#include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
 #include "broker/ring_pace.h"
@@ -125,6 +126,45 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_NOT_OWNER] = "not_owner",
 };
 
+/* Which tables name a cluster's wait events, or why none do. */
+static void add_names_source(json_object *o, const struct pg_cluster *c)
+{
+	const char *src = pg_wait_names_source(c->info.major);
+	char why[64];
+
+	json_object_object_add(o, "wait_names", src ?
+			       json_object_new_string(src) : NULL);
+	if (event_names_missing(c, why, sizeof(why)))
+		json_object_object_add(o, "wait_names_missing",
+				       json_object_new_string(why));
+}
+
+/* Clusters whose wait events cannot be named, for status. */
+static json_object *unnamed_clusters(const struct broker *b)
+{
+	json_object *arr = json_object_new_array();
+	size_t n;
+	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_cluster *c = pg_registry_cluster(b->registry,
+								 p[i].cluster);
+		char why[64];
+		json_object *o;
+
+		if (!c || c->info.postmaster_pid != p[i].pid ||
+		    !event_names_missing(c, why, sizeof(why)))
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "id", json_object_new_int64(c->id));
+		json_object_object_add(o, "version",
+				       json_object_new_string(c->info.version));
+		json_object_object_add(o, "why", json_object_new_string(why));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 static void status_hook(void *ctx, json_object *r)
 {
 	struct broker *b = ctx;
@@ -150,6 +190,7 @@ static void status_hook(void *ctx, json_object *r)
 				       (int64_t)server_subscriber_count(b->server)));
 	json_object_object_add(r, "clusters", json_object_new_int64(
 		(int64_t)pg_registry_cluster_count(b->registry)));
+	json_object_object_add(r, "clusters_unnamed", unnamed_clusters(b));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(
 		(int64_t)tracer_target_count(b->tracer)));
 	json_object_object_add(r, "kernel_min_duration_ns",
@@ -210,6 +251,7 @@ static void ps_hook(void *ctx, json_object *r)
 			o = event_encode_cluster(c);
 			json_object_object_add(o, "postmaster_pid",
 					       json_object_new_int64(c->info.postmaster_pid));
+			add_names_source(o, c);
 			cluster_bytes += strlen(pgoff_json_line(o, NULL)) + 1;
 			if (cluster_bytes > CLUSTERS_BUDGET)
 				json_object_put(o);
@@ -350,8 +392,17 @@ static void probe_next(struct broker *b)
 /* An answer: a new cluster is learnt with its processes at once. */
 static void probed(struct broker *b, const struct pg_cluster_info *info)
 {
-	if (pg_registry_probed(b->registry, info, monotonic_ms()) &&
-	    pg_registry_scan(b->registry, monotonic_ms()))
+	const struct pg_cluster *c = pg_registry_probed(b->registry, info,
+							monotonic_ms());
+	char why[64];
+
+	if (!c)
+		return;
+	if (event_names_missing(c, why, sizeof(why)))
+		log_warnx("cluster %u (PostgreSQL %s): %s: its wait events "
+			  "are shown as raw ids", c->id,
+			  c->info.version[0] ? c->info.version : "?", why);
+	if (pg_registry_scan(b->registry, monotonic_ms()))
 		log_warn("scanning /proc for PostgreSQL");
 }
 

@@ -94,7 +94,8 @@ e2e_cleanup() {
 	return 0
 }
 
-# pg_start [extra postgres -c options...]: a throwaway cluster, PGPORT set
+# pg_start [extra postgres -c options...]: a throwaway cluster, PGPORT set;
+# PGCTL_POSTGRES="-p PATH" starts another postgres binary
 pg_start() {
 	local opts="-c listen_addresses= -k $E2E_DIR/pg"
 	for o in "$@"; do opts="$opts -c $o"; done
@@ -103,7 +104,7 @@ pg_start() {
 	mkdir -p "$E2E_DIR/pg" && chown postgres "$E2E_DIR/pg"
 	su postgres -s /bin/sh -c "$PGBIN/initdb -D '$PGDATA_DIR' -A trust -U postgres" \
 		>"$E2E_DIR/initdb.log" 2>&1 || { cat "$E2E_DIR/initdb.log"; return 1; }
-	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -w -l '$E2E_DIR/pg/log' -o '-p $PGPORT $opts' start" \
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' ${PGCTL_POSTGRES:-} -w -l '$E2E_DIR/pg/log' -o '-p $PGPORT $opts' start" \
 		>/dev/null 2>&1 || { cat "$E2E_DIR/pg/log"; return 1; }
 	export PGHOST=$E2E_DIR/pg PGPORT PGUSER=postgres PGDATABASE=postgres
 }
