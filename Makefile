@@ -22,6 +22,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall 
 
 BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
+EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 
 # Debian 12 packages needed to build, test and run. The SELinux ones
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
@@ -29,6 +30,7 @@ CLIENT_LIBS := -ljson-c
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
 	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	tmux libxml2-utils groff-base \
+	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2
 
 ifeq ($(V),1)
@@ -48,19 +50,27 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c
+# pgoff_exporter: its own binary, so that pgoffctl links no HTTP or TLS
+# stack; it talks to pgoffd through client/conn.c and renders with
+# client/stats_view.c like pgoffctl metrics.
+EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
+	exporter/web_config.c exporter/basic_auth.c
+EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
+	exporter/self_stats.c $(EXPORTER_PURE) client/conn.c client/stats_view.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
+EXPORTER_OBJS := $(EXPORTER_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 # Unit tests that are scripts: they check the built binaries (PGOFF_BUILD).
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
-.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
+.PHONY: FORCE all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
 	unit-binaries \
 	selinux selinux-test
-all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
+all: $(BUILD)/pgoffd $(BUILD)/pgoffctl $(BUILD)/pgoff_exporter
 
 $(BUILD)/vmlinux.h:
 	$(call msg,BTF,$@)
@@ -90,6 +100,19 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(CLIENT_LIBS) -o $@
 
+# The git revision in pgoff_build_info: the header changes only when the
+# revision does, so a commit rebuilds one object.
+$(BUILD)/exporter/revision.h: FORCE
+	$(Q)mkdir -p $(dir $@)
+	$(Q)rev=$$(git -C $(CURDIR) rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	echo "#define PGOFF_REVISION \"$$rev\"" > $@.tmp; \
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/exporter/main.o: $(BUILD)/exporter/revision.h
+
+$(BUILD)/pgoff_exporter: $(EXPORTER_OBJS) $(PROTOCOL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(EXPORTER_LIBS) -o $@
+
 # Each unit test links the one module it tests (named after it), plus
 # protocol/ and the pure modules that one needs.
 TEST_NEEDS_filter := broker/classify.c broker/pg_wait_names.c
@@ -101,6 +124,11 @@ TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
 	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/privdrop.c
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/privdrop.c
+TEST_NEEDS_exporter_histogram := exporter/histogram.c
+TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
+TEST_NEEDS_exporter_web_config := exporter/web_config.c exporter/basic_auth.c
+TEST_LIBS_exporter_exposition := -lyaml -lcrypt
+TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
@@ -108,7 +136,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEE
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) $(PROTOCOL_OBJS) \
-		$(BROKER_LIBS) -o $@
+		$(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
 
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
