@@ -30,7 +30,7 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
 	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	tmux libxml2-utils groff-base \
-	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl \
+	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2
 
 ifeq ($(V),1)
@@ -54,7 +54,7 @@ CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view
 # stack; it talks to pgoffd through client/conn.c and renders with
 # client/stats_view.c like pgoffctl metrics.
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
-	exporter/web_config.c exporter/basic_auth.c
+	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
 	exporter/self_stats.c $(EXPORTER_PURE) client/conn.c client/stats_view.c
 
@@ -218,9 +218,11 @@ demo: deps all
 	@tests/e2e/demo.sh
 
 SYSTEMD_FILES := lib/systemd/system/pgoffd.service lib/sysusers.d/pgoff.conf \
-	lib/tmpfiles.d/pgoff.conf
+	lib/tmpfiles.d/pgoff.conf lib/systemd/system/pgoff_exporter.service \
+	lib/sysusers.d/pgoff_exporter.conf
 DOC_FILES := share/man/man1/pgoffctl.1 share/man/man8/pgoffd.8 \
-	share/bash-completion/completions/pgoffctl
+	share/bash-completion/completions/pgoffctl share/man/man1/pgoff_exporter.1 \
+	share/pgoff/exporter/alerts.yml share/pgoff/exporter/dashboard.json
 
 install: all
 	install -D -m 0755 $(BUILD)/pgoffd $(DESTDIR)$(PREFIX)/sbin/pgoffd
@@ -235,9 +237,19 @@ install: all
 	install -D -m 0644 man/pgoffd.8 $(DESTDIR)$(PREFIX)/share/man/man8/pgoffd.8
 	install -D -m 0644 completion/pgoffctl.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/pgoffctl
+	install -D -m 0755 $(BUILD)/pgoff_exporter $(DESTDIR)$(PREFIX)/bin/pgoff_exporter
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' exporter/pgoff_exporter.service.in \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/pgoff_exporter.service
+	install -m 0644 exporter/pgoff_exporter.sysusers \
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d/pgoff_exporter.conf
+	install -D -m 0644 man/pgoff_exporter.1 $(DESTDIR)$(PREFIX)/share/man/man1/pgoff_exporter.1
+	install -D -m 0644 exporter/alerts.yml $(DESTDIR)$(PREFIX)/share/pgoff/exporter/alerts.yml
+	install -D -m 0644 exporter/dashboard.json \
+		$(DESTDIR)$(PREFIX)/share/pgoff/exporter/dashboard.json
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/pgoffd $(DESTDIR)$(PREFIX)/bin/pgoffctl
+	rm -f $(DESTDIR)$(PREFIX)/sbin/pgoffd $(DESTDIR)$(PREFIX)/bin/pgoffctl \
+		$(DESTDIR)$(PREFIX)/bin/pgoff_exporter
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(SYSTEMD_FILES) $(DOC_FILES))
 
 clean:

@@ -56,6 +56,7 @@ static int connect_broker(struct broker_client *b)
 	sv_free(&b->pids_prev);
 	sv_free(&b->pids);
 	b->have_prev = b->have_pids = false;
+	streaks_reset(&b->streaks);
 	return 0;
 }
 
@@ -106,6 +107,8 @@ static int ask(struct broker_client *b)
 	b->have_prev = b->have_pids;
 	b->pids = pids;
 	b->have_pids = true;
+	if (b->have_prev && streaks_update(&b->streaks, &b->pids_prev, &b->pids))
+		log_warnx("out of memory following waits across scrapes");
 	return 0;
 }
 
@@ -141,6 +144,7 @@ void broker_client_scrape(struct broker_client *b, struct ex_scrape *s)
 	s->broker_connects = b->connects;
 	s->broker_errors = b->errors;
 	s->counter_decreases = b->mono.decreases;
+	s->streaks = s->up && b->have_prev ? &b->streaks : NULL;
 }
 
 void broker_client_close(struct broker_client *b)
@@ -149,5 +153,6 @@ void broker_client_close(struct broker_client *b)
 	sv_free(&b->pids);
 	sv_free(&b->pids_prev);
 	mono_reset(&b->mono);
+	streaks_reset(&b->streaks);
 	disconnect(b);
 }

@@ -15,6 +15,7 @@
 #include "client/stats_view.h"
 #include "exporter/exposition.h"
 #include "exporter/monotonic.h"
+#include "exporter/streaks.h"
 
 struct broker_client {
 	const char *socket;
@@ -27,6 +28,7 @@ struct broker_client {
 	json_object *status;
 	struct sv_snapshot labels, pids, pids_prev;
 	bool have_pids, have_prev;
+	struct streaks streaks;		/* one backend in one wait */
 };
 
 void broker_client_init(struct broker_client *b, const char *socket);

@@ -6,10 +6,11 @@
 #include <string.h>
 #include "exporter/exposition.h"
 #include "exporter/histogram.h"
+#include "exporter/streaks.h"
 #include "protocol/protocol.h"
 
 /* A label value as the text format wants it: \\, \" and \n escaped. */
-static void put_value(FILE *out, const char *v)
+void ex_put_value(FILE *out, const char *v)
 {
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
@@ -107,9 +108,9 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		     "pgoffd's version and the sched_switch hook its BPF programs "
 		     "are attached to (tp_btf, or raw_tp: no stacks), as value 1.");
 		fputs("pgoff_broker_info{version=\"", out);
-		put_value(out, strncmp(broker, "pgoffd ", 7) ? broker : broker + 7);
+		ex_put_value(out, strncmp(broker, "pgoffd ", 7) ? broker : broker + 7);
 		fputs("\",hook=\"", out);
-		put_value(out, hook);
+		ex_put_value(out, hook);
 		fputs("\"} 1\n", out);
 	}
 	if (get_count(st, "uptime_s", &n) && s->wall_now > (double)n)
@@ -174,9 +175,9 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 static void hist_labels(FILE *out, const struct sv_row *k)
 {
 	fputs("{wait=\"", out);
-	put_value(out, k->wait);
+	ex_put_value(out, k->wait);
 	fputs("\",wait_event_type=\"", out);
-	put_value(out, k->wait_event_type);
+	ex_put_value(out, k->wait_event_type);
 	fputc('"', out);
 }
 
@@ -281,11 +282,11 @@ int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 			if (cmp_wait_group(&all[i], &busy[j]) == 0)
 				aas = (double)busy[j].time_ns / (double)window;
 		fputs("pgoff_backends_waiting{wait_event_type=\"", out);
-		put_value(out, all[i].key.wait_event_type);
+		ex_put_value(out, all[i].key.wait_event_type);
 		fputs("\",wait_event=\"", out);
-		put_value(out, all[i].key.wait_event);
+		ex_put_value(out, all[i].key.wait_event);
 		fputs("\",wait=\"", out);
-		put_value(out, all[i].key.wait);
+		ex_put_value(out, all[i].key.wait);
 		fprintf(out, "\"} %.6g\n", aas);
 	}
 	gauge(out, "pgoff_backends_waiting_window_seconds",
@@ -332,9 +333,9 @@ int ex_render(FILE *out, const struct ex_scrape *s)
 	head(out, "pgoff_build_info", "gauge",
 	     "The exporter's version and git revision, as value 1.");
 	fputs("pgoff_build_info{version=\"", out);
-	put_value(out, s->version);
+	ex_put_value(out, s->version);
 	fputs("\",revision=\"", out);
-	put_value(out, s->revision);
+	ex_put_value(out, s->revision);
 	fputs("\"} 1\n", out);
 	gauge(out, "pgoff_broker_up",
 	      "1 when pgoffd answered this scrape's requests, else 0.",
@@ -350,6 +351,8 @@ int ex_render(FILE *out, const struct ex_scrape *s)
 			ret = ex_render_histogram(out, s->labels);
 		if (!ret && s->pids_prev && s->pids)
 			ret = ex_render_aas(out, s->pids_prev, s->pids);
+		if (!ret && s->streaks)
+			ret = streaks_render(out, s->streaks);
 		if (ret)
 			return ret;
 	}

@@ -15,6 +15,8 @@
 #include <json-c/json.h>
 #include "client/stats_view.h"
 
+struct streaks;
+
 /* The exporter process itself (process_* metrics); from /proc/self. */
 struct ex_process {
 	double cpu_seconds;
@@ -33,6 +35,7 @@ struct ex_scrape {
 	 * there is none to compare with): backends waiting, as top --by wait */
 	const struct sv_snapshot *pids_prev, *pids;
 	bool per_pid;			/* the counters by pid, from pids */
+	const struct streaks *streaks;	/* NULL: none yet */
 	double wall_now;		/* seconds since the epoch */
 	/* the exporter's own health */
 	double fetch_seconds;		/* asking pgoffd, this scrape */
@@ -56,5 +59,8 @@ int ex_render_histogram(FILE *out, const struct sv_snapshot *rows);
 /* The AAS gauge: the per-wait share of the time between prev and cur. */
 int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 		  const struct sv_snapshot *cur);
+
+/* A label value as the text format wants it: \\, \" and \n escaped. */
+void ex_put_value(FILE *out, const char *v);
 
 #endif

@@ -4,7 +4,8 @@
  * the kernel's buckets (grouped, cumulative, _sum and _count), the AAS
  * gauge between two snapshots, pgoffd's health from status, what a scrape
  * shows with pgoffd down, and counters held at their highest
- * (monotonic.c) so that a moved row never looks like a reset.
+ * (monotonic.c) so that a moved row never looks like a reset, and the
+ * longest wait of one backend across scrapes (streaks.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include "exporter/exposition.h"
 #include "exporter/monotonic.h"
+#include "exporter/streaks.h"
 #include "tests/unit/check.h"
 
 static char *page;
@@ -280,6 +282,56 @@ static void test_monotonic(void)
 	mono_reset(&m);
 }
 
+/* pid 10 waits for a lock across three snapshots (the deadlock check
+ * splits it into intervals: two kernel wait types); pid 11 waits for
+ * the same lock for half of the second window only; pid 12 is idle. */
+static void test_streaks(void)
+{
+	const char *t[] = {
+		"{\"now_ns\":1000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 0, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 0, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 0, 0, "[]")
+		"]}",
+		"{\"now_ns\":11000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 9, 9950000000, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 5000000000, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 0, 10000000000, "[]")
+		"]}",
+		"{\"now_ns\":21000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 18, 19900000000, "[]") ","
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "cpu", 1, 50000000, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 15000000000, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 1, 15000000000, "[]")
+		"]}",
+	};
+	struct sv_snapshot snap[3];
+	struct streaks st = { 0 };
+	FILE *f;
+
+	for (int i = 0; i < 3; i++)
+		CHECK(parse(t[i], &snap[i]) == 0);
+	CHECK(streaks_update(&st, &snap[0], &snap[1]) == 0);
+	/* 10: 99.5 % of the window; 12 all of it; 11 half */
+	CHECK(st.n == 2);
+	CHECK(streaks_update(&st, &snap[1], &snap[2]) == 0);
+	/* 10 goes on (its cpu row counts), 11 has all of it, 12 only half */
+	CHECK(st.n == 2);
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(streaks_render(f, &st) == 0);
+	fclose(f);
+	CHECK(has_line("pgoff_wait_longest_seconds{wait_event_type=\"Lock\",wait_event=\"transactionid\"} 20"));
+	CHECK(lacks("ClientRead"));
+	/* the same snapshot again: no time passed, nothing changes */
+	CHECK(streaks_update(&st, &snap[2], &snap[2]) == 0 && st.n == 2);
+	streaks_reset(&st);
+	CHECK(st.n == 0);
+	for (int i = 0; i < 3; i++)
+		sv_free(&snap[i]);
+}
+
 int main(void)
 {
 	RUN(test_histogram);
@@ -287,6 +339,7 @@ int main(void)
 	RUN(test_broker_down);
 	RUN(test_broker_up);
 	RUN(test_monotonic);
+	RUN(test_streaks);
 	free(page);
 	return CHECK_DONE();
 }
