@@ -148,11 +148,12 @@ deps:
 unit-test: all $(UNIT_TESTS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS) $(UNIT_SCRIPTS)
 
-# libFuzzer targets (clang): the request decoder and the client's renderers
-# (with the flame graph writer).
+# libFuzzer targets (clang): the request decoder, the client's renderers
+# (with the flame graph writer), and pgoff_exporter's parser and page.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client
+FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
+	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -167,6 +168,20 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/rend
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
+
+# pgoff_exporter: the web config file (an operator's), and what it does
+# with pgoffd's replies.
+$(BUILD)/fuzz/fuzz_web_config: tests/fuzz/fuzz_web_config.c exporter/web_config.c \
+		exporter/basic_auth.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lyaml -lcrypt -o $@
+
+$(BUILD)/fuzz/fuzz_exporter: tests/fuzz/fuzz_exporter.c $(PROTOCOL_SRCS) $(EXPORTER_PURE) \
+		client/stats_view.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -lyaml -lcrypt -o $@
 
 fuzz: $(FUZZ_TARGETS)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -305,7 +305,7 @@ static void render_self(FILE *out, const struct ex_scrape *s)
 		"pgoffd restarted or the connection broke).", s->broker_connects);
 	counter(out, "pgoff_exporter_broker_errors_total",
 		"Scrapes that pgoffd did not answer.", s->broker_errors);
-	counter(out, "pgoff_exporter_counter_decreases_total",
+	counter(out, "pgoff_exporter_held_values_total",
 		"Values pgoffd reported lower than before, held at their "
 		"highest so that they do not look like resets.",
 		s->counter_decreases);
