@@ -52,23 +52,34 @@ static bool name_equal(const char *a, const char *b)
 	return diff == 0;
 }
 
+/* The user's index (every name compared), or -1. */
+static int find_user(const struct web_config *c, const char *user)
+{
+	int found = -1;
+
+	for (size_t i = 0; i < c->nusers; i++) {
+		bool eq = user && name_equal(c->users[i].name, user);
+
+		if (eq && found < 0)
+			found = (int)i;
+	}
+	return found;
+}
+
 int basic_auth_check(const struct web_config *c, const char *user,
 		     const char *password)
 {
 	struct crypt_data *data;
 	const char *hash = NULL, *out;
-	bool known = false;
-	int ret;
+	bool known;
+	int ret, i;
 
 	if (!c->nusers)
 		return -EACCES;
-	for (size_t i = 0; i < c->nusers; i++) {	/* every name compared */
-		bool eq = user && name_equal(c->users[i].name, user);
-
-		if (eq && !known)
-			hash = c->users[i].hash;
-		known |= eq;
-	}
+	i = find_user(c, user);
+	known = i >= 0;
+	if (known)
+		hash = c->users[i].hash;
 	/* an unknown user: the same bcrypt work against a real hash */
 	if (!hash)
 		hash = c->users[0].hash;
@@ -85,4 +96,55 @@ int basic_auth_check(const struct web_config *c, const char *user,
 	explicit_bzero(data, sizeof(*data));
 	free(data);
 	return ret;
+}
+
+void basic_auth_init(struct basic_auth *a, const struct web_config *c)
+{
+	memset(a, 0, sizeof(*a));
+	a->c = c;
+}
+
+/* password hashed with setting (a "$5$" one) into out; false on failure. */
+static bool sha256crypt(const char *password, const char *setting, char *out,
+			size_t len)
+{
+	struct crypt_data *data = calloc(1, sizeof(*data));
+	const char *h;
+	bool ok = false;
+
+	if (!data)
+		return false;
+	h = crypt_rn(password, setting, data, sizeof(*data));
+	if (h && h[0] == '$' && strlen(h) < len) {
+		memcpy(out, h, strlen(h) + 1);
+		ok = true;
+	}
+	explicit_bzero(data, sizeof(*data));
+	free(data);
+	return ok;
+}
+
+int basic_auth_check_cached(struct basic_auth *a, const char *user,
+			    const char *password)
+{
+	char fresh[128], salt[CRYPT_GENSALT_OUTPUT_SIZE];
+	int i = a->c->nusers ? find_user(a->c, user) : -1;
+	int ret;
+
+	if (i >= 0 && password && a->accepted[i][0] &&
+	    sha256crypt(password, a->accepted[i], fresh, sizeof(fresh)) &&
+	    strlen(fresh) == strlen(a->accepted[i]) &&
+	    equal_ct(fresh, a->accepted[i], strlen(fresh)))
+		return 0;
+	ret = basic_auth_check(a->c, user, password);
+	if (ret == 0 && i >= 0 &&
+	    crypt_gensalt_rn("$5$", 1000, NULL, 0, salt, sizeof(salt)) &&
+	    !sha256crypt(password, salt, a->accepted[i], sizeof(a->accepted[i])))
+		a->accepted[i][0] = '\0';
+	return ret;
+}
+
+void basic_auth_free(struct basic_auth *a)
+{
+	explicit_bzero(a->accepted, sizeof(a->accepted));
 }

@@ -27,6 +27,7 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	char *cert_pem, *key_pem;
 	int fd;
+	struct basic_auth auth;
 };
 
 int http_listen_socket(const char *address, int *out, char *err, size_t errlen)
@@ -182,7 +183,7 @@ static int authorize(struct http_server *s, struct MHD_Connection *c,
 	if (!s->o.web || !s->o.web->nusers)
 		return 0;
 	user = MHD_basic_auth_get_username_password(c, &password);
-	ret = basic_auth_check(s->o.web, user, password);
+	ret = basic_auth_check_cached(&s->auth, user, password);
 	if (ret == -EACCES)
 		log_debug("refused a request: %s", user ? "wrong user or password" :
 			  "no credentials");
@@ -302,6 +303,8 @@ int http_start(const struct http_options *o, struct http_server **out,
 		return -ENOMEM;
 	s->o = *o;
 	s->fd = -1;
+	if (o->web)
+		basic_auth_init(&s->auth, o->web);
 	if (tls) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			snprintf(err, errlen, "this libmicrohttpd has no TLS "
@@ -361,5 +364,6 @@ void http_stop(struct http_server *s)
 	if (s->key_pem)
 		explicit_bzero(s->key_pem, strlen(s->key_pem));
 	free(s->key_pem);
+	basic_auth_free(&s->auth);
 	free(s);
 }

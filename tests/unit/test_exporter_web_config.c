@@ -232,6 +232,36 @@ static void test_basic_auth(void)
 	CHECK(basic_auth_check(&c, "prometheus", "secret") == -EACCES);
 }
 
+/* The remembered password: right again is accepted, anything else is
+ * still refused, and no password is kept in clear. */
+static void test_basic_auth_cached(void)
+{
+	struct web_config c;
+	struct basic_auth a;
+	char text[512], other[128];
+
+	make_hash("other secret", other, sizeof(other));
+	snprintf(text, sizeof(text), "basic_auth_users:\n  prometheus: %s\n"
+		 "  grafana: %s\n", hash_cost4, other);
+	CHECK(parse(text, &c) == 0);
+	basic_auth_init(&a, &c);
+	CHECK(basic_auth_check_cached(&a, "prometheus", "wrong") == -EACCES);
+	CHECK(a.accepted[0][0] == '\0');
+	CHECK(basic_auth_check_cached(&a, "prometheus", "secret") == 0);
+	CHECK(strncmp(a.accepted[0], "$5$rounds=1000$", 15) == 0);
+	CHECK(!strstr(a.accepted[0], "secret"));
+	CHECK(basic_auth_check_cached(&a, "prometheus", "secret") == 0);
+	CHECK(basic_auth_check_cached(&a, "prometheus", "secreT") == -EACCES);
+	CHECK(basic_auth_check_cached(&a, "prometheus", NULL) == -EACCES);
+	/* one user's remembered password is not another's */
+	CHECK(basic_auth_check_cached(&a, "grafana", "secret") == -EACCES);
+	CHECK(basic_auth_check_cached(&a, "grafana", "other secret") == 0);
+	CHECK(basic_auth_check_cached(&a, "nobody", "secret") == -EACCES);
+	basic_auth_free(&a);
+	CHECK(a.accepted[0][0] == '\0');
+	web_config_free(&c);
+}
+
 int main(void)
 {
 	make_hash("secret", hash_cost4, sizeof(hash_cost4));
@@ -242,5 +272,6 @@ int main(void)
 	RUN(test_load_file);
 	RUN(test_bcrypt_hash_valid);
 	RUN(test_basic_auth);
+	RUN(test_basic_auth_cached);
 	return CHECK_DONE();
 }
