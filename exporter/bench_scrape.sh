@@ -16,12 +16,16 @@ SCRAPES=${SCRAPES:-200}
 e2e_require
 e2e_setup
 EXPORTER=$E2E_DIR/prefix/bin/pgoff_exporter
-EXPORTER_PIDS=()
+EXPORTER_PIDS=() PSQL_PIDS=()
 # shellcheck disable=SC2317 # (called by the EXIT trap)
 stop_all() {
 	exec 5>&- 2>/dev/null	# the idle sessions read EOF and end
 	for p in "${EXPORTER_PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	for _ in $(seq 100); do	# 10 s for them to read EOF, then ended
+		kill -0 "${PSQL_PIDS[@]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	for p in "${PSQL_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	e2e_cleanup
 }
 trap stop_all EXIT
@@ -39,11 +43,15 @@ free_port() {
 
 pg_start "max_connections=$((SESSIONS + 20))" || { not_ok "start PostgreSQL"; exit 1; }
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+# The sessions read a FIFO that nothing is written to: connected, idle
+# (ClientRead), until stop_all closes its only writer. Opened read-write
+# first, so that neither end waits for the other.
 mkfifo "$E2E_DIR/idle.fifo"
+exec 5<>"$E2E_DIR/idle.fifo"
 for _ in $(seq "$SESSIONS"); do
-	psql -X -q <"$E2E_DIR/idle.fifo" >/dev/null 2>&1 &
+	psql -X -q <"$E2E_DIR/idle.fifo" 5>&- >/dev/null 2>&1 &
+	PSQL_PIDS+=($!)
 done
-exec 5>"$E2E_DIR/idle.fifo"
 for _ in $(seq 300); do
 	n=$(sql -c "select count(*) from pg_stat_activity where backend_type = 'client backend'")
 	[ "$n" -ge "$SESSIONS" ] && break
