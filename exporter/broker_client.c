@@ -102,6 +102,12 @@ static int ask(struct broker_client *b)
 	ret = stats(b, PGOFF_STATS_BY_PID, &pids);
 	if (ret)
 		return ret;
+	if (b->have_pids && pids.now_ns == b->pids.now_ns) {
+		/* pgoffd's reading is shared for 100 ms: the same snapshot,
+		 * and the earlier window stays the one to average over */
+		sv_free(&pids);
+		return 0;
+	}
 	sv_free(&b->pids_prev);
 	b->pids_prev = b->pids;
 	b->have_prev = b->have_pids;
