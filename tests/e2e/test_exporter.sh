@@ -239,6 +239,19 @@ check "every metric on the page is in pgoff_exporter.1 and the README${undocumen
 series=$(grep -vc '^#' "$E2E_DIR/after.prom")
 note "series on this host's page: $series ($(grep -c '^pgoff_wait_duration_seconds' "$E2E_DIR/after.prom") histogram, $(grep -c '^pgoff_offcpu_' "$E2E_DIR/after.prom") counters)"
 
+# --metrics.per-pid: the counters by process, the histogram as before
+PID_PORT=$(free_port)
+start_exporter per-pid --web.listen-address="127.0.0.1:$PID_PORT" --metrics.per-pid
+wait_http "http://127.0.0.1:$PID_PORT/metrics"
+curl -s "http://127.0.0.1:$PID_PORT/metrics" >"$E2E_DIR/per-pid.prom"
+check "--metrics.per-pid: the counters have a pid label, the histogram none" \
+	bash -c "grep -q '^pgoff_offcpu_seconds_total{.*,pid=\"[0-9]*\"} ' '$E2E_DIR/per-pid.prom' &&
+		grep -q '^pgoff_wait_duration_seconds_count{' '$E2E_DIR/per-pid.prom' &&
+		! grep -q '^pgoff_wait_duration_seconds.*pid=' '$E2E_DIR/per-pid.prom'"
+kill "${EXPORTER_PIDS[-1]}" && wait "${EXPORTER_PIDS[-1]}"
+check "the exporter ends on SIGTERM with status 0" [ $? = 0 ]
+unset 'EXPORTER_PIDS[-1]'
+
 # --- the dashboard's expressions and the alert rules, on Prometheus ----------
 bad=
 n=0
