@@ -79,7 +79,7 @@ measure() {
 		"$(awk -v n="$SCRAPES" 'NR == int(n * 0.99) { print $1 * 1000 }' "$E2E_DIR/latency.sorted")" \
 		"$(($(status_kb "$pid" VmRSS) / 1024))" "$(($(status_kb "$pid" VmHWM) / 1024))" \
 		"$(($(wc -c <"$E2E_DIR/page") / 1024))" "$(grep -vc '^#' "$E2E_DIR/page")"
-	note "$name: $SCRAPES scrapes in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s; pgoff_stats_truncated $(sed -n 's/^pgoff_stats_truncated //p' "$E2E_DIR/page")"
+	note "$name: $SCRAPES scrapes in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s; $(grep '^pgoff_stats_truncated' "$E2E_DIR/page" | tr '\n' ' ')"
 }
 
 port=$(free_port)

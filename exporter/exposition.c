@@ -149,9 +149,15 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 
 static void render_stats_health(FILE *out, const struct ex_scrape *s)
 {
-	gauge(out, "pgoff_stats_truncated",
-	      "1 when pgoffd's stats reply was cut short (the least busy series "
-	      "are missing).", s->labels->truncated ? 1 : 0);
+	head(out, "pgoff_stats_truncated", "gauge",
+	     "1 when pgoffd's stats reply was cut short (the least busy series "
+	     "are missing), by grouping: labels (the counters and histogram), "
+	     "pid (backends waiting, longest waits).");
+	fprintf(out, "pgoff_stats_truncated{by=\"labels\"} %d\n",
+		s->labels->truncated ? 1 : 0);
+	if (s->pids)
+		fprintf(out, "pgoff_stats_truncated{by=\"pid\"} %d\n",
+			s->pids->truncated ? 1 : 0);
 }
 
 struct hgroup {

@@ -215,7 +215,8 @@ static void test_broker_up(void)
 	CHECK(has_line("pgoff_lost_events_total{cause=\"aggregate_map_full\"} 0"));
 	CHECK(has_line("pgoff_degraded_events_total{missing=\"stack\"} 1"));
 	CHECK(has_line("pgoff_context_switches_total 68"));
-	CHECK(has_line("pgoff_stats_truncated 0"));
+	CHECK(has_line("pgoff_stats_truncated{by=\"labels\"} 0"));
+	CHECK(lacks("pgoff_stats_truncated{by=\"pid\"}"));	/* none asked */
 	CHECK(lacks("pgoff_kernel_min_duration_seconds"));	/* null */
 	CHECK(has_line("pgoff_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 2.000000000"));
 	CHECK(has_line("pgoff_offcpu_intervals_total{cluster=\"/d\",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"tuple\",wait=\"lock\"} 3"));
