@@ -291,12 +291,64 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_vmsg(LOG_LEVEL_WARN, fmt, ap);
 }
 
+/* The certificate and key of web, if it has TLS, into *cert and *key. */
+static int load_tls(const struct web_config *web, char **cert, char **key,
+		    char *err, size_t errlen)
+{
+	*cert = *key = NULL;
+	if (!web || !web->tls)
+		return 0;
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen, "this libmicrohttpd has no TLS support (GnuTLS)");
+		return -ENOTSUP;
+	}
+	*cert = read_pem(web->cert_file, "cert_file", err, errlen);
+	*key = *cert ? read_pem(web->key_file, "key_file", err, errlen) : NULL;
+	if (*key)
+		return 0;
+	free(*cert);
+	*cert = NULL;
+	return -EINVAL;
+}
+
+static void free_key(char *key)
+{
+	if (key)
+		explicit_bzero(key, strlen(key));
+	free(key);
+}
+
+/* libmicrohttpd on s->fd with s's web config, certificate and key. */
+static int start_daemon(struct http_server *s, char *err, size_t errlen)
+{
+	/* ITC: MHD_quiesce_daemon hands the socket back for a reload */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+			 MHD_USE_ITC;
+	bool tls = s->o.web && s->o.web->tls;
+
+	s->daemon = MHD_start_daemon(
+		flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, answer, s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,	/* first: all */
+		MHD_OPTION_LISTEN_SOCKET, s->fd,
+		MHD_OPTION_CONNECTION_LIMIT, 64u,
+		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->cert_pem,
+		MHD_OPTION_HTTPS_MEM_KEY, s->key_pem,
+		MHD_OPTION_HTTPS_PRIORITIES, tls ? s->o.web->priorities : NULL,
+		MHD_OPTION_END);
+	if (s->daemon)
+		return 0;
+	snprintf(err, errlen, "cannot start the HTTP%s server on %s%s",
+		 tls ? "S" : "", s->o.listen_address, tls ?
+		 " (is key_file the key of cert_file, both PEM? see the "
+		 "warning above)" : "");
+	return -EINVAL;
+}
+
 int http_start(const struct http_options *o, struct http_server **out,
 	       char *err, size_t errlen)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-	bool tls = o->web && o->web->tls;
 	int ret;
 
 	if (!s)
@@ -305,65 +357,78 @@ int http_start(const struct http_options *o, struct http_server **out,
 	s->fd = -1;
 	if (o->web)
 		basic_auth_init(&s->auth, o->web);
-	if (tls) {
-		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-			snprintf(err, errlen, "this libmicrohttpd has no TLS "
-				 "support (GnuTLS)");
-			ret = -ENOTSUP;
-			goto fail;
-		}
-		s->cert_pem = read_pem(o->web->cert_file, "cert_file", err, errlen);
-		s->key_pem = s->cert_pem ? read_pem(o->web->key_file, "key_file",
-						    err, errlen) : NULL;
-		if (!s->key_pem) {
-			ret = -EINVAL;
-			goto fail;
-		}
-		flags |= MHD_USE_TLS;
+	ret = load_tls(o->web, &s->cert_pem, &s->key_pem, err, errlen);
+	if (!ret)
+		ret = http_listen_socket(o->listen_address, &s->fd, err, errlen);
+	if (!ret)
+		ret = start_daemon(s, err, errlen);
+	if (!ret) {
+		*out = s;
+		return 0;
 	}
-	ret = http_listen_socket(o->listen_address, &s->fd, err, errlen);
-	if (ret)
-		goto fail;
-	s->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, answer, s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,	/* first: all */
-		MHD_OPTION_LISTEN_SOCKET, s->fd,
-		MHD_OPTION_CONNECTION_LIMIT, 64u,
-		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->cert_pem,
-		MHD_OPTION_HTTPS_MEM_KEY, s->key_pem,
-		MHD_OPTION_HTTPS_PRIORITIES, tls ? o->web->priorities : NULL,
-		MHD_OPTION_END);
-	if (!s->daemon) {
-		snprintf(err, errlen, "cannot start the HTTP%s server on %s%s",
-			 tls ? "S" : "", o->listen_address, tls ?
-			 " (is key_file the key of cert_file, both PEM? see the "
-			 "warning above)" : "");
-		ret = -EINVAL;
-		goto fail;
-	}
-	*out = s;
-	return 0;
-fail:
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->cert_pem);
-	free(s->key_pem);
+	free_key(s->key_pem);
 	free(s);
 	return ret;
+}
+
+int http_reload(struct http_server *s, const struct web_config *web,
+		char *err, size_t errlen)
+{
+	const struct web_config *old_web = s->o.web;
+	char *cert, *key, *old_cert = s->cert_pem, *old_key = s->key_pem;
+	int ret = load_tls(web, &cert, &key, err, errlen);
+
+	if (ret)
+		return ret;	/* still serving as before */
+	/* stop accepting (connections wait in the socket's backlog), let
+	 * the request in progress end, and start again on the same socket */
+	if (MHD_quiesce_daemon(s->daemon) != s->fd) {
+		snprintf(err, errlen, "libmicrohttpd cannot hand back its socket");
+		free(cert);
+		free_key(key);
+		return -EIO;
+	}
+	MHD_stop_daemon(s->daemon);
+	s->o.web = web;
+	s->cert_pem = cert;
+	s->key_pem = key;
+	basic_auth_free(&s->auth);
+	basic_auth_init(&s->auth, web);
+	ret = start_daemon(s, err, errlen);
+	if (ret) {	/* as it was, or nothing */
+		char again[256];
+
+		free(cert);
+		free_key(key);
+		s->o.web = old_web;
+		s->cert_pem = old_cert;
+		s->key_pem = old_key;
+		basic_auth_init(&s->auth, old_web);
+		if (start_daemon(s, again, sizeof(again))) {
+			snprintf(err + strlen(err), errlen - strlen(err),
+				 "; and again with the previous file: %s", again);
+			return -EIO;
+		}
+		return ret;
+	}
+	free(old_cert);
+	free_key(old_key);
+	return 0;
 }
 
 void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->daemon);
+	if (s->daemon)
+		MHD_stop_daemon(s->daemon);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->cert_pem);
-	if (s->key_pem)
-		explicit_bzero(s->key_pem, strlen(s->key_pem));
-	free(s->key_pem);
+	free_key(s->key_pem);
 	basic_auth_free(&s->auth);
 	free(s);
 }

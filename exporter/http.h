@@ -30,6 +30,16 @@ struct http_options {
  */
 int http_start(const struct http_options *o, struct http_server **out,
 	       char *err, size_t errlen);
+/*
+ * Serve with another web config (SIGHUP): its certificate and key are
+ * read first, and a file that cannot be used changes nothing. The socket
+ * stays open, so no connection is refused meanwhile. Returns 0; -errno
+ * with err when the new config cannot be served (the old one still is);
+ * -EIO when neither can (the server is down: the caller exits).
+ * web must outlive the server or the next reload.
+ */
+int http_reload(struct http_server *s, const struct web_config *web,
+		char *err, size_t errlen);
 /* Stop serving (waits for a scrape in progress) and free. */
 void http_stop(struct http_server *s);
 

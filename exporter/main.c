@@ -143,11 +143,47 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/*
+ * SIGHUP: read --web.config.file again and serve with it; a file that
+ * does not check out, or whose certificate or key cannot be read, changes
+ * nothing. *web is the config in use, one of webs. Returns 0, -EINVAL
+ * (nothing changed) or -EIO (nothing is served any more).
+ */
+static int reload(struct http_server *server, const char *path,
+		  struct web_config **web, struct web_config webs[2])
+{
+	struct web_config *next = *web == &webs[0] ? &webs[1] : &webs[0];
+	char err[512];
+	int ret;
+
+	if (!path) {
+		log_info("SIGHUP: no --web.config.file to read again");
+		return 0;
+	}
+	if (web_config_load(path, next, err, sizeof(err))) {
+		log_warnx("SIGHUP: --web.config.file: %s; still serving as before",
+			  err);
+		return -EINVAL;
+	}
+	ret = http_reload(server, next, err, sizeof(err));
+	if (ret) {
+		log_warnx("SIGHUP: %s%s", err, ret == -EIO ? "" :
+			  "; still serving as before");
+		web_config_free(next);
+		return ret == -EIO ? -EIO : -EINVAL;
+	}
+	web_config_free(*web);
+	*web = next;
+	log_info("SIGHUP: serving with %s as it is now (%s, %zu users)", path,
+		 next->tls ? "https" : "http", next->nusers);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct http_options ho = { .version = PGOFF_VERSION,
 				   .revision = PGOFF_REVISION };
-	struct web_config web = { 0 };
+	struct web_config webs[2] = { 0 }, *web = &webs[0];
 	struct broker_client broker;
 	struct http_server *server = NULL;
 	struct options o = { 0 };
@@ -160,7 +196,7 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	log_init("pgoff_exporter", o.level);
-	if (o.web_config && web_config_load(o.web_config, &web, err, sizeof(err))) {
+	if (o.web_config && web_config_load(o.web_config, web, err, sizeof(err))) {
 		log_warnx("--web.config.file: %s", err);
 		return EXIT_BAD_USAGE;
 	}
@@ -177,26 +213,29 @@ int main(int argc, char **argv)
 	broker_client_init(&broker, o.socket);
 	ho.listen_address = o.listen;
 	ho.telemetry_path = o.path;
-	ho.web = o.web_config ? &web : NULL;
+	ho.web = o.web_config ? web : NULL;
 	ho.broker = &broker;
 	ho.per_pid = o.per_pid;
 	ret = http_start(&ho, &server, err, sizeof(err));
 	if (ret) {
 		log_warnx("%s", err);
-		web_config_free(&web);
+		web_config_free(web);
 		return ret == -EINVAL && strstr(err, "tls_server_config") ?
 		       EXIT_BAD_USAGE : EXIT_RUNTIME;
 	}
 	log_info("serving %s on %s://%s%s (pgoffd at %s%s)", o.path,
-		 web.tls ? "https" : "http", o.listen,
-		 web.nusers ? ", basic auth" : "", o.socket,
+		 web->tls ? "https" : "http", o.listen,
+		 web->nusers ? ", basic auth" : "", o.socket,
 		 o.per_pid ? "; series by pid" : "");
 	for (;;) {
 		if (sigwait(&set, &sig))
 			continue;
 		if (sig == SIGHUP) {
-			log_info("SIGHUP: nothing to reload; restart the exporter "
-				 "to read a changed --web.config.file");
+			ret = reload(server, o.web_config, &web, webs);
+			if (ret == -EIO) {
+				ret = EXIT_RUNTIME;
+				break;
+			}
 			continue;
 		}
 		log_info("stopping on signal %d", sig);
@@ -204,6 +243,7 @@ int main(int argc, char **argv)
 	}
 	http_stop(server);
 	broker_client_close(&broker);
-	web_config_free(&web);
-	return 0;
+	web_config_free(&webs[0]);
+	web_config_free(&webs[1]);
+	return ret == EXIT_RUNTIME ? EXIT_RUNTIME : 0;
 }

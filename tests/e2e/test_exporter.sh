@@ -16,6 +16,8 @@
 # - a bad web config file is refused with its file and line;
 # - pgoffd restarts under the exporter: Prometheus's up stays 1,
 #   pgoff_broker_up goes to 0 and back to 1;
+# - SIGHUP serves a rotated certificate and a new password, and a bad
+#   file changes nothing;
 # - the systemd unit verifies.
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -335,6 +337,38 @@ check "the exporter connected again (pgoff_exporter_broker_connects_total ${conn
 check "the exporter logged the outage and the reconnection" \
 	bash -c "grep -q 'connected to pgoffd' '$E2E_DIR/exporter-plain.log' &&
 		grep -qi 'pgoffd' '$E2E_DIR/exporter-plain.log'"
+
+# --- SIGHUP: a rotated certificate and a new password, no restart -------------
+TLS_PID=${EXPORTER_PIDS[1]}
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$E2E_DIR/tls2.key" -out "$E2E_DIR/tls2.crt" >/dev/null 2>&1
+chgrp "$E2E_GROUP" "$E2E_DIR/tls2.key" && chmod 0640 "$E2E_DIR/tls2.key"
+HASH2=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("new pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))')
+printf 'tls_server_config:\n  cert_file: tls2.crt\n  key_file: tls2.key\nbasic_auth_users:\n  prometheus: %s\n' \
+	"$HASH2" >"$E2E_DIR/web.yml"
+printf '%s' 'new pw' >"$E2E_DIR/prom.pw"
+kill -HUP "$TLS_PID"
+code=
+for _ in $(seq 50); do
+	code=$(curl -s -o "$E2E_DIR/rotated.out" -w '%{http_code}' --cacert "$E2E_DIR/tls2.crt" \
+		-u 'prometheus:new pw' "$TLS/metrics")
+	[ "$code" = 200 ] && break
+	sleep 0.1
+done
+check "SIGHUP: the new certificate and password serve the metrics (HTTP $code)" \
+	bash -c "[ '$code' = 200 ] && grep -qx 'pgoff_broker_up 1' '$E2E_DIR/rotated.out'"
+check "... the old password is refused (401)" [ "$(curl -s -o /dev/null -w '%{http_code}' \
+	--cacert "$E2E_DIR/tls2.crt" -u 'prometheus:s3cret pw' "$TLS/metrics")" = 401 ]
+printf 'tls_server_config:\n  cert_file: tls2.crt\n  cipher_suites: [x]\n' >"$E2E_DIR/web.yml"
+kill -HUP "$TLS_PID"
+sleep 0.5
+check "SIGHUP with a bad file: still serving as before, the log says why" \
+	bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$E2E_DIR/tls2.crt' \
+		-u 'prometheus:new pw' '$TLS/metrics')\" = 200 ] &&
+		grep -q 'web.yml:3: tls_server_config.cipher_suites is not supported.*still serving as before' \
+		'$E2E_DIR/exporter-tls.log'"
+check "the HTTPS exporter is still running" kill -0 "$TLS_PID"
 
 # --- the systemd unit ---------------------------------------------------------
 unit=$E2E_DIR/prefix/lib/systemd/system/pgoff_exporter.service
