@@ -187,6 +187,8 @@ static int authorize(struct http_server *s, struct MHD_Connection *c,
 	if (ret == -EACCES)
 		log_debug("refused a request: %s", user ? "wrong user or password" :
 			  "no credentials");
+	else if (ret == -ENOMEM)
+		log_warnx("cannot check a password: out of memory");
 	else if (ret)
 		log_warnx("cannot check a password: crypt_rn failed (does this "
 			  "libxcrypt support bcrypt?)");
