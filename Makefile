@@ -22,6 +22,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ib
 
 BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
+EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 
 # Debian 12 packages needed to build, test and run. The SELinux ones
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
@@ -29,6 +30,7 @@ CLIENT_LIBS := -ljson-c
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
 	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	tmux libxml2-utils groff-base \
+	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2
 
 ifeq ($(V),1)
@@ -51,19 +53,27 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/holdback.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c
+# pgoff_exporter: its own binary, so that pgoffctl links no HTTP or TLS
+# stack; it talks to pgoffd through client/conn.c and renders with
+# client/stats_view.c like pgoffctl metrics.
+EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
+	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c
+EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
+	exporter/self_stats.c $(EXPORTER_PURE) client/conn.c client/stats_view.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
+EXPORTER_OBJS := $(EXPORTER_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 # Unit tests that are scripts: they check the built binaries (PGOFF_BUILD).
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
-.PHONY: all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
+.PHONY: FORCE all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
 	unit-binaries pg-wait-names \
 	selinux selinux-test
-all: $(BUILD)/pgoffd $(BUILD)/pgoffctl
+all: $(BUILD)/pgoffd $(BUILD)/pgoffctl $(BUILD)/pgoff_exporter
 
 $(BUILD)/vmlinux.h:
 	$(call msg,BTF,$@)
@@ -96,6 +106,19 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 # The wait event names and their generated tables go together.
 PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
 
+# The git revision in pgoff_build_info: the header changes only when the
+# revision does, so a commit rebuilds one object.
+$(BUILD)/exporter/revision.h: FORCE
+	$(Q)mkdir -p $(dir $@)
+	$(Q)rev=$$(git -C $(CURDIR) rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	echo "#define PGOFF_REVISION \"$$rev\"" > $@.tmp; \
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/exporter/main.o: $(BUILD)/exporter/revision.h
+
+$(BUILD)/pgoff_exporter: $(EXPORTER_OBJS) $(PROTOCOL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(EXPORTER_LIBS) -o $@
+
 # Each unit test links the one module it tests (named after it), plus
 # protocol/ and the pure modules that one needs.
 TEST_NEEDS_filter := broker/classify.c $(PG_WAIT_NAMES)
@@ -109,6 +132,11 @@ TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
 TEST_NEEDS_config := broker/pg_trust.c
+TEST_NEEDS_exporter_histogram := exporter/histogram.c
+TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
+TEST_NEEDS_exporter_web_config := exporter/web_config.c exporter/basic_auth.c
+TEST_LIBS_exporter_exposition := -lyaml -lcrypt
+TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
@@ -116,7 +144,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEE
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) $(PROTOCOL_OBJS) \
-		$(BROKER_LIBS) -o $@
+		$(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
 
 # Tools the end-to-end tests run (not installed).
 TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump
@@ -137,11 +165,12 @@ deps:
 unit-test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS) $(UNIT_SCRIPTS)
 
-# libFuzzer targets (clang): the request decoder and the client's renderers
-# (with the flame graph writer).
+# libFuzzer targets (clang): the request decoder, the client's renderers
+# (with the flame graph writer), and pgoff_exporter's parser and page.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client
+FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
+	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -156,6 +185,20 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/rend
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
+
+# pgoff_exporter: the web config file (an operator's), and what it does
+# with pgoffd's replies.
+$(BUILD)/fuzz/fuzz_web_config: tests/fuzz/fuzz_web_config.c exporter/web_config.c \
+		exporter/basic_auth.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lyaml -lcrypt -o $@
+
+$(BUILD)/fuzz/fuzz_exporter: tests/fuzz/fuzz_exporter.c $(PROTOCOL_SRCS) $(EXPORTER_PURE) \
+		client/stats_view.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -lyaml -lcrypt -o $@
 
 fuzz: $(FUZZ_TARGETS)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -220,9 +263,11 @@ demo: deps all
 	@tests/e2e/demo.sh
 
 SYSTEMD_FILES := lib/systemd/system/pgoffd.service lib/sysusers.d/pgoff.conf \
-	lib/tmpfiles.d/pgoff.conf
+	lib/tmpfiles.d/pgoff.conf lib/systemd/system/pgoff_exporter.service \
+	lib/sysusers.d/pgoff_exporter.conf
 DOC_FILES := share/man/man1/pgoffctl.1 share/man/man8/pgoffd.8 \
-	share/bash-completion/completions/pgoffctl
+	share/bash-completion/completions/pgoffctl share/man/man1/pgoff_exporter.1 \
+	share/pgoff/exporter/alerts.yml share/pgoff/exporter/dashboard.json
 
 install: all
 	install -D -m 0755 $(BUILD)/pgoffd $(DESTDIR)$(PREFIX)/sbin/pgoffd
@@ -237,9 +282,19 @@ install: all
 	install -D -m 0644 man/pgoffd.8 $(DESTDIR)$(PREFIX)/share/man/man8/pgoffd.8
 	install -D -m 0644 completion/pgoffctl.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/pgoffctl
+	install -D -m 0755 $(BUILD)/pgoff_exporter $(DESTDIR)$(PREFIX)/bin/pgoff_exporter
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' exporter/pgoff_exporter.service.in \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/pgoff_exporter.service
+	install -m 0644 exporter/pgoff_exporter.sysusers \
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d/pgoff_exporter.conf
+	install -D -m 0644 man/pgoff_exporter.1 $(DESTDIR)$(PREFIX)/share/man/man1/pgoff_exporter.1
+	install -D -m 0644 exporter/alerts.yml $(DESTDIR)$(PREFIX)/share/pgoff/exporter/alerts.yml
+	install -D -m 0644 exporter/dashboard.json \
+		$(DESTDIR)$(PREFIX)/share/pgoff/exporter/dashboard.json
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/pgoffd $(DESTDIR)$(PREFIX)/bin/pgoffctl
+	rm -f $(DESTDIR)$(PREFIX)/sbin/pgoffd $(DESTDIR)$(PREFIX)/bin/pgoffctl \
+		$(DESTDIR)$(PREFIX)/bin/pgoff_exporter
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(SYSTEMD_FILES) $(DOC_FILES))
 
 clean:

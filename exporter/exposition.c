@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* exposition.c - a scrape's page in the Prometheus text format. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exporter/exposition.h"
+#include "exporter/histogram.h"
+#include "exporter/streaks.h"
+#include "protocol/protocol.h"
+
+/* A label value as the text format wants it: \\, \" and \n escaped. */
+void ex_put_value(FILE *out, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', out);
+		if (*v == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*v, out);
+	}
+}
+
+static void head(FILE *out, const char *name, const char *type,
+		 const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void gauge(FILE *out, const char *name, const char *help, double v)
+{
+	head(out, name, "gauge", help);
+	fprintf(out, "%s %.15g\n", name, v);
+}
+
+static void counter(FILE *out, const char *name, const char *help,
+		    uint64_t v)
+{
+	head(out, name, "counter", help);
+	fprintf(out, "%s %" PRIu64 "\n", name, v);
+}
+
+static bool get_count(json_object *o, const char *key, uint64_t *v)
+{
+	int64_t i;
+
+	if (!o || !pgoff_get_int64(o, key, &i) || i < 0)
+		return false;
+	*v = (uint64_t)i;
+	return true;
+}
+
+/* A gauge from a non-negative integer field of status, if it has one. */
+static void status_gauge(FILE *out, json_object *st, const char *key,
+			 const char *name, const char *help)
+{
+	uint64_t v;
+
+	if (get_count(st, key, &v))
+		gauge(out, name, help, (double)v);
+}
+
+/* Counters of status's "counters" with one label, those present only. */
+struct labelled { const char *field, *value; };
+
+static void status_counters(FILE *out, json_object *counters, const char *name,
+			    const char *help, const char *label,
+			    const struct labelled *l, size_t n)
+{
+	bool headed = false;
+	uint64_t v;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!get_count(counters, l[i].field, &v))
+			continue;
+		if (!headed)
+			head(out, name, "counter", help);
+		headed = true;
+		fprintf(out, "%s{%s=\"%s\"} %" PRIu64 "\n", name, label,
+			l[i].value, v);
+	}
+}
+
+static void render_broker(FILE *out, const struct ex_scrape *s)
+{
+	static const struct labelled lost[] = {
+		{ "ringbuf_full", "ringbuf_full" },
+		{ "start_map_full", "start_map_full" },
+		{ "aggregate_map_full", "aggregate_map_full" },
+		{ "client_queue_full", "client_queue_full" },
+	};
+	static const struct labelled degraded[] = {
+		{ "stack_failed", "stack" },
+		{ "pg_read_failed", "pg_wait_event" },
+		{ "query_failed", "query" },
+	};
+	json_object *st = s->status, *counters = NULL, *v;
+	const char *broker = NULL, *hook = NULL;
+	uint64_t n;
+
+	if (st && json_object_object_get_ex(st, "counters", &v) &&
+	    json_object_is_type(v, json_type_object))
+		counters = v;
+	if (pgoff_get_string(st, "broker", &broker) &&
+	    pgoff_get_string(st, "hook", &hook)) {
+		head(out, "pgoff_broker_info", "gauge",
+		     "pgoffd's version and the sched_switch hook its BPF programs "
+		     "are attached to (tp_btf, or raw_tp: no stacks), as value 1.");
+		fputs("pgoff_broker_info{version=\"", out);
+		ex_put_value(out, strncmp(broker, "pgoffd ", 7) ? broker : broker + 7);
+		fputs("\",hook=\"", out);
+		ex_put_value(out, hook);
+		fputs("\"} 1\n", out);
+	}
+	if (get_count(st, "uptime_s", &n) && s->wall_now > (double)n)
+		gauge(out, "pgoff_broker_start_time_seconds",
+		      "When pgoffd started, in seconds since the epoch (to the "
+		      "second).", (double)(uint64_t)(s->wall_now - (double)n));
+	status_gauge(out, st, "clusters", "pgoff_clusters",
+		     "PostgreSQL clusters pgoffd traces.");
+	status_gauge(out, st, "traced_processes", "pgoff_traced_processes",
+		     "PostgreSQL processes pgoffd traces.");
+	status_gauge(out, st, "clients", "pgoff_broker_clients",
+		     "Connections to pgoffd, this exporter's included.");
+	status_gauge(out, st, "subscribers", "pgoff_broker_subscribers",
+		     "Connections to pgoffd with an event subscription.");
+	if (get_count(st, "kernel_min_duration_ns", &n))
+		gauge(out, "pgoff_kernel_min_duration_seconds",
+		      "Shortest interval the kernel sends as an event (absent: "
+		      "no subscriber, none are sent).", (double)n / 1e9);
+	if (get_count(counters, "switches", &n))
+		counter(out, "pgoff_context_switches_total",
+			"Switches of traced PostgreSQL threads off the CPU.", n);
+	if (get_count(counters, "events", &n))
+		counter(out, "pgoff_kernel_events_total",
+			"Off-CPU interval records the kernel sent to pgoffd.", n);
+	if (get_count(counters, "episodes", &n))
+		counter(out, "pgoff_kernel_episodes_total",
+			"Wait episode records the kernel sent to pgoffd.", n);
+	status_counters(out, counters, "pgoff_lost_events_total",
+			"Events or intervals pgoffd lost, by cause.", "cause",
+			lost, sizeof(lost) / sizeof(lost[0]));
+	status_counters(out, counters, "pgoff_degraded_events_total",
+			"Events sent without a field that could not be read, "
+			"by field.", "missing", degraded,
+			sizeof(degraded) / sizeof(degraded[0]));
+}
+
+static void render_stats_health(FILE *out, const struct ex_scrape *s)
+{
+	head(out, "pgoff_stats_truncated", "gauge",
+	     "1 when pgoffd's stats reply was cut short (the least busy series "
+	     "are missing), by grouping: labels (the counters and histogram), "
+	     "pid (backends waiting, longest waits).");
+	fprintf(out, "pgoff_stats_truncated{by=\"labels\"} %d\n",
+		s->labels->truncated ? 1 : 0);
+	if (s->pids)
+		fprintf(out, "pgoff_stats_truncated{by=\"pid\"} %d\n",
+			s->pids->truncated ? 1 : 0);
+}
+
+struct hgroup {
+	const struct sv_row *key;
+	uint64_t count, time_ns, hist[SV_BUCKETS];
+};
+
+static int cmp_hgroup(const void *a, const void *b)
+{
+	const struct hgroup *x = a, *y = b;
+	int c = strcmp(x->key->wait, y->key->wait);
+
+	return c ? c : strcmp(x->key->wait_event_type, y->key->wait_event_type);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void hist_labels(FILE *out, const struct sv_row *k)
+{
+	fputs("{wait=\"", out);
+	ex_put_value(out, k->wait);
+	fputs("\",wait_event_type=\"", out);
+	ex_put_value(out, k->wait_event_type);
+	fputc('"', out);
+}
+
+int ex_render_histogram(FILE *out, const struct sv_snapshot *rows)
+{
+	struct hgroup *g = calloc(rows->n ? rows->n : 1, sizeof(*g));
+	char le[EXH_BUCKETS][32], secs[32];
+	size_t ng = 0;
+
+	if (!g)
+		return -ENOMEM;
+	for (size_t b = 0; b < EXH_BUCKETS; b++) {
+		if (exh_le(b, rows->hist_unit_ns, le[b], sizeof(le[b]))) {
+			free(g);
+			return -ERANGE;
+		}
+	}
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct sv_row *r = &rows->rows[i];
+		struct hgroup *x = NULL;
+
+		for (size_t k = 0; k < ng && !x; k++)
+			if (strcmp(g[k].key->wait, r->wait) == 0 &&
+			    strcmp(g[k].key->wait_event_type,
+				   r->wait_event_type) == 0)
+				x = &g[k];
+		if (!x) {
+			x = &g[ng++];
+			x->key = r;
+		}
+		x->time_ns = sat_add(x->time_ns, r->time_ns);
+		for (size_t b = 0; b < SV_BUCKETS; b++)
+			x->hist[b] = sat_add(x->hist[b], r->hist[b]);
+	}
+	qsort(g, ng, sizeof(*g), cmp_hgroup);
+	head(out, "pgoff_wait_duration_seconds", "histogram",
+	     "Off-CPU intervals of PostgreSQL processes by length, by kernel "
+	     "wait type and PostgreSQL wait event type; le bounds are the "
+	     "kernel's log2 buckets, exact; _sum also has the time of intervals "
+	     "not over yet.");
+	for (size_t k = 0; k < ng; k++) {
+		uint64_t cum[EXH_BUCKETS];
+
+		exh_cumulate(g[k].hist, cum);
+		for (size_t b = 0; b < EXH_BUCKETS; b++) {
+			fputs("pgoff_wait_duration_seconds_bucket", out);
+			hist_labels(out, g[k].key);
+			fprintf(out, ",le=\"%s\"} %" PRIu64 "\n", le[b], cum[b]);
+		}
+		exh_seconds(g[k].time_ns, secs, sizeof(secs));
+		fputs("pgoff_wait_duration_seconds_sum", out);
+		hist_labels(out, g[k].key);
+		fprintf(out, "} %s\n", secs);
+		fputs("pgoff_wait_duration_seconds_count", out);
+		hist_labels(out, g[k].key);
+		fprintf(out, "} %" PRIu64 "\n", cum[EXH_BUCKETS - 1]);
+	}
+	free(g);
+	return 0;
+}
+
+static int cmp_wait_group(const void *a, const void *b)
+{
+	const struct sv_row *x = &((const struct sv_group *)a)->key;
+	const struct sv_row *y = &((const struct sv_group *)b)->key;
+	int c;
+
+	if ((c = strcmp(x->wait_event_type, y->wait_event_type)) ||
+	    (c = strcmp(x->wait_event, y->wait_event)))
+		return c;
+	return strcmp(x->wait, y->wait);
+}
+
+int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
+		  const struct sv_snapshot *cur)
+{
+	struct sv_snapshot d;
+	struct sv_group *all = NULL, *busy = NULL;
+	uint64_t window;
+	int na, nb, ret = 0;
+
+	if (cur->now_ns <= prev->now_ns)
+		return 0;	/* no time between them: nothing to say */
+	window = cur->now_ns - prev->now_ns;
+	if (sv_delta(prev, cur, &d))
+		return -ENOMEM;
+	nb = sv_group(&d, SV_BY_WAIT, &busy);
+	sv_free(&d);
+	na = sv_group(cur, SV_BY_WAIT, &all);	/* every wait seen: 0 or more */
+	if (na < 0 || nb < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	qsort(all, (size_t)na, sizeof(*all), cmp_wait_group);
+	head(out, "pgoff_backends_waiting", "gauge",
+	     "Average PostgreSQL processes in this wait since the previous "
+	     "scrape (AAS, as pgoffctl top --by wait shows it).");
+	for (int i = 0; i < na; i++) {
+		double aas = 0;
+
+		for (int j = 0; j < nb; j++)
+			if (cmp_wait_group(&all[i], &busy[j]) == 0)
+				aas = (double)busy[j].time_ns / (double)window;
+		fputs("pgoff_backends_waiting{wait_event_type=\"", out);
+		ex_put_value(out, all[i].key.wait_event_type);
+		fputs("\",wait_event=\"", out);
+		ex_put_value(out, all[i].key.wait_event);
+		fputs("\",wait=\"", out);
+		ex_put_value(out, all[i].key.wait);
+		fprintf(out, "\"} %.6g\n", aas);
+	}
+	gauge(out, "pgoff_backends_waiting_window_seconds",
+	      "The time pgoff_backends_waiting averages over.",
+	      (double)window / 1e9);
+out:
+	free(all);
+	free(busy);
+	return ret;
+}
+
+static void render_self(FILE *out, const struct ex_scrape *s)
+{
+	counter(out, "pgoff_exporter_broker_connects_total",
+		"Connections the exporter made to pgoffd (more than one: "
+		"pgoffd restarted or the connection broke).", s->broker_connects);
+	counter(out, "pgoff_exporter_broker_errors_total",
+		"Scrapes that pgoffd did not answer.", s->broker_errors);
+	counter(out, "pgoff_exporter_held_values_total",
+		"Values pgoffd reported lower than before, held at their "
+		"highest so that they do not look like resets.",
+		s->counter_decreases);
+	gauge(out, "pgoff_exporter_broker_request_seconds",
+	      "Time this scrape spent asking pgoffd.", s->fetch_seconds);
+	if (!s->self)
+		return;
+	head(out, "process_cpu_seconds_total", "counter",
+	     "User and system CPU time the exporter used, in seconds.");
+	fprintf(out, "process_cpu_seconds_total %.2f\n", s->self->cpu_seconds);
+	gauge(out, "process_resident_memory_bytes",
+	      "Resident memory of the exporter, in bytes.",
+	      (double)s->self->resident_bytes);
+	gauge(out, "process_start_time_seconds",
+	      "When the exporter started, in seconds since the epoch.",
+	      s->self->start_time_seconds);
+	gauge(out, "process_open_fds", "File descriptors the exporter has open.",
+	      (double)s->self->open_fds);
+}
+
+int ex_render(FILE *out, const struct ex_scrape *s)
+{
+	int ret;
+
+	head(out, "pgoff_build_info", "gauge",
+	     "The exporter's version and git revision, as value 1.");
+	fputs("pgoff_build_info{version=\"", out);
+	ex_put_value(out, s->version);
+	fputs("\",revision=\"", out);
+	ex_put_value(out, s->revision);
+	fputs("\"} 1\n", out);
+	gauge(out, "pgoff_broker_up",
+	      "1 when pgoffd answered this scrape's requests, else 0.",
+	      s->up && s->labels ? 1 : 0);
+	if (s->up && s->labels) {
+		render_broker(out, s);
+		render_stats_health(out, s);
+		if (s->per_pid && s->pids)
+			ret = sv_render_metrics(out, s->pids, NULL, true);
+		else
+			ret = sv_render_metrics(out, s->labels, NULL, false);
+		if (!ret)
+			ret = ex_render_histogram(out, s->labels);
+		if (!ret && s->pids_prev && s->pids)
+			ret = ex_render_aas(out, s->pids_prev, s->pids);
+		if (!ret && s->streaks)
+			ret = streaks_render(out, s->streaks);
+		if (ret)
+			return ret;
+	}
+	render_self(out, s);
+	return ferror(out) ? -EIO : 0;
+}

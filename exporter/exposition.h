@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * exposition.h - one scrape's page in the Prometheus text format: what
+ * pgoffd said (status, the kernel's aggregation), as counters, a
+ * histogram and gauges, and the exporter's own health. Pure: no I/O but
+ * the FILE * given. Metric names and labels are listed in
+ * man/pgoff_exporter.1 and the README.
+ */
+#ifndef PGOFF_EXPORTER_EXPOSITION_H
+#define PGOFF_EXPORTER_EXPOSITION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include "client/stats_view.h"
+
+struct streaks;
+
+/* The exporter process itself (process_* metrics); from /proc/self. */
+struct ex_process {
+	double cpu_seconds;
+	uint64_t resident_bytes;
+	double start_time_seconds;	/* since the epoch */
+	uint64_t open_fds;
+};
+
+struct ex_scrape {
+	const char *version, *revision;	/* pgoff_build_info */
+	bool up;			/* pgoffd answered every request */
+	/* when up (borrowed): */
+	json_object *status;		/* the status reply */
+	const struct sv_snapshot *labels;	/* stats by labels */
+	/* stats by pid now and at the previous scrape (pids_prev NULL when
+	 * there is none to compare with): backends waiting, as top --by wait */
+	const struct sv_snapshot *pids_prev, *pids;
+	bool per_pid;			/* the counters by pid, from pids */
+	const struct streaks *streaks;	/* NULL: none yet */
+	double wall_now;		/* seconds since the epoch */
+	/* the exporter's own health */
+	double fetch_seconds;		/* asking pgoffd, this scrape */
+	uint64_t broker_connects;	/* successful connections to pgoffd */
+	uint64_t broker_errors;		/* scrapes pgoffd did not answer */
+	uint64_t counter_decreases;	/* see monotonic.h */
+	const struct ex_process *self;	/* NULL: not known */
+};
+
+/* The whole page. Returns 0, -ENOMEM, -ERANGE (a bucket bound that does
+ * not fit: a hist_unit_ns no pgoffd sends) or -EIO (writing failed). */
+int ex_render(FILE *out, const struct ex_scrape *s);
+
+/*
+ * Histogram series from rows: grouped by kernel wait type and PostgreSQL
+ * wait event type, summed. Exposed for the tests. Returns 0, -ENOMEM or
+ * -ERANGE.
+ */
+int ex_render_histogram(FILE *out, const struct sv_snapshot *rows);
+
+/* The AAS gauge: the per-wait share of the time between prev and cur. */
+int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
+		  const struct sv_snapshot *cur);
+
+/* A label value as the text format wants it: \\, \" and \n escaped. */
+void ex_put_value(FILE *out, const char *v);
+
+#endif

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * http.h - pgoff_exporter's HTTP(S) server, libmicrohttpd with one
+ * internal thread (scrapes are answered one at a time, so the connection
+ * to pgoffd needs no lock): the telemetry path, a landing page at "/",
+ * basic auth and TLS from the web config.
+ */
+#ifndef PGOFF_EXPORTER_HTTP_H
+#define PGOFF_EXPORTER_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "exporter/broker_client.h"
+#include "exporter/web_config.h"
+
+struct http_server;
+
+struct http_options {
+	const char *listen_address;	/* "host:port", "[v6]:port", ":port" */
+	const char *telemetry_path;
+	const struct web_config *web;	/* NULL: plain HTTP, no auth */
+	struct broker_client *broker;
+	bool per_pid;
+	const char *version, *revision;
+};
+
+/*
+ * Listen and serve in libmicrohttpd's thread. Returns 0 with *out, or
+ * -errno with err saying what failed (the address, a certificate).
+ */
+int http_start(const struct http_options *o, struct http_server **out,
+	       char *err, size_t errlen);
+/*
+ * Serve with another web config (SIGHUP): its certificate and key are
+ * read first, and a file that cannot be used changes nothing. The socket
+ * stays open, so no connection is refused meanwhile. Returns 0; -errno
+ * with err when the new config cannot be served (the old one still is);
+ * -EIO when neither can (the server is down: the caller exits).
+ * web must outlive the server or the next reload.
+ */
+int http_reload(struct http_server *s, const struct web_config *web,
+		char *err, size_t errlen);
+/* Stop serving (waits for a scrape in progress) and free. */
+void http_stop(struct http_server *s);
+
+/* "host:port" into a listening TCP socket (exposed for the tests). */
+int http_listen_socket(const char *address, int *fd, char *err, size_t errlen);
+
+#endif

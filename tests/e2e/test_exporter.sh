@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# pgoff_exporter with a real Prometheus (Debian's prometheus package) that
+# scrapes it every second, as a DBA team's fleet would:
+# - the exporter runs as a member of pgoffd's group; its page passes
+#   promtool check metrics, and every metric in it is documented;
+# - after a real 2 s row-lock wait, PromQL over Prometheus's HTTP API
+#   gives the lock seconds within 5 % of the wait, the histogram has the
+#   interval in the bucket the kernel's bounds say, the AAS gauge saw one
+#   backend waiting and the longest-wait gauge saw it wait;
+# - every expression of exporter/dashboard.json runs on Prometheus, and
+#   exporter/alerts.yml loads into it;
+# - HTTPS with basic auth (a throwaway certificate from openssl, a bcrypt
+#   hash): no password or a wrong one gets 401 and no metrics, the right
+#   one works, and Prometheus scrapes it over HTTPS;
+# - a bad web config file is refused with its file and line;
+# - pgoffd restarts under the exporter: Prometheus's up stays 1,
+#   pgoff_broker_up goes to 0 and back to 1;
+# - SIGHUP serves a rotated certificate and a new password, and a bad
+#   file changes nothing;
+# - the systemd unit verifies.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+PROMETHEUS=$(command -v prometheus)
+PROMTOOL=$(command -v promtool)
+for tool in "$PROMETHEUS" "$PROMTOOL" "$(command -v openssl)" "$(command -v curl)" \
+	"$(command -v python3)"; do
+	[ -n "$tool" ] && continue
+	why="prometheus, promtool, openssl, curl and python3 are needed (make deps)"
+	if [ "${CI:-}" = true ]; then not_ok "$why"; exit 1; fi
+	echo "# SKIP: $why"; exit 0
+done
+e2e_setup
+EXPORTER=$E2E_DIR/prefix/bin/pgoff_exporter
+EXPORTER_PIDS=() PROM_PID=
+
+stop_servers() {
+	for p in "${EXPORTER_PIDS[@]}" $PROM_PID; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	EXPORTER_PIDS=() PROM_PID=
+}
+trap 'stop_servers; e2e_cleanup' EXIT
+
+# a TCP port on 127.0.0.1 nobody listens on
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# wait_http URL [curl options]: until it answers (10 s)
+wait_http() {
+	local url=$1; shift
+	for _ in $(seq 100); do
+		curl -s -o /dev/null "$@" "$url" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_exporter NAME [options]: as a member of the group; pid in EXPORTER_PIDS
+start_exporter() {
+	local name=$1; shift
+	"${AS_MEMBER[@]}" "$EXPORTER" --pgoff.socket="$SOCK" "$@" \
+		2>"$E2E_DIR/exporter-$name.log" &
+	EXPORTER_PIDS+=($!)
+}
+
+pg_start deadlock_timeout=10s || { not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+
+# --- the exporter over plain HTTP, as a member of the group -------------------
+EXP_PORT=$(free_port)
+start_exporter plain --web.listen-address="127.0.0.1:$EXP_PORT"
+EXP=http://127.0.0.1:$EXP_PORT
+wait_http "$EXP/metrics"
+check "the exporter answers on 127.0.0.1:$EXP_PORT as a member of the group" [ $? = 0 ]
+as "$E2E_MEMBER" "$EXPORTER" --help | grep -q "127.0.0.1:19432"
+check "its default listen address is 127.0.0.1:19432" [ $? = 0 ]
+
+curl -s -D "$E2E_DIR/plain.headers" -o "$E2E_DIR/first.prom" "$EXP/metrics"
+check "metrics: text format 0.0.4" grep -qi '^content-type: text/plain; version=0.0.4' "$E2E_DIR/plain.headers"
+check "pgoff_broker_up 1 with pgoffd running" grep -qx 'pgoff_broker_up 1' "$E2E_DIR/first.prom"
+check "pgoff_build_info has the version" grep -q '^pgoff_build_info{version="0.1.0",revision="' "$E2E_DIR/first.prom"
+check "pgoff_broker_info names the hook" grep -qE '^pgoff_broker_info\{version="[^"]+",hook="(tp_btf|raw_tp)"\} 1$' "$E2E_DIR/first.prom"
+check "pgoff_clusters 1" grep -qx 'pgoff_clusters 1' "$E2E_DIR/first.prom"
+curl -s "$EXP/" >"$E2E_DIR/landing.html"
+check "the landing page at / links to /metrics" grep -q 'href="/metrics"' "$E2E_DIR/landing.html"
+check "an unknown path is 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "$EXP/nope")" = 404 ]
+check "POST is 405" [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$EXP/metrics")" = 405 ]
+
+# --- Prometheus, scraping every second ---------------------------------------
+# The HTTPS exporter is set up first, so that Prometheus scrapes both.
+TLS_PORT=$(free_port)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$E2E_DIR/tls.key" -out "$E2E_DIR/tls.crt" >/dev/null 2>&1
+chgrp "$E2E_GROUP" "$E2E_DIR/tls.key" && chmod 0640 "$E2E_DIR/tls.key"
+HASH=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("s3cret pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))')
+cat >"$E2E_DIR/web.yml" <<YML
+# as for any exporter built with the Prometheus exporter toolkit
+tls_server_config:
+  cert_file: tls.crt
+  key_file: tls.key
+basic_auth_users:
+  prometheus: $HASH
+YML
+start_exporter tls --web.listen-address="127.0.0.1:$TLS_PORT" --web.config.file="$E2E_DIR/web.yml"
+TLS=https://127.0.0.1:$TLS_PORT
+wait_http "$TLS/" --cacert "$E2E_DIR/tls.crt"
+check "the HTTPS exporter answers (certificate from openssl, key 0640 in the group)" [ $? = 0 ]
+printf '%s' 's3cret pw' >"$E2E_DIR/prom.pw"
+
+PROM_PORT=$(free_port)
+PROM=http://127.0.0.1:$PROM_PORT
+cp "$E2E_TOP/exporter/alerts.yml" "$E2E_DIR/alerts.yml"
+cat >"$E2E_DIR/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $E2E_DIR/alerts.yml
+scrape_configs:
+  - job_name: pgoff
+    static_configs:
+      - targets: ['127.0.0.1:$EXP_PORT']
+  - job_name: pgoff_tls
+    scheme: https
+    tls_config:
+      ca_file: $E2E_DIR/tls.crt
+    basic_auth:
+      username: prometheus
+      password_file: $E2E_DIR/prom.pw
+    static_configs:
+      - targets: ['127.0.0.1:$TLS_PORT']
+YML
+"$PROMTOOL" check config "$E2E_DIR/prometheus.yml" >"$E2E_DIR/promcheck.out" 2>&1 ||
+	sed 's/^/# /' "$E2E_DIR/promcheck.out"
+"$PROMETHEUS" --config.file="$E2E_DIR/prometheus.yml" --storage.tsdb.path="$E2E_DIR/prom-data" \
+	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn \
+	>"$E2E_DIR/prometheus.log" 2>&1 &
+PROM_PID=$!
+
+# promql EXPR: the API's JSON answer for an instant query
+promql() { curl -s --max-time 10 --data-urlencode "query=$1" "$PROM/api/v1/query"; }
+# value EXPR: the first sample's value, or empty
+value() { promql "$1" | jq -r '.data.result[0].value[1] // empty'; }
+# await EXPR [SECONDS]: until EXPR has a result (20 s by default)
+await() {
+	for _ in $(seq $((${2:-20} * 4))); do
+		[ -n "$(value "$1")" ] && return 0
+		sleep 0.25
+	done
+	return 1
+}
+wait_http "$PROM/-/ready"
+await 'up{job="pgoff"} == 1' 30
+check "Prometheus (127.0.0.1:$PROM_PORT) scrapes the exporter: up 1" [ $? = 0 ]
+if [ $? != 0 ]; then sed 's/^/# prometheus: /' "$E2E_DIR/prometheus.log" | tail -20; fi
+await 'up{job="pgoff_tls"} == 1' 10
+check "Prometheus scrapes the HTTPS exporter with basic auth: up 1" [ $? = 0 ]
+check "... and gets pgoffd's figures through it (pgoff_broker_up 1)" await 'pgoff_broker_up{job="pgoff_tls"} == 1' 5
+
+# --- a real 2 s row-lock wait -------------------------------------------------
+# A holds the row lock (psql reads a FIFO); B waits for it until A commits
+# 2 s later. B's own statement time is the wait, to within the parse.
+mkfifo "$E2E_DIR/a.fifo"
+sql <"$E2E_DIR/a.fifo" >"$E2E_DIR/a.out" &
+a_job=$!
+exec 3>"$E2E_DIR/a.fifo"
+echo "begin; update t set v = 1 where id = 1; select 'locked';" >&3
+for _ in $(seq 100); do grep -q locked "$E2E_DIR/a.out" && break; sleep 0.02; done
+psql -X -q -At -c '\timing on' -c "update t set v = 2 where id = 1" >"$E2E_DIR/b.out" 2>&1 &
+b_job=$!
+IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
+note "B ($b_pid) waits for the row lock"
+sleep 2
+echo "commit;" >&3
+exec 3>&-
+wait "$a_job" "$b_job"
+wait_ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$E2E_DIR/b.out")
+note "B's statement took ${wait_ms:-?} ms"
+check "B waited about 2 s (psql's \\timing: ${wait_ms:-none} ms)" between "${wait_ms:-0}" 1900 3000
+sleep 3	# a few scrapes after the end of the wait
+
+lock_expr='sum(pgoff_offcpu_seconds_total{job="pgoff",backend_type="client backend",wait_event_type="Lock",wait_event="transactionid"})'
+lock_s=$(value "$lock_expr")
+note "PromQL $lock_expr = ${lock_s:-nothing}"
+check "PromQL: the lock seconds ($lock_s) are within 5 % of B's wait (${wait_ms} ms)" \
+	between "${lock_s:-0}" "$(awk -v w="$wait_ms" 'BEGIN { print w / 1000 * 0.95 }')" \
+	"$(awk -v w="$wait_ms" 'BEGIN { print w / 1000 * 1.05 }')"
+
+# the bucket the kernel's bounds give B's interval: le = 1024 * 2^b - 1 ns,
+# the smallest that is >= it. B's wait is one interval (deadlock_timeout
+# is 10 s); its length is the histogram's _sum (checked against psql's
+# \timing above through the counter), to the nanosecond: psql's time is
+# a few ms longer, which near 2.147 s would choose the wrong bucket.
+sum_s=$(value 'sum(pgoff_wait_duration_seconds_sum{job="pgoff",wait="lock",wait_event_type="Lock"})')
+note "the Lock interval's length (_sum): ${sum_s:-none} s"
+check "the histogram's _sum is the lock seconds of the counter (${sum_s:-none} = ${lock_s:-none})" \
+	between "$(awk -v a="${sum_s:-0}" -v b="${lock_s:--1}" 'BEGIN { print a - b }')" -0.000001 0.000001
+read -r want_le prev_le < <(awk -v s="${sum_s:-0}" '
+	function secs(ns,  t) {
+		t = sprintf("%d.%09d", int(ns / 1e9), ns % 1e9)
+		sub(/0+$/, "", t); sub(/\.$/, "", t)
+		return t
+	}
+	BEGIN {
+		ns = int(s * 1e9 + 0.5); b = 0
+		while (1024 * 2 ^ b - 1 < ns) b++
+		print secs(1024 * 2 ^ b - 1), secs(1024 * 2 ^ (b - 1) - 1)
+	}')
+hist() { value "sum(pgoff_wait_duration_seconds_bucket{job=\"pgoff\",wait=\"lock\",wait_event_type=\"Lock\",le=\"$1\"})"; }
+at_le=$(hist "$want_le") below=$(hist "$prev_le")
+note "Lock histogram: le=$prev_le: ${below:-none}, le=$want_le: ${at_le:-none}"
+check "the histogram has B's interval in the bucket le=\"$want_le\", none in le=\"$prev_le\"" \
+	[ "${at_le:-x}" = 1 -a "${below:-x}" = 0 ]
+q=$(value 'histogram_quantile(0.5, sum by (le) (pgoff_wait_duration_seconds_bucket{job="pgoff",wait_event_type="Lock"}))')
+check "histogram_quantile over it falls in that bucket ($q)" between "${q:-0}" "$prev_le" "$want_le"
+count=$(value 'sum(pgoff_wait_duration_seconds_count{job="pgoff",wait_event_type="Lock"})')
+check "_count of Lock intervals is 1 ($count)" [ "${count:-x}" = 1 ]
+aas=$(value 'max_over_time(pgoff_backends_waiting{job="pgoff",wait_event_type="Lock",wait_event="transactionid"}[30s])')
+check "pgoff_backends_waiting saw about one backend waiting for the lock ($aas)" between "${aas:-0}" 0.9 1.1
+longest=$(value 'max_over_time(pgoff_wait_longest_seconds{job="pgoff",wait_event_type="Lock",wait_event="transactionid"}[30s])')
+check "pgoff_wait_longest_seconds saw B in the lock wait across scrapes (${longest:-absent} s)" \
+	between "${longest:-0}" 0.8 2.2
+
+curl -s "$EXP/metrics" >"$E2E_DIR/after.prom"
+"$PROMTOOL" check metrics <"$E2E_DIR/after.prom" >"$E2E_DIR/lint.out" 2>&1
+rc=$?
+sed 's/^/# promtool: /' "$E2E_DIR/lint.out" | head -10
+check "promtool check metrics accepts the page (no lint problem)" [ $rc = 0 ]
+check "no pid label by default" bash -c "! grep -q 'pid=\"' '$E2E_DIR/after.prom'"
+undocumented=
+for m in $(sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$E2E_DIR/after.prom"); do
+	grep -q "${m//_/\\\\_}\|$m" "$E2E_TOP/man/pgoff_exporter.1" || undocumented+=" $m"
+	grep -q "$m" "$E2E_TOP/README.md" || undocumented+=" $m(README)"
+done
+check "every metric on the page is in pgoff_exporter.1 and the README${undocumented:+ (missing:$undocumented)}" \
+	[ -z "$undocumented" ]
+series=$(grep -vc '^#' "$E2E_DIR/after.prom")
+note "series on this host's page: $series ($(grep -c '^pgoff_wait_duration_seconds' "$E2E_DIR/after.prom") histogram, $(grep -c '^pgoff_offcpu_' "$E2E_DIR/after.prom") counters)"
+
+# --metrics.per-pid: the counters by process, the histogram as before
+PID_PORT=$(free_port)
+start_exporter per-pid --web.listen-address="127.0.0.1:$PID_PORT" --metrics.per-pid
+wait_http "http://127.0.0.1:$PID_PORT/metrics"
+curl -s "http://127.0.0.1:$PID_PORT/metrics" >"$E2E_DIR/per-pid.prom"
+check "--metrics.per-pid: the counters have a pid label, the histogram none" \
+	bash -c "grep -q '^pgoff_offcpu_seconds_total{.*,pid=\"[0-9]*\"} ' '$E2E_DIR/per-pid.prom' &&
+		grep -q '^pgoff_wait_duration_seconds_count{' '$E2E_DIR/per-pid.prom' &&
+		! grep -q '^pgoff_wait_duration_seconds.*pid=' '$E2E_DIR/per-pid.prom'"
+kill "${EXPORTER_PIDS[-1]}" && wait "${EXPORTER_PIDS[-1]}"
+check "the exporter ends on SIGTERM with status 0" [ $? = 0 ]
+unset 'EXPORTER_PIDS[-1]'
+
+# --- the dashboard's expressions and the alert rules, on Prometheus ----------
+bad=
+n=0
+while IFS= read -r expr; do
+	n=$((n + 1))
+	q=$(sed -e 's/\$__rate_interval/1m/g' -e 's/\$instance/.*/g' -e 's/\$cluster/.*/g' \
+		-e 's/\$backend_type/.*/g' -e 's/\$wait_event_type/.*/g' <<<"$expr")
+	# template variables' queries are label_values(): run their selector
+	q=$(sed -E 's/^label_values\((.*), *[a-z_]+\)$/\1/' <<<"$q")
+	status=$(promql "$q" | jq -r '.status + " " + (.error // "")')
+	[ "$status" = "success " ] || { bad+=" [$q: $status]"; note "dashboard: $q -> $status"; }
+done < <(jq -r '(.panels[].targets[].expr, (.templating.list[] | select(.type == "query") | .definition))' \
+	"$E2E_TOP/exporter/dashboard.json")
+check "Prometheus runs all $n expressions of the dashboard${bad:+ (failed:$bad)}" [ -z "$bad" -a "$n" -gt 5 ]
+hm=$(promql 'sum by (le) (increase(pgoff_wait_duration_seconds_bucket{wait_event_type=~".*"}[1m]))' |
+	jq '.data.result | length')
+check "the heatmap's query has one series per bucket (32, got $hm)" [ "$hm" = 32 ]
+rules=$(curl -s "$PROM/api/v1/rules" | jq -r '[.data.groups[].rules[] | select(.health == "ok")] | length')
+check "Prometheus loaded the 4 alert rules of alerts.yml, all healthy ($rules)" [ "$rules" = 4 ]
+
+# --- HTTPS with basic auth ----------------------------------------------------
+code=$(curl -s -o "$E2E_DIR/noauth.out" -D "$E2E_DIR/noauth.h" -w '%{http_code}' \
+	--cacert "$E2E_DIR/tls.crt" "$TLS/metrics")
+check "HTTPS without credentials: 401 with WWW-Authenticate: Basic, no metrics" \
+	bash -c "[ $code = 401 ] && grep -qi '^www-authenticate: basic realm=' '$E2E_DIR/noauth.h' &&
+		! grep -q pgoff_ '$E2E_DIR/noauth.out'"
+code=$(curl -s -o "$E2E_DIR/wrong.out" -w '%{http_code}' --cacert "$E2E_DIR/tls.crt" \
+	-u 'prometheus:s3cret px' "$TLS/metrics")
+check "HTTPS with a wrong password: 401, no metrics" \
+	bash -c "[ $code = 401 ] && ! grep -q pgoff_ '$E2E_DIR/wrong.out'"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_DIR/tls.crt" \
+	-u 'grafana:s3cret pw' "$TLS/metrics")
+check "HTTPS with an unknown user: 401" [ "$code" = 401 ]
+code=$(curl -s -o "$E2E_DIR/right.out" -w '%{http_code}' --cacert "$E2E_DIR/tls.crt" \
+	-u 'prometheus:s3cret pw' "$TLS/metrics")
+check "HTTPS with the right password: 200 and the metrics" \
+	bash -c "[ $code = 200 ] && grep -qx 'pgoff_broker_up 1' '$E2E_DIR/right.out'"
+curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$TLS_PORT/metrics"
+check "plain HTTP to the HTTPS port gets no answer" [ $? != 0 ]
+proto=$(curl -s -o /dev/null -w '%{ssl_verify_result} %{http_version}' --cacert "$E2E_DIR/tls.crt" \
+	-u 'prometheus:s3cret pw' --tls-max 1.1 "$TLS/metrics" 2>&1; echo " rc=$?")
+check "TLS 1.1 is refused (min_version defaults to TLS12)" bash -c "! grep -q ' rc=0' <<<'$proto'"
+
+printf 'basic_auth_users:\n  prometheus: not-a-hash\n' >"$E2E_DIR/bad.yml"
+as "$E2E_MEMBER" "$EXPORTER" --web.listen-address=127.0.0.1:0 \
+	--web.config.file="$E2E_DIR/bad.yml" 2>"$E2E_DIR/bad.err"
+rc=$?
+sed 's/^/# /' "$E2E_DIR/bad.err"
+check "a bad web config file: exit 2, naming the file and line" \
+	bash -c "[ $rc = 2 ] && grep -q '$E2E_DIR/bad.yml:2: basic_auth_users' '$E2E_DIR/bad.err'"
+as "$E2E_MEMBER" "$EXPORTER" --web.listen-address="127.0.0.1:$EXP_PORT" \
+	--pgoff.socket="$SOCK" 2>"$E2E_DIR/busy.err"
+rc=$?
+check "an address in use: exit 1 saying so" \
+	bash -c "[ $rc = 1 ] && grep -q 'cannot listen on 127.0.0.1:$EXP_PORT: Address already in use' '$E2E_DIR/busy.err'"
+
+# --- pgoffd restarts under the exporter ---------------------------------------
+e2e_stop_broker TERM
+t_stop=$(date +%s)
+await 'pgoff_broker_up{job="pgoff"} == 0' 10
+check "pgoffd stopped: pgoff_broker_up goes to 0" [ $? = 0 ]
+sleep 2
+e2e_start_broker || not_ok "restart pgoffd"
+await 'pgoff_broker_up{job="pgoff"} == 1' 10
+check "pgoffd back: pgoff_broker_up returns to 1" [ $? = 0 ]
+sleep 1
+span=$(($(date +%s) - t_stop + 2))
+up_min=$(value "min_over_time(up{job=\"pgoff\"}[${span}s])")
+broker_min=$(value "min_over_time(pgoff_broker_up{job=\"pgoff\"}[${span}s])")
+check "Prometheus's up stayed 1 throughout (min ${up_min:-none} over ${span} s)" [ "${up_min:-x}" = 1 ]
+check "... while pgoff_broker_up was 0 for a while (min ${broker_min:-none})" [ "${broker_min:-x}" = 0 ]
+connects=$(value 'pgoff_exporter_broker_connects_total{job="pgoff"}')
+check "the exporter connected again (pgoff_exporter_broker_connects_total ${connects:-none})" \
+	[ "${connects:-0}" = 2 ]
+check "the exporter logged the outage and the reconnection" \
+	bash -c "grep -q 'connected to pgoffd' '$E2E_DIR/exporter-plain.log' &&
+		grep -qi 'pgoffd' '$E2E_DIR/exporter-plain.log'"
+
+# --- SIGHUP: a rotated certificate and a new password, no restart -------------
+TLS_PID=${EXPORTER_PIDS[1]}
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$E2E_DIR/tls2.key" -out "$E2E_DIR/tls2.crt" >/dev/null 2>&1
+chgrp "$E2E_GROUP" "$E2E_DIR/tls2.key" && chmod 0640 "$E2E_DIR/tls2.key"
+HASH2=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("new pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))')
+printf 'tls_server_config:\n  cert_file: tls2.crt\n  key_file: tls2.key\nbasic_auth_users:\n  prometheus: %s\n' \
+	"$HASH2" >"$E2E_DIR/web.yml"
+printf '%s' 'new pw' >"$E2E_DIR/prom.pw"
+kill -HUP "$TLS_PID"
+code=
+for _ in $(seq 50); do
+	code=$(curl -s -o "$E2E_DIR/rotated.out" -w '%{http_code}' --cacert "$E2E_DIR/tls2.crt" \
+		-u 'prometheus:new pw' "$TLS/metrics")
+	[ "$code" = 200 ] && break
+	sleep 0.1
+done
+check "SIGHUP: the new certificate and password serve the metrics (HTTP $code)" \
+	bash -c "[ '$code' = 200 ] && grep -qx 'pgoff_broker_up 1' '$E2E_DIR/rotated.out'"
+check "... the old password is refused (401)" [ "$(curl -s -o /dev/null -w '%{http_code}' \
+	--cacert "$E2E_DIR/tls2.crt" -u 'prometheus:s3cret pw' "$TLS/metrics")" = 401 ]
+printf 'tls_server_config:\n  cert_file: tls2.crt\n  cipher_suites: [x]\n' >"$E2E_DIR/web.yml"
+kill -HUP "$TLS_PID"
+sleep 0.5
+check "SIGHUP with a bad file: still serving as before, the log says why" \
+	bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$E2E_DIR/tls2.crt' \
+		-u 'prometheus:new pw' '$TLS/metrics')\" = 200 ] &&
+		grep -q 'web.yml:3: tls_server_config.cipher_suites is not supported.*still serving as before' \
+		'$E2E_DIR/exporter-tls.log'"
+check "the HTTPS exporter is still running" kill -0 "$TLS_PID"
+
+# --- the systemd unit ---------------------------------------------------------
+unit=$E2E_DIR/prefix/lib/systemd/system/pgoff_exporter.service
+systemd-analyze verify "$unit" >"$E2E_DIR/verify.out" 2>&1
+rc=$?
+grep -v 'pgoffd.service' "$E2E_DIR/verify.out" | sed 's/^/# /'
+check "systemd-analyze verify accepts pgoff_exporter.service" \
+	bash -c "[ $rc = 0 ] && ! grep -v 'pgoffd.service' '$E2E_DIR/verify.out' | grep -q ."
+check "the unit: its own user, group pgoff, no capabilities, read-only system" \
+	bash -c "grep -qx 'User=pgoff-exporter' '$unit' && grep -qx 'SupplementaryGroups=pgoff' '$unit' &&
+		grep -qx 'CapabilityBoundingSet=' '$unit' && grep -qx 'ProtectSystem=strict' '$unit' &&
+		grep -qx 'NoNewPrivileges=yes' '$unit' && grep -qx 'ExecStart=$EXPORTER \$PGOFF_EXPORTER_ARGS' '$unit'"
+exposure=$(systemd-analyze security --offline=true "$unit" 2>/dev/null | sed -n 's/.*Overall exposure level for .*: //p')
+note "systemd-analyze security --offline: ${exposure:-not available}"
+
+stop_servers
+if [ -n "${PGOFF_SANITIZE:-}" ]; then
+	check "the exporters' logs have no sanitizer report" \
+		bash -c "! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error' '$E2E_DIR'/exporter-*.log"
+fi

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_exporter_exposition.c - pgoff_exporter's page: the histogram from
+ * the kernel's buckets (grouped, cumulative, _sum and _count), the AAS
+ * gauge between two snapshots, pgoffd's health from status, what a scrape
+ * shows with pgoffd down, and counters held at their highest
+ * (monotonic.c) so that a moved row never looks like a reset, and the
+ * longest wait of one backend across scrapes (streaks.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exporter/exposition.h"
+#include "exporter/monotonic.h"
+#include "exporter/streaks.h"
+#include "tests/unit/check.h"
+
+static char *page;
+static size_t page_len;
+
+static int parse(const char *text, struct sv_snapshot *s)
+{
+	json_object *o = json_tokener_parse(text);
+	char err[160];
+	int r;
+
+	if (!o)
+		return -100;
+	r = sv_parse(o, s, err, sizeof(err));
+	json_object_put(o);
+	return r;
+}
+
+/* The page must have this exact line (or, with prefix, a line that
+ * starts with it). */
+static bool has_line(const char *line)
+{
+	const char *p = page;
+	size_t n = strlen(line);
+
+	while (p && *p) {
+		if (strncmp(p, line, n) == 0 && p[n] == '\n')
+			return true;
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	fprintf(stderr, "no line \"%s\" in:\n%s\n", line, page);
+	return false;
+}
+
+static bool lacks(const char *text)
+{
+	if (!strstr(page, text))
+		return true;
+	fprintf(stderr, "\"%s\" should not be in:\n%s\n", text, page);
+	return false;
+}
+
+#define ROW(pid, dir, db, bt, wt, we, w, count, ns, hist)                     \
+	"{\"pid\":" #pid ",\"cluster\":1,\"data_dir\":\"" dir "\","           \
+	"\"backend_type\":\"" bt "\",\"database\":\"" db "\","               \
+	"\"wait_event_type\":" wt ",\"wait_event\":" we ",\"wait\":\"" w    \
+	"\",\"count\":" #count ",\"time_ns\":" #ns ",\"hist\":" hist "}"
+
+/* Bucket 21 holds [2^20, 2^21) * 1024 ns: a 2 s interval. */
+#define H21_1 "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1]"
+#define H21_2 "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2]"
+
+static const char *const labels_text =
+	"{\"now_ns\":5000000000,\"hist_unit_ns\":1024,\"rows\":["
+	ROW(0, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock",
+	    1, 2000000000, H21_1) ","
+	ROW(0, "/d", "crm", "client backend", "\"Lock\"", "\"tuple\"", "lock",
+	    3, 2100000, "[1,0,0,0,0,0,0,0,0,0,0,2]") ","
+	ROW(0, "/d", "crm", "client backend", "\"IO\"", "\"DataFileRead\"", "io",
+	    2, 30000, "[0,0,0,0,2]") ","
+	ROW(0, "/d", "", "walwriter", "null", "null", "cpu", 1, 500, "[1]")
+	"]}";
+
+static void render_to_page(const struct ex_scrape *s, int want)
+{
+	FILE *f;
+
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	if (!f || ex_render(f, s) != want)
+		abort();
+	fclose(f);
+}
+
+static void test_histogram(void)
+{
+	struct sv_snapshot s;
+	FILE *f;
+
+	CHECK(parse(labels_text, &s) == 0);
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(ex_render_histogram(f, &s) == 0);
+	fclose(f);
+	CHECK(has_line("# TYPE pgoff_wait_duration_seconds histogram"));
+	/* the two Lock rows are one series: buckets 0, 11 and 21 */
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"0.000001023\"} 1"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"0.001048575\"} 1"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"0.002097151\"} 3"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"1.073741823\"} 3"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"2.147483647\"} 4"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"+Inf\"} 4"));
+	CHECK(has_line("pgoff_wait_duration_seconds_sum{wait=\"lock\",wait_event_type=\"Lock\"} 2.0021"));
+	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"lock\",wait_event_type=\"Lock\"} 4"));
+	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"io\",wait_event_type=\"IO\"} 2"));
+	/* outside any PostgreSQL wait: an empty label, as pgoffctl metrics */
+	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"cpu\",wait_event_type=\"\"} 1"));
+	/* 32 buckets, _sum and _count for each of the three series */
+	CHECK(page_len > 0);
+	{
+		size_t lines = 0;
+
+		for (char *p = page; *p; p++)
+			lines += *p == '\n';
+		CHECK(lines == 2 + 3 * (32 + 2));
+	}
+	sv_free(&s);
+}
+
+static void test_aas(void)
+{
+	const char *prev_text =
+		"{\"now_ns\":1000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 0, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 100000000, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 5, 900000000, "[]")
+		"]}";
+	const char *cur_text =
+		"{\"now_ns\":3000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 2000000000, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 1100000000, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 5, 900000000, "[]")
+		"]}";
+	struct sv_snapshot prev, cur;
+	FILE *f;
+
+	CHECK(parse(prev_text, &prev) == 0);
+	CHECK(parse(cur_text, &cur) == 0);
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(ex_render_aas(f, &prev, &cur) == 0);
+	fclose(f);
+	/* 2 s + 1 s of lock wait in 2 s: 1.5 backends on average */
+	CHECK(has_line("pgoff_backends_waiting{wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 1.5"));
+	/* a wait seen before but idle in the window: 0, not absent */
+	CHECK(has_line("pgoff_backends_waiting{wait_event_type=\"Client\",wait_event=\"ClientRead\",wait=\"poll\"} 0"));
+	CHECK(has_line("pgoff_backends_waiting_window_seconds 2"));
+	/* the same instant twice: nothing to average over, nothing said */
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(ex_render_aas(f, &cur, &cur) == 0);
+	fclose(f);
+	CHECK(page_len == 0);
+	sv_free(&prev);
+	sv_free(&cur);
+}
+
+static void test_broker_down(void)
+{
+	struct ex_process self = { 1.25, 4096 * 1000, 1700000000, 7 };
+	struct ex_scrape s = {
+		.version = "0.1.0", .revision = "abc\"def", .up = false,
+		.broker_connects = 1, .broker_errors = 3, .self = &self,
+	};
+
+	render_to_page(&s, 0);
+	CHECK(has_line("pgoff_build_info{version=\"0.1.0\",revision=\"abc\\\"def\"} 1"));
+	CHECK(has_line("pgoff_broker_up 0"));
+	CHECK(has_line("pgoff_exporter_broker_errors_total 3"));
+	CHECK(has_line("process_cpu_seconds_total 1.25"));
+	CHECK(has_line("process_resident_memory_bytes 4096000"));
+	CHECK(lacks("pgoff_offcpu_seconds_total"));
+	CHECK(lacks("pgoff_wait_duration_seconds"));
+	CHECK(lacks("pgoff_traced_processes"));
+}
+
+static void test_broker_up(void)
+{
+	json_object *st = json_tokener_parse(
+		"{\"ok\":true,\"broker\":\"pgoffd 0.1.0\",\"uptime_s\":100,"
+		"\"hook\":\"tp_btf\",\"clients\":2,\"subscribers\":0,\"clusters\":1,"
+		"\"traced_processes\":6,\"kernel_min_duration_ns\":null,"
+		"\"counters\":{\"switches\":68,\"events\":0,\"ringbuf_full\":3,"
+		"\"start_map_full\":0,\"stack_failed\":1,\"pg_read_failed\":0,"
+		"\"query_failed\":0,\"episodes\":2,\"client_queue_full\":0,"
+		"\"aggregate_map_full\":0}}");
+	struct sv_snapshot labels;
+	struct ex_scrape s = {
+		.version = "0.1.0", .revision = "r", .up = true, .status = st,
+		.labels = &labels, .wall_now = 1700000100.5,
+	};
+
+	CHECK(st);
+	CHECK(parse(labels_text, &labels) == 0);
+	render_to_page(&s, 0);
+	CHECK(has_line("pgoff_broker_up 1"));
+	CHECK(has_line("pgoff_broker_info{version=\"0.1.0\",hook=\"tp_btf\"} 1"));
+	CHECK(has_line("pgoff_broker_start_time_seconds 1700000000"));
+	CHECK(has_line("pgoff_clusters 1"));
+	CHECK(has_line("pgoff_traced_processes 6"));
+	CHECK(has_line("pgoff_lost_events_total{cause=\"ringbuf_full\"} 3"));
+	CHECK(has_line("pgoff_lost_events_total{cause=\"aggregate_map_full\"} 0"));
+	CHECK(has_line("pgoff_degraded_events_total{missing=\"stack\"} 1"));
+	CHECK(has_line("pgoff_context_switches_total 68"));
+	CHECK(has_line("pgoff_stats_truncated{by=\"labels\"} 0"));
+	CHECK(lacks("pgoff_stats_truncated{by=\"pid\"}"));	/* none asked */
+	CHECK(lacks("pgoff_kernel_min_duration_seconds"));	/* null */
+	CHECK(has_line("pgoff_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 2.000000000"));
+	CHECK(has_line("pgoff_offcpu_intervals_total{cluster=\"/d\",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"tuple\",wait=\"lock\"} 3"));
+	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"lock\",wait_event_type=\"Lock\"} 4"));
+	CHECK(lacks("pid=\""));			/* no pid label by default */
+	CHECK(lacks("pgoff_backends_waiting"));	/* no earlier snapshot */
+	json_object_put(st);
+	sv_free(&labels);
+}
+
+static void test_monotonic(void)
+{
+	const char *first =
+		"{\"now_ns\":1,\"rows\":["
+		ROW(0, "/d", "", "", "\"Lock\"", "\"transactionid\"", "lock", 4, 4000, "[0,4]") ","
+		ROW(0, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 1, 1000, "[0,1]")
+		"]}";
+	/* the 4 intervals moved to shop's row (its title was read) */
+	const char *second =
+		"{\"now_ns\":2,\"rows\":["
+		ROW(0, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 5, 5000, "[0,5]") ","
+		ROW(0, "/d", "", "", "\"Lock\"", "\"transactionid\"", "lock", 0, 0, "[]")
+		"]}";
+	/* cut short: the empty-label row is left out, and comes back */
+	const char *third =
+		"{\"now_ns\":3,\"truncated\":true,\"rows\":["
+		ROW(0, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 6, 6000, "[0,6]")
+		"]}";
+	const char *fourth =
+		"{\"now_ns\":4,\"rows\":["
+		ROW(0, "/d", "", "", "\"Lock\"", "\"transactionid\"", "lock", 1, 100, "[0,1]") ","
+		ROW(0, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 2, 2000, "[0,1]") ","
+		ROW(0, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 5, 5000, "[0,5]")
+		"]}";
+	struct mono_state m = { 0 };
+	struct sv_snapshot s;
+
+	CHECK(parse(first, &s) == 0);
+	CHECK(mono_apply(&m, &s) == 0 && m.decreases == 0 && m.n == 2);
+	sv_free(&s);
+	CHECK(parse(second, &s) == 0);
+	CHECK(mono_apply(&m, &s) == 0);
+	/* sorted by labels: the empty database first, held at 4 */
+	CHECK(s.n == 2 && s.rows[0].database[0] == '\0');
+	CHECK(s.rows[0].count == 4 && s.rows[0].time_ns == 4000 &&
+	      s.rows[0].hist[1] == 4);
+	CHECK(s.rows[1].count == 5);
+	CHECK(m.decreases == 3);	/* count, time and one bucket */
+	sv_free(&s);
+	CHECK(parse(third, &s) == 0);
+	CHECK(mono_apply(&m, &s) == 0 && s.n == 1 && m.n == 2);	/* remembered */
+	sv_free(&s);
+	CHECK(parse(fourth, &s) == 0);
+	CHECK(mono_apply(&m, &s) == 0);
+	/* rows with the same labels summed first (7), then held (4, not 1) */
+	CHECK(s.n == 2 && s.rows[0].count == 4 && s.rows[1].count == 7 &&
+	      s.rows[1].hist[1] == 6);
+	sv_free(&s);
+	mono_reset(&m);
+	CHECK(m.n == 0 && m.decreases == 6);
+	CHECK(parse(second, &s) == 0);
+	CHECK(mono_apply(&m, &s) == 0 && s.rows[0].count == 0);	/* forgotten */
+	sv_free(&s);
+	mono_reset(&m);
+}
+
+/* pid 10 waits for a lock across three snapshots (the deadlock check
+ * splits it into intervals: two kernel wait types); pid 11 waits for
+ * the same lock for half of the second window only; pid 12 is idle. */
+static void test_streaks(void)
+{
+	const char *t[] = {
+		"{\"now_ns\":1000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 0, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 0, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 0, 0, "[]")
+		"]}",
+		"{\"now_ns\":11000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 9, 9950000000, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 5000000000, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 0, 10000000000, "[]")
+		"]}",
+		"{\"now_ns\":21000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 18, 19900000000, "[]") ","
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "cpu", 1, 50000000, "[]") ","
+		ROW(11, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 0, 15000000000, "[]") ","
+		ROW(12, "/d", "shop", "client backend", "\"Client\"", "\"ClientRead\"", "poll", 1, 15000000000, "[]")
+		"]}",
+	};
+	struct sv_snapshot snap[3];
+	struct streaks st = { 0 };
+	FILE *f;
+
+	for (int i = 0; i < 3; i++)
+		CHECK(parse(t[i], &snap[i]) == 0);
+	CHECK(streaks_update(&st, &snap[0], &snap[1]) == 0);
+	/* 10: 99.5 % of the window; 12 all of it; 11 half */
+	CHECK(st.n == 2);
+	CHECK(streaks_update(&st, &snap[1], &snap[2]) == 0);
+	/* 10 goes on (its cpu row counts), 11 has all of it, 12 only half */
+	CHECK(st.n == 2);
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(streaks_render(f, &st) == 0);
+	fclose(f);
+	CHECK(has_line("pgoff_wait_longest_seconds{wait_event_type=\"Lock\",wait_event=\"transactionid\"} 20"));
+	CHECK(lacks("ClientRead"));
+	/* the same snapshot again: no time passed, nothing changes */
+	CHECK(streaks_update(&st, &snap[2], &snap[2]) == 0 && st.n == 2);
+	streaks_reset(&st);
+	CHECK(st.n == 0);
+	for (int i = 0; i < 3; i++)
+		sv_free(&snap[i]);
+}
+
+int main(void)
+{
+	RUN(test_histogram);
+	RUN(test_aas);
+	RUN(test_broker_down);
+	RUN(test_broker_up);
+	RUN(test_monotonic);
+	RUN(test_streaks);
+	free(page);
+	return CHECK_DONE();
+}
