@@ -219,18 +219,36 @@ asan:
 
 unit-binaries: $(UNIT_TESTS) $(TEST_TOOLS)
 
-# The wait event tables, generated from PostgreSQL's own sources: PGSRC is
-# a PostgreSQL git repository (bare is fine) with REL_13_STABLE ..
-# REL_19_STABLE; PGREFS="19=REL_19_RC1 …" reads other refs. The output
-# depends only on what the refs hold, so a rerun gives the same bytes.
+# The wait event tables, generated from PostgreSQL's own sources (the
+# header of tools/gen_pg_wait_names.py says how to fetch them):
+#   PGSRC  a PostgreSQL git repository (bare is fine) with REL_13_STABLE ..
+#          REL_19_STABLE: 14 and 16 are read there, and every major's
+#          minor releases (the first minor of each event);
+#   PGDEB  a directory with Debian's packages of the versions this
+#          project's servers run, as apt-get left them: the source
+#          packages of 13, 15 and 18 unpacked by dpkg-source -x next to
+#          their .dsc and .orig tarball, and the postgresql-server-dev
+#          .debs of 17 and 19 (whose source packages were not to be had).
+# The committed broker/pg_wait_names_data.c is exactly what
+#   make pg-wait-names PGSRC=/path/to/postgres.git PGDEB=/path/to/debian
+# writes (its header lists the arguments). PGREFS="19=REL_19_RC1 …" adds
+# --ref arguments; PG_WAIT_SOURCES replaces the Debian ones.
 PYTHON3 ?= /usr/bin/python3
+PG_WAIT_SOURCES ?= --tree 13=$(PGDEB)/postgresql-13-13.16 \
+	--tree 15=$(PGDEB)/postgresql-15-15.18 \
+	--headers 17=$(PGDEB)/postgresql-server-dev-17_17.12-0+deb13u1_amd64.deb \
+	--tree 18=$(PGDEB)/postgresql-18-18.6 \
+	--headers 19=$(PGDEB)/postgresql-server-dev-19_19~rc1-1_amd64.deb
 
 pg-wait-names:
 	@test -n "$(PGSRC)" || { echo "make pg-wait-names: give PGSRC=/path/to/postgres.git" >&2; \
 		exit 2; }
+	@test -n "$(PGDEB)" -o "$(origin PG_WAIT_SOURCES)" != file || \
+		{ echo "make pg-wait-names: give PGDEB=/path/to/debian-packages" >&2; exit 2; }
 	$(call msg,GEN,broker/pg_wait_names_data.c)
 	$(Q)$(PYTHON3) tools/gen_pg_wait_names.py --git-dir $(PGSRC) \
-		$(foreach r,$(PGREFS),--ref $(r)) -o broker/pg_wait_names_data.c
+		$(foreach r,$(PGREFS),--ref $(r)) $(PG_WAIT_SOURCES) \
+		-o broker/pg_wait_names_data.c
 
 # The SELinux module (selinux/): built by the refpolicy devel Makefile in
 # $(BUILD)/selinux, so the source tree stays clean. Debian: selinux-policy-dev;

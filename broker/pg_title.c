@@ -15,24 +15,28 @@
  * backend type description or a background worker's bgw_name; this maps
  * that start to pg_stat_activity.backend_type, per major version.
  *
- * Where they come from (paths in PostgreSQL's tree; lines at the commits
- * pg_wait_names_source() names for that major):
+ * Where they come from (paths in PostgreSQL's tree; lines in the sources
+ * pg_wait_names_source() names for that major: Debian's 13.16, 15.18 and
+ * 18.6 source packages, the git commits of 14, 16, 17 and 19, and for 19
+ * also the headers of Debian's postgresql-server-dev-19 19~rc1-1):
  *  - init_ps_display(NULL) puts GetBackendTypeDesc(MyBackendType) in the
  *    title (utils/misc/ps_status.c:293 in 13, :294 in 19), and that is
  *    also the backend_type: the switch of GetBackendTypeDesc() in
- *    utils/init/miscinit.c (13:202, 14:232, 15:250, 16:264, 17:264,
- *    18:263), include/postmaster/proctypelist.h in 19;
+ *    utils/init/miscinit.c (13:201, 14:232, 15:250, 16:264, 17:264,
+ *    18:263), include/postmaster/proctypelist.h in 19 (rc1:34-51);
  *  - a background worker's title is its bgw_name (postmaster/bgworker.c,
  *    init_ps_display(worker->bgw_name)), its backend_type its bgw_type
  *    (utils/adt/pgstatfuncs.c, GetBackgroundWorkerTypeByPid): set in
- *    access/transam/parallel.c (13:579-581, 14/15:587-589,
+ *    access/transam/parallel.c (13:560-562, 14/15:587-589,
  *    16/17:598-600, 18:602-604, 19:605-607),
  *    replication/logical/launcher.c (13:417-422 and 776-778, 14:401-406
  *    and 715-717, 15:401-406 and 719-721, 16:480-492 and 928-930,
  *    17:482-504 and 951-953, 18:479-501 and 948-950, 19:513-543 and
- *    1030-1032),
- *    postmaster/datachecksum_state.c (19:676-677, 903-904) and
+ *    1030-1032) and
  *    commands/repack.c (19:3642-3645).
+ * 19beta2 also had the data checksums launcher and worker
+ * (postmaster/datachecksum_state.c, B_DATACHECKSUMSWORKER_*); 19rc1 has
+ * neither (not in its proctypelist.h nor its postgres binary).
  * Longer prefixes first where one is the start of another.
  */
 static const struct title_type {
@@ -55,9 +59,6 @@ static const struct title_type {
 	{ "walsummarizer", "walsummarizer", 17, 19 },
 	{ "slotsync worker", "slotsync worker", 17, 19 },
 	{ "io worker", "io worker", 18, 19 },	/* "io worker 0" */
-	/* background workers that set MyBackendType (19) */
-	{ "datachecksums launcher", "datachecksums launcher", 19, 19 },
-	{ "datachecksums worker", "datachecksums worker", 19, 19 },
 	/* bgw_name -> bgw_type */
 	{ "parallel worker", "parallel worker", 13, 19 },
 	{ "logical replication launcher", "logical replication launcher", 13, 19 },

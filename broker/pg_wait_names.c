@@ -10,10 +10,11 @@
  * LWLock number in 13-16) or a name only the server knows, these
  * functions return NULL so that the caller shows the raw id instead.
  *
- * A table holds the events of the newest commit of its branch that was
- * read; minor releases only append, so an older minor release of the
- * same major never has an id with another meaning (the generator checks
- * every release).
+ * A table holds the events of the release read (the Debian package this
+ * project's servers run, or the newest commit of a branch) and those
+ * later commits of its branch append; minor releases only append, so an
+ * older minor release of the same major never has an id with another
+ * meaning (the generator checks every release).
  */
 #include <stddef.h>
 #include <stdint.h>

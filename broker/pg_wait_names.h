@@ -45,7 +45,8 @@ int pg_wait_event_since_minor(int pg_major, uint32_t wait_event_info);
 /* 1 if tables exist for this major version (13..19), else 0. */
 int pg_wait_names_known_major(int pg_major);
 /* Where that major's tables come from, for status output:
- * "REL_18_STABLE 18.4 (commit 828d…)"; NULL for an unknown major. */
+ * "REL_14_STABLE 14.23 (commit cec4…)", "Debian postgresql-18 18.6-3
+ * (upstream 18.6, .orig sha256 5556…)"; NULL for an unknown major. */
 const char *pg_wait_names_source(int pg_major);
 
 /* "Lock", "lwlock", "Buffer", … (any case, any major's spelling) ->

@@ -56,11 +56,13 @@ struct pg_wait_class_def {
 
 struct pg_wait_major_def {
 	int major;
-	const char *ref;	/* the branch or tag read */
-	const char *version;	/* its configure.ac version string */
-	const char *commit;	/* the commit read */
-	const char *source;	/* "REF VERSION (commit COMMIT)" */
-	int last_minor;		/* newest release read, -1 for none */
+	const char *ref;	/* the git branch or tag read (at least for
+				 * the first minor of each event) */
+	const char *version;	/* the version the tables are of */
+	const char *commit;	/* the commit of ref read */
+	const char *source;	/* "REF VERSION (commit COMMIT)", or the
+				 * Debian package, its version and sha256 */
+	int last_minor;		/* newest release of ref read, -1 for none */
 	const struct pg_wait_class_def *classes;	/* ascending class ids */
 	unsigned int nclasses;
 };

@@ -82,10 +82,41 @@ static void test_backend_types_per_version(void)
 		    "walreceiver");
 	EXPECT_TYPE("postgres: archiver last was 000000010000000000000002", 17,
 		    "archiver");
+	/* 19beta2's data checksums processes are not in 19rc1 */
 	EXPECT_TYPE("postgres: datachecksums launcher ", 19,
-		    "datachecksums launcher");
+		    "background worker");
 	EXPECT_TYPE("postgres: datachecksums worker ", 19,
-		    "datachecksums worker");
+		    "background worker");
+}
+
+/*
+ * Every process type with a title of its own in 18.6 (GetBackendTypeDesc()
+ * of its miscinit.c) and 19rc1 (its proctypelist.h): the title starts
+ * with the description, which is the backend_type.
+ */
+static void test_every_type_of_18_6_and_19_rc1(void)
+{
+	static const char *const both[] = {
+		"archiver", "autovacuum launcher", "autovacuum worker",
+		"background writer", "checkpointer", "io worker",
+		"slotsync worker", "startup", "walreceiver", "walsummarizer",
+		"walwriter",
+	};
+	char title[96];
+
+	for (size_t i = 0; i < sizeof(both) / sizeof(both[0]); i++) {
+		snprintf(title, sizeof(title), "postgres: %s ", both[i]);
+		EXPECT_TYPE(title, 18, both[i]);
+		EXPECT_TYPE(title, 19, both[i]);
+	}
+	/* B_LOGGER: "logger" in 18, "syslogger" in 19 */
+	EXPECT_TYPE("postgres: logger ", 18, "logger");
+	EXPECT_TYPE("postgres: syslogger ", 18, "background worker");
+	EXPECT_TYPE("postgres: syslogger ", 19, "syslogger");
+	EXPECT("postgres: walsender u [local] idle", 18, "walsender", "u", "",
+	       "");
+	EXPECT("postgres: walsender u [local] idle", 19, "walsender", "u", "",
+	       "");
 }
 
 /* A background worker's title is its bgw_name, its type its bgw_type. */
@@ -157,6 +188,7 @@ int main(void)
 	RUN(test_client_backends);
 	RUN(test_aux_processes);
 	RUN(test_backend_types_per_version);
+	RUN(test_every_type_of_18_6_and_19_rc1);
 	RUN(test_logical_replication_workers);
 	RUN(test_unknown_major);
 	RUN(test_others);

@@ -7,8 +7,13 @@
  * generate-wait_event_types.pl does, lwlocknames.txt/lwlocklist.h, the
  * 'Stamp M.N.' commits around a change), independently of the generator
  * that wrote broker/pg_wait_names_data.c; the 15 ones also match what a
- * PostgreSQL 15 server shows in pg_stat_activity.
+ * PostgreSQL 15 server shows in pg_stat_activity. Those of 19rc1, 18.6
+ * and 17.12 were read in Debian's packages of them (postgresql-18
+ * 18.6-3's source; the utils/wait_event_types.h and
+ * storage/lwlocklist.h postgresql-server-dev-19 19~rc1-1 and -17
+ * 17.12-0+deb13u1 install, and the names in their postgres binaries).
  */
+#include <ctype.h>
 #include <strings.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -429,6 +434,39 @@ static void test_pg19(void)
 	EXPECT_NO_NAME(19, 0x0B000001, "InjectionPoint");
 }
 
+/*
+ * 19rc1 dropped online data checksums, which 19beta2 had: the two IPC
+ * events of their launcher go, so every later IPC event moves down by 2
+ * (enum WaitEventIPC of the rc1 utils/wait_event_types.h); the
+ * DataChecksumsWorker LWLock goes, leaving its number 56 unused
+ * (lwlocklist.h).
+ */
+static void test_pg19_rc1(void)
+{
+	EXPECT(19, 0x0800000c, "IPC", "CheckpointStart");	/* 12 */
+	/* 13 and 14 were ChecksumEnableStartcondition/TemptableWait */
+	EXPECT(19, 0x0800000d, "IPC", "ExecuteGather");	/* 15 in beta2 */
+	EXPECT(19, 0x0800000e, "IPC", "HashBatchAllocate");
+	EXPECT(19, 0x08000023, "IPC", "MessageQueueReceive");	/* 35 */
+	EXPECT(19, 0x08000035, "IPC", "SyncRep");	/* 53 */
+	EXPECT(19, 0x0800003d, "IPC", "XactGroupUpdate");	/* 61 */
+	EXPECT_NO_NAME(19, 0x0800003e, "IPC");
+	EXPECT_NO_NAME(19, 0x0800003f, "IPC");	/* beta2's XactGroupUpdate */
+	EXPECT(19, 0x01000037, "LWLock", "LogicalDecodingControl");	/* 55 */
+	EXPECT_NO_NAME(19, 0x01000038, "LWLock");	/* 56 */
+	EXPECT(19, 0x01000039, "LWLock", "AioWorkerControl");	/* 57 */
+	/* no major that pgoff names has them any more */
+	CHECK(pg_wait_event_spelling(PG_CLASS_IPC,
+				     "ChecksumEnableStartcondition") == NULL);
+	CHECK(pg_wait_event_spelling(PG_CLASS_IPC,
+				     "ChecksumEnableTemptableWait") == NULL);
+	CHECK(pg_wait_event_spelling(PG_CLASS_LWLOCK,
+				     "DataChecksumsWorker") == NULL);
+	/* the other classes are as in beta2 */
+	EXPECT(19, 0x04000003, "Buffer", "BufferShareExclusive");
+	EXPECT(19, 0x0A000017, "IO", "DataFileRead");
+}
+
 /* The last builtin tranche, then LWTRANCHE_FIRST_USER_DEFINED. */
 static void test_tranche_boundaries(void)
 {
@@ -449,14 +487,25 @@ static void test_minor_releases(void)
 {
 	/* WalReceiverUpstreamCatchup: 14.24, 15.19, 16.15, 17.11, 18.5 */
 	CHECK(pg_wait_event_since_minor(14, 0x0800002f) == 24);
+	/* Debian's 15.18 has not got it (its wait_event.h ends with
+	 * XactGroupUpdate); the branch appends it after 15.18 */
+	EXPECT(15, 0x08000033, "IPC", "WalReceiverUpstreamCatchup");
 	CHECK(pg_wait_event_since_minor(15, 0x08000033) == 19);
+	CHECK(pg_wait_event_since_minor(15, 0x08000032) == 0);
 	CHECK(pg_wait_event_since_minor(16, 0x08000035) == 15);
+	/* 17.12 and 18.6 have it, last in their ABI_compatibility part,
+	 * and nothing after it */
+	EXPECT(17, 0x08000039, "IPC", "WalReceiverUpstreamCatchup");
 	CHECK(pg_wait_event_since_minor(17, 0x08000039) == 11);
 	EXPECT(18, 0x08000039, "IPC", "WalReceiverUpstreamCatchup");
 	CHECK(pg_wait_event_since_minor(18, 0x08000039) == 5);
-	/* 19 has it sorted in, from the first release */
-	EXPECT(19, 0x0800003c, "IPC", "WalReceiverUpstreamCatchup");
-	CHECK(pg_wait_event_since_minor(19, 0x0800003c) == 0);
+	EXPECT_NO_NAME(18, 0x0800003a, "IPC");
+	EXPECT(18, 0x08000038, "IPC", "XactGroupUpdate");
+	CHECK(pg_wait_event_since_minor(18, 0x08000038) == 0);
+	/* 19 has it sorted in, from the first release (58 in rc1, 60 in
+	 * beta2) */
+	EXPECT(19, 0x0800003a, "IPC", "WalReceiverUpstreamCatchup");
+	CHECK(pg_wait_event_since_minor(19, 0x0800003a) == 0);
 	/* VersionFileSync: "Sync PG_VERSION file in CREATE DATABASE" */
 	CHECK(pg_wait_event_since_minor(15, 0x0A000049) == 6);
 	CHECK(pg_wait_event_since_minor(16, 0x0A00004a) == 2);
@@ -477,18 +526,64 @@ static void test_minor_releases(void)
 	CHECK(pg_wait_event_since_minor(15, 0) == -1);
 }
 
+/* "… commit <40 hex digits>" or "… (commit <40 hex digits>)" at the end. */
+static int names_commit(const char *s)
+{
+	const char *c = strstr(s, "commit ");
+
+	if (!c)
+		return 0;
+	c += strlen("commit ");
+	for (int i = 0; i < 40; i++)
+		if (!isxdigit((unsigned char)c[i]))
+			return 0;
+	return strcmp(c + 40, ")") == 0 || c[40] == '\0';
+}
+
+/*
+ * Where each major's tables come from: the Debian package of the version
+ * this project's servers run (the sha256 as Debian's signed Sources and
+ * Packages indexes list the .orig tarball or .deb), else the git branch.
+ */
 static void test_sources(void)
 {
-	const char *s;
+	static const struct {
+		int major;
+		const char *start;
+	} want[] = {
+		{ 13, "Debian postgresql-13 13.16-0+deb11u1 (upstream 13.16, "
+		      ".orig sha256 c9cbbb6129f02328204828066bb3785c00a85c8ca8"
+		      "fd329c2a8a53c1f5cd8865)" },
+		{ 14, "REL_14_STABLE 14." },
+		{ 15, "Debian postgresql-15 15.18-0+deb12u1 (upstream 15.18, "
+		      ".orig sha256 11df0df97fe3ea4ba9a791faaf39cee1d2fe571e78"
+		      "885b5b55d8517d27c323b4)" },
+		{ 16, "REL_16_STABLE 16." },
+		{ 17, "Debian postgresql-server-dev-17 17.12-0+deb13u1 headers "
+		      "(upstream 17.12, .deb sha256 d524d6d8169ce6c5733ab6b91c"
+		      "aacfcf1d750123628cc43122baf8a8459a0f61) and "
+		      "REL_17_STABLE commit " },
+		{ 18, "Debian postgresql-18 18.6-3 (upstream 18.6, .orig sha256 "
+		      "555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5"
+		      "fa881d9f)" },
+		{ 19, "Debian postgresql-server-dev-19 19~rc1-1 headers "
+		      "(upstream 19rc1, .deb sha256 8c609673163107800596cbb4ff"
+		      "31581f3bc87d7ef7a87ed97a6c550d9d73918f) and "
+		      "REL_19_STABLE commit " },
+	};
 
-	for (int m = 13; m <= 19; m++) {
-		char ref[32];
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *s = pg_wait_names_source(want[i].major);
 
-		s = pg_wait_names_source(m);
 		CHECK(s != NULL);
-		snprintf(ref, sizeof(ref), "REL_%d_STABLE %d", m, m);
-		CHECK(strncmp(s, ref, strlen(ref)) == 0);
-		CHECK(strstr(s, " (commit ") != NULL);
+		if (strncmp(s, want[i].start, strlen(want[i].start)) != 0)
+			fprintf(stderr, "%d: \"%s\"\n", want[i].major, s);
+		CHECK(strncmp(s, want[i].start, strlen(want[i].start)) == 0);
+		/* what is read in git is named by its commit */
+		if (strncmp(s, "Debian ", 7) != 0 || strstr(s, " headers "))
+			CHECK(names_commit(s));
+		else
+			CHECK(!strstr(s, "commit"));
 	}
 	CHECK(pg_wait_names_source(12) == NULL);
 	CHECK(pg_wait_names_source(20) == NULL);
@@ -604,6 +699,7 @@ int main(void)
 	RUN(test_pg13);
 	RUN(test_pg18);
 	RUN(test_pg19);
+	RUN(test_pg19_rc1);
 	RUN(test_tranche_boundaries);
 	RUN(test_minor_releases);
 	RUN(test_sources);
