@@ -27,8 +27,12 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # Debian 12 packages needed to build, test and run. The SELinux ones
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
 # check it offline (link, expand, setools); SELinux stays disabled.
+# debootstrap makes the root file systems other PostgreSQL majors run in
+# (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
+# systemd-container boots one with systemd (systemd-nspawn).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
 	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
+	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2

@@ -1,0 +1,328 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Other Debian suites' PostgreSQL, each in a root file system of its own
+# (debootstrap --variant=minbase), cached across runs, and run like a
+# container: its own mount and pid namespaces, chrooted. Sourced by the
+# end-to-end tests (after lib.sh) and by the version survey; needs root.
+#
+#   root_ensure NAME SUITE PACKAGES...           a root with those packages
+#   root_ensure_experimental NAME PACKAGES...    sid, the packages from
+#                                                experimental
+#   pgroot_start NAME MAJOR [name=value...]      initdb and start a server
+#   pgroot_sql NAME [psql args...]               that root's own psql
+#   pgroot_stop NAME, pgroot_stop_all            stop, remove its data
+#
+# Roots live in $PGOFF_ROOTS/NAME (outside the repository: a fresh clone
+# on the same machine finds them), each with a stamp naming what it was
+# built from and when; a root whose stamp differs or is older than 7 days
+# is built again. A build happens in a temp dir beside it and is renamed
+# into place only when complete, under an exclusive flock of NAME.lock;
+# a root in use (a server started from it) holds that lock shared, so it
+# is never rebuilt under a running server. Everything a server mounts
+# (its /proc, its /dev/shm) lives in its own mount namespace and goes with
+# it; nothing is ever mounted on the host.
+
+PGOFF_ROOTS=${PGOFF_ROOTS:-/var/cache/pgoff-tests/roots}
+PGOFF_MIRROR=${PGOFF_MIRROR:-http://deb.debian.org/debian}
+PGOFF_ROOT_MAX_AGE=${PGOFF_ROOT_MAX_AGE:-$((7 * 86400))}
+declare -gA ROOT_LOCK_FD=()	# NAME: the fd holding NAME.lock
+declare -gA PGR_PM=() PGR_JOB=() PGR_PORT=() PGR_SOCK=() PGR_SOCK_IN=() PGR_DIR=() \
+	PGR_BIN=() PGR_LOG=() PGR_MAJOR=()
+
+# what a root is built from; a root whose stamp says otherwise is rebuilt
+_root_key() {	# SUITE RELEASE PACKAGES...
+	local suite=$1 release=$2; shift 2
+	printf 'suite=%s\nrelease=%s\nmirror=%s\npackages=%s\n' "$suite" "${release:-$suite}" \
+		"$PGOFF_MIRROR" "$(printf '%s\n' "$@" | sort -u | tr '\n' ' ')"
+}
+
+# _root_fresh DIR KEY: DIR is a complete root built from KEY, young enough
+_root_fresh() {
+	local stamp=$1/.pgoff-root built
+	[ -f "$stamp" ] || return 1
+	[ "$(grep -v '^built=' "$stamp")" = "$2" ] || return 1
+	built=$(sed -n 's/^built=//p' "$stamp")
+	[ -n "$built" ] && [ $(($(date +%s) - built)) -lt "$PGOFF_ROOT_MAX_AGE" ]
+}
+
+# _root_log_tail LOG: the end of a failed build's log, as TAP comments
+_root_log_tail() {
+	echo "# last lines of $1:"
+	tail -n 25 "$1" | sed 's/^/#   /'
+}
+
+# _root_lock NAME MODE(-x|-s): take NAME.lock, once per process and name
+_root_lock() {
+	local name=$1 mode=$2 fd
+	mkdir -p "$PGOFF_ROOTS" || return 1
+	if [ -z "${ROOT_LOCK_FD[$name]:-}" ]; then
+		exec {fd}>>"$PGOFF_ROOTS/$name.lock" || return 1
+		ROOT_LOCK_FD[$name]=$fd
+	fi
+	fd=${ROOT_LOCK_FD[$name]}
+	flock -n "$mode" "$fd" && return 0
+	echo "# root $name: waiting for another run's build or use of it (flock $PGOFF_ROOTS/$name.lock)"
+	# a build takes minutes; a root used by a whole e2e run, longer
+	flock -w 1800 "$mode" "$fd" && return 0
+	echo "# root $name: still locked after 30 min; its holders: $(fuser "$PGOFF_ROOTS/$name.lock" 2>&1)"
+	return 1
+}
+
+# _root_build NAME SUITE RELEASE KEY PACKAGES...: build into a temp dir,
+# rename into place. Called with NAME.lock held exclusively.
+_root_build() {
+	local name=$1 suite=$2 release=$3 key=$4; shift 4
+	local dest=$PGOFF_ROOTS/$name tmp log t0=$SECONDS rc size apt_t=()
+	# the remains of interrupted builds (the lock says nobody builds them)
+	rm -rf --one-file-system "$PGOFF_ROOTS/.$name.build."*
+	tmp=$(mktemp -d "$PGOFF_ROOTS/.$name.build.XXXXXX") || return 1
+	log=$tmp/build.log
+	echo "# root $name: building ($suite${release:+ + $release}: $*)"
+	# debootstrap mounts /proc and /sys in the target: in a mount namespace
+	# of its own, they cannot outlive it, even if it is killed
+	unshare --mount --propagation private \
+		debootstrap --variant=minbase "$suite" "$tmp/root" "$PGOFF_MIRROR" >"$log" 2>&1
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "# root $name: debootstrap $suite failed (status $rc)"
+		_root_log_tail "$log"
+		[ -f "$tmp/root/debootstrap/debootstrap.log" ] &&
+			_root_log_tail "$tmp/root/debootstrap/debootstrap.log"
+		rm -rf --one-file-system "$tmp"
+		return 1
+	fi
+	{
+		echo "deb $PGOFF_MIRROR $suite main"
+		[ -n "$release" ] && echo "deb $PGOFF_MIRROR $release main"
+	} >"$tmp/root/etc/apt/sources.list"
+	# no service is started by a package's postinst, and no cluster made:
+	# the tests make their own
+	printf '#!/bin/sh\nexit 101\n' >"$tmp/root/usr/sbin/policy-rc.d"
+	chmod 0755 "$tmp/root/usr/sbin/policy-rc.d"
+	mkdir -p "$tmp/root/etc/postgresql-common"
+	echo "create_main_cluster = false" >"$tmp/root/etc/postgresql-common/createcluster.conf"
+	# PACKAGE/RELEASE takes those packages from RELEASE and all they need
+	# from SUITE (so name every package that must come from RELEASE):
+	# apt-get -t experimental would prefer all of experimental, and fails
+	# whenever experimental is in the middle of a transition (perl 5.44
+	# here, 2026-12)
+	apt_t=("$@")
+	[ -n "$release" ] && apt_t=("${apt_t[@]/%//$release}")
+	# sid's and experimental's Release files are often past Valid-Until
+	unshare --mount --propagation private sh -c '
+		root=$1; shift
+		mount -t proc proc "$root/proc" || exit 1
+		chroot "$root" apt-get -q -o Acquire::Check-Valid-Until=false update || exit 1
+		DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get -q -y \
+			--no-install-recommends -o Dpkg::Options::=--force-confold install "$@" || exit 1
+		chroot "$root" apt-get clean' sh "$tmp/root" "${apt_t[@]}" >>"$log" 2>&1
+	rc=$?
+	rm -f "$tmp/root/usr/sbin/policy-rc.d"
+	if [ "$rc" != 0 ]; then
+		echo "# root $name: apt-get install ${apt_t[*]} failed in $suite (status $rc)"
+		_root_log_tail "$log"
+		rm -rf --one-file-system "$tmp"
+		return 1
+	fi
+	{ echo "$key"; echo "built=$(date +%s)"; } >"$tmp/root/.pgoff-root"
+	cp "$log" "$tmp/root/.pgoff-root.log"
+	if [ -e "$dest" ]; then
+		mv "$dest" "$tmp/old" || { rm -rf --one-file-system "$tmp"; return 1; }
+	fi
+	mv "$tmp/root" "$dest" || { rm -rf --one-file-system "$tmp"; return 1; }
+	rm -rf --one-file-system "$tmp"
+	size=$(du -sh --one-file-system "$dest" | cut -f1)
+	echo "# root $name: built in $((SECONDS - t0)) s, $size"
+}
+
+# _root_ensure NAME SUITE RELEASE PACKAGES...
+_root_ensure() {
+	local name=$1 suite=$2 release=$3; shift 3
+	local key dest=$PGOFF_ROOTS/$name
+	key=$(_root_key "$suite" "$release" "$@")
+	_root_lock "$name" -x || return 1
+	if ! _root_fresh "$dest" "$key"; then
+		_root_build "$name" "$suite" "$release" "$key" "$@" || { _root_lock "$name" -s; return 1; }
+	else
+		echo "# root $name: cached ($(du -sh --one-file-system "$dest" | cut -f1)," \
+			"built $(date -u -d "@$(sed -n 's/^built=//p' "$dest/.pgoff-root")" '+%F %T') UTC)"
+	fi
+	# in use from now on: shared, so that nobody rebuilds it under us
+	_root_lock "$name" -s
+}
+
+root_ensure() {	# NAME SUITE PACKAGES...
+	local name=$1 suite=$2; shift 2
+	_root_ensure "$name" "$suite" "" "$@"
+}
+
+root_ensure_experimental() {	# NAME PACKAGES...: sid plus experimental
+	local name=$1; shift
+	_root_ensure "$name" sid experimental "$@"
+}
+
+# The roots the tests use, by PostgreSQL major: where Debian ships it.
+# 15 is the host's own (bookworm), needing no root.
+pg_root_ensure() {	# MAJOR: sets PGROOT_NAME
+	PGROOT_NAME=pg$1
+	case $1 in
+	13) root_ensure pg13 bullseye postgresql-13 ;;
+	17) root_ensure pg17 trixie postgresql-17 ;;
+	18) root_ensure pg18 sid postgresql-18 ;;
+	# PACKAGE/experimental pulls no dependency from experimental:
+	# the client and libpq of the same version are named
+	19) root_ensure_experimental pg19 postgresql-19 postgresql-client-19 libpq5 ;;
+	*) echo "# no root known for PostgreSQL $1"; return 1 ;;
+	esac
+}
+
+# bookworm with systemd as init, for pgoffd under a real systemd
+# (systemd-nspawn -b)
+systemd_root_ensure() {
+	root_ensure bookworm-systemd bookworm systemd systemd-sysv dbus libbpf1 libelf1 libcap2 \
+		libjson-c5 postgresql-15
+}
+
+# _pgr_root NAME: the root's directory; "host" is the host's own / (its
+# PostgreSQL 15, run the same way: own namespaces, chroot /)
+_pgr_root() {
+	if [ "$1" = host ]; then echo ""; else echo "$PGOFF_ROOTS/$1"; fi
+}
+
+# _pgr_ids ROOT: uid:gid of the root's own postgres user (its packages
+# made it; not the host's)
+_pgr_ids() {
+	awk -F: '$1 == "postgres" { print $3 ":" $4; found = 1 } END { exit !found }' "$1/etc/passwd"
+}
+
+# _pgr_run NAME COMMAND...: a command of the root, chrooted, as its postgres
+_pgr_run() {
+	local root ids
+	root=$(_pgr_root "$1"); shift
+	ids=$(_pgr_ids "$root") || { echo "# ${root:-/} has no postgres user"; return 1; }
+	chroot --userspec="$ids" "${root:-/}" env -i PATH=/usr/bin:/bin HOME=/var/lib/postgresql \
+		LANG=C.UTF-8 "$@"
+}
+
+# pgroot_sql NAME [psql args...]: that root's own psql, to its server
+pgroot_sql() {
+	local name=$1; shift
+	_pgr_run "$name" "${PGR_BIN[$name]}/psql" -X -q -At -v ON_ERROR_STOP=1 \
+		-h "${PGR_SOCK_IN[$name]}" -p "${PGR_PORT[$name]}" -U postgres -d postgres "$@"
+}
+
+# pgroot_start NAME MAJOR [name=value...]: initdb and start PostgreSQL
+# MAJOR of root NAME (root_ensure'd first) in its own mount and pid
+# namespaces, chrooted, with the given settings; waits until it accepts
+# connections. Sets, by NAME: PGR_PM (the postmaster's pid on the host),
+# PGR_PORT, PGR_SOCK (its socket directory as seen from the host),
+# PGR_SOCK_IN (the same, inside), PGR_DIR (data and socket, host path),
+# PGR_LOG (the server's log, on the host). The data directory is
+# PGR_DIR/data. The postmaster is pid 1 of its namespace: when it exits
+# the kernel ends whatever is left in there, and with it the mounts.
+pgroot_start() {
+	local name=$1 major=$2; shift 2
+	local root bin=/usr/lib/postgresql/$major/bin dir inside ids port
+	root=$(_pgr_root "$name")
+	[ -x "$root$bin/postgres" ] || { echo "# ${root:-/} has no $bin/postgres"; return 1; }
+	ids=$(_pgr_ids "$root") || { echo "# ${root:-/} has no postgres user"; return 1; }
+	dir=$(mktemp -d "$root/var/tmp/pgoff-e2e.XXXXXX") || return 1
+	chmod 0755 "$dir" && chown "$ids" "$dir"
+	inside=${dir#"$root"}
+	port=$((20000 + RANDOM % 20000))
+	PGR_DIR[$name]=$dir PGR_SOCK[$name]=$dir PGR_SOCK_IN[$name]=$inside PGR_PORT[$name]=$port
+	PGR_BIN[$name]=$bin PGR_MAJOR[$name]=$major PGR_LOG[$name]=$dir.log PGR_PM[$name]=
+	_pgr_run "$name" "$bin/initdb" -D "$inside/data" -U postgres -A trust -E UTF8 \
+		--locale=C -N >"$dir.log" 2>&1 ||
+		{ echo "# initdb $major in $name failed:"; sed 's/^/#   /' "$dir.log"; return 1; }
+	_pgr_launch "$name" "$@" && return 0
+	pgroot_stop "$name"
+	return 1
+}
+
+# _pgr_launch NAME [name=value...]: start the server of NAME's data
+# directory in new namespaces; wait until it accepts connections
+_pgr_launch() {
+	local name=$1; shift
+	local root dir=${PGR_DIR[$name]} inside=${PGR_SOCK_IN[$name]} port=${PGR_PORT[$name]}
+	local bin=${PGR_BIN[$name]} major=${PGR_MAJOR[$name]} ids opts=() o pm
+	root=$(_pgr_root "$name")
+	ids=$(_pgr_ids "$root") || return 1
+	PGR_PM[$name]=
+	for o in "$@"; do opts+=(-c "$o"); done
+	# setpriv --pdeathsig: if this shell dies, unshare is killed, and
+	# --kill-child takes the namespace with it
+	setpriv --pdeathsig KILL unshare --mount --pid --fork --kill-child --mount-proc="$root/proc" \
+		sh -c 'root=$1 ids=$2; shift 2
+			mkdir -p "$root/dev/shm" &&
+			mount -t tmpfs -o mode=1777,size=1g pgoff-shm "$root/dev/shm" &&
+			exec chroot --userspec="$ids" "${root:-/}" env -i PATH=/usr/bin:/bin \
+				HOME=/var/lib/postgresql LANG=C.UTF-8 "$@"' \
+		sh "$root" "$ids" "$bin/postgres" -D "$inside/data" -k "$inside" -p "$port" \
+		-c listen_addresses= "${opts[@]}" >>"$dir.log" 2>&1 &
+	PGR_JOB[$name]=$!
+	for _ in $(seq 300); do
+		pm=$(pgrep -P "${PGR_JOB[$name]}")
+		if [ -n "$pm" ] && [ "$(readlink "/proc/$pm/exe")" = "$root$bin/postgres" ] &&
+		   pgroot_sql "$name" -c "select 1" >/dev/null 2>&1; then
+			PGR_PM[$name]=$pm
+			return 0
+		fi
+		kill -0 "${PGR_JOB[$name]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "# PostgreSQL $major in $name did not come up; its log:"
+	tail -n 20 "$dir.log" | sed 's/^/#   /'
+	return 1
+}
+
+# pgroot_restart NAME [name=value...]: the same cluster, stopped (fast)
+# and started again in new namespaces with these settings
+pgroot_restart() {
+	local name=$1 job=${PGR_JOB[$1]:-}; shift
+	if [ -n "$job" ]; then
+		kill -INT "${PGR_PM[$name]}" 2>/dev/null
+		for _ in $(seq 300); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$job" 2>/dev/null
+		wait "$job" 2>/dev/null
+	fi
+	PGR_JOB[$name]= PGR_PM[$name]=
+	_pgr_launch "$name" "$@"
+}
+
+# pgroot_stop NAME: SIGINT to the postmaster (fast shutdown) by its host
+# pid, wait (SIGKILL to the namespace after 30 s), then remove its data.
+# Returns 1 if anything of the root is still mounted on the host.
+pgroot_stop() {
+	local name=$1 job=${PGR_JOB[$1]:-} root pm
+	root=$(_pgr_root "$name")
+	if [ -n "$job" ]; then
+		pm=${PGR_PM[$name]:-$(pgrep -P "$job")}
+		[ -n "$pm" ] && kill -INT "$pm" 2>/dev/null
+		for _ in $(seq 300); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+		if kill -0 "$job" 2>/dev/null; then
+			echo "# PostgreSQL in $name did not stop in 30 s: killing its namespace"
+			kill -KILL "$job" 2>/dev/null
+		fi
+		wait "$job" 2>/dev/null
+	fi
+	PGR_JOB[$name]= PGR_PM[$name]=
+	if [ -n "${PGR_DIR[$name]:-}" ]; then
+		rm -rf --one-file-system "${PGR_DIR[$name]}" "${PGR_DIR[$name]}.log"
+		PGR_DIR[$name]=
+	fi
+	if [ -n "$root" ] && findmnt -rn -o TARGET | grep -q "^$root/"; then
+		echo "# still mounted under $root: $(findmnt -rn -o TARGET | grep "^$root/" | tr '\n' ' ')"
+		return 1
+	fi
+	return 0
+}
+
+# pgroot_stop_all: every server started here (an EXIT trap calls it)
+pgroot_stop_all() {
+	local name rc=0
+	for name in "${!PGR_JOB[@]}"; do
+		[ -n "${PGR_JOB[$name]}" ] || [ -n "${PGR_DIR[$name]:-}" ] || continue
+		pgroot_stop "$name" || rc=1
+	done
+	return $rc
+}
