@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Every PostgreSQL major Debian ships, each run like a container from a
+# root of its own (roots.sh): 13 (bullseye), 17 (trixie), 18 (sid), 19
+# (experimental); 15, the host's, is what the other tests run. For each:
+# a row-lock wait, pg_sleep, an idle client, a WAL flush and a cold read,
+# each compared with what that server's own pg_stat_activity says for the
+# same backend during the wait; ps against pg_stat_activity for every
+# process; for 17 and later every name of the live pg_wait_events known to
+# pgoff's table for that major. 13 exports no wait event pointer: its
+# events must say so (pg.missing) while the kernel's side, the labels from
+# the process title and the wakers still work. 18 and 19 read through io
+# workers (io_method=worker) and io_uring: the backend shows what
+# pg_stat_activity shows, woken by an io worker, and the io workers' own
+# reads are their own events.
+#
+# PGOFF_VERSIONS="13 19" runs some of them. Roots are built on first use
+# (minutes each, cached in /var/cache/pgoff-tests/roots for 7 days).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/roots.sh"
+e2e_require
+for c in debootstrap unshare chroot setpriv findmnt flock; do
+	command -v "$c" >/dev/null || { not_ok "$c is needed (make deps)"; exit 1; }
+done
+e2e_setup
+
+VERSIONS=${PGOFF_VERSIONS:-13 17 18 19}
+VCG=/sys/fs/cgroup/blkio/pgoff-versions-$$	# throttled reads and writes
+versions_cleanup() {
+	local j
+	pgroot_stop_all || not_ok "servers stopped and nothing left mounted under $PGOFF_ROOTS"
+	# watchers and sessions a failed check left behind (not the broker:
+	# e2e_cleanup stops it and shows its log if it died)
+	for j in $(jobs -p); do [ "$j" = "${E2E_BROKER_PID:-}" ] || kill "$j" 2>/dev/null; done
+	[ -d "$VCG" ] && rmdir "$VCG" 2>/dev/null
+	e2e_cleanup
+}
+trap versions_cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# --- the roots first: a build (minutes) is not a version's time
+for M in $VERSIONS; do
+	pg_root_ensure "$M" || not_ok "pg$M: its root file system could be built"
+done
+# the dump tool of the names work: Type:Name lines of pgoff's table
+DUMP=$E2E_TOP/$PGOFF_BUILD/tests/pg_wait_names_dump
+[ -x "$DUMP" ] || DUMP=$E2E_TOP/build/tests/pg_wait_names_dump
+
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+majmin=$(findmnt -no MAJ:MIN -T "$PGOFF_ROOTS")
+[ -e "/sys/dev/block/$majmin/partition" ] && majmin=$(cat "/sys/dev/block/$majmin/../dev")
+if ! { mkdir -p "$VCG" && echo "$majmin 8388608" >"$VCG/blkio.throttle.read_bps_device" &&
+	echo "$majmin 20" >"$VCG/blkio.throttle.write_iops_device"; }; then
+	not_ok "a blkio cgroup throttles reads and writes ($VCG, device $majmin)"
+	exit 1
+fi
+
+# hostpid NSPID: the host's pid of a process of $R's cluster
+hostpid() {
+	local p
+	for p in "${PGR_PM[$R]}" $(pgrep -P "${PGR_PM[$R]}"); do
+		[ "$(awk '/^NSpid:/ { print $NF }' "/proc/$p/status" 2>/dev/null)" = "$1" ] &&
+			{ echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# session OUT [psql args...]: a session of $R's server that prints its pid
+# first; S_NSPID (as its server sees it), S_PID (here), S_JOB
+session() {
+	local out=$1; shift
+	pgroot_sql "$R" -c "select pg_backend_pid()" "$@" >"$out" 2>&1 &
+	S_JOB=$!
+	for _ in $(seq 1000); do [ -s "$out" ] && break; sleep 0.01; done
+	S_NSPID=$(head -n1 "$out")
+	S_PID=$(hostpid "$S_NSPID")
+}
+
+# psa NSPID CONDITION: backend_type|datname|usename|wait_event_type|
+# wait_event|state of that pid in $R's pg_stat_activity, polled for up to
+# 5 s until CONDITION holds (empty if it never did)
+psa() {
+	local row=
+	for _ in $(seq 250); do
+		row=$(pgroot_sql "$R" -c "select backend_type, coalesce(datname, ''), coalesce(usename, ''),
+			coalesce(wait_event_type, ''), coalesce(wait_event, ''), coalesce(state, '')
+			from pg_stat_activity where pid = $1 and ($2)" 2>/dev/null)
+		[ -n "$row" ] && break
+		sleep 0.02
+	done
+	echo "$row"
+}
+
+# agrees WHAT FILE ROW [JQ]: pgoff's first event in FILE says what
+# pg_stat_activity's ROW said: wait event (13: none, and why), backend
+# type, database, user, the server's major; JQ must hold too. Prints both
+# on failure.
+agrees() {
+	local what=$1 file=$2 row=$3 extra=${4:-true} bt db us wet we st
+	IFS='|' read -r bt db us wet we st <<<"$row"
+	local want='.pg.wait_event_type == $wet and .pg.wait_event == $we'
+	[ "$M" -lt 14 ] && want='.pg.wait_event == null and (.pg.missing.wait_event // "" | test("my_wait_event_info"))'
+	if [ -n "$row" ] && head -n1 "$file" | jqe --arg wet "$wet" --arg we "$we" --arg bt "$bt" \
+		--arg db "$db" --arg us "$us" --arg v "$M" "$want"' and .pg.backend_type == $bt and
+		(.pg.database // "") == $db and (.pg.user // "") == $us and
+		(.pg.cluster.version | test("^" + $v + "([.]|beta|rc|devel)")) and ('"$extra"')'; then
+		ok "pg$M: $what: pgoff agrees with pg_stat_activity ($bt, $wet:$we)"
+	else
+		not_ok "pg$M: $what: pgoff agrees with pg_stat_activity"
+		note "  pg_stat_activity: ${row:-no such row}"
+		note "  pgoff: $(head -c 1500 "$file" | head -n1) $(head -c 300 "$file.err" 2>/dev/null)"
+	fi
+}
+
+# watch_pid PID MIN FILE [watch options]: one interval of PID, at least MIN
+watch_pid() {
+	local pid=$1 min=$2 file=$3; shift 3
+	member watch --view intervals --pid "${pid:-1}" --min "$min" --json --count 1 --timeout 20s \
+		"$@" >"$file" 2>"$file.err"
+}
+
+# ps_agrees: every process pg_stat_activity shows, as pgoff's ps shows it
+ps_agrees() {
+	local psaf=$D/psa.txt psf=$D/ps.json n=0 bad=0 nspid host rest want got
+	sleep 1.2	# one discovery scan
+	pgroot_sql "$R" -F '|' -c "select pid, backend_type, coalesce(datname, '-'), coalesce(usename, '-')
+		from pg_stat_activity where pid <> pg_backend_pid() order by pid" >"$psaf"
+	member ps --json >"$psf"
+	while IFS='|' read -r nspid rest; do
+		host=$(hostpid "$nspid") || continue
+		want=$rest
+		# titles name the user of client backends and walsenders only
+		case ${want%%|*} in "client backend"|walsender) ;; *) want=${want%|*}'|-' ;; esac
+		got=$(jq -r --argjson p "$host" '.processes[] | select(.pid == $p) |
+			"\(.backend_type)|\(.database // "-")|\(.user // "-")"' "$psf")
+		n=$((n + 1))
+		[ "$got" = "$want" ] || { bad=$((bad + 1)); note "  pid $host ($nspid inside): pg_stat_activity '$want', ps '$got'"; }
+	done <"$psaf"
+	check "pg$M: ps agrees with pg_stat_activity on backend type, database, user ($n processes, $bad differ)" \
+		[ "$n" -ge 5 -a "$bad" = 0 ]
+}
+
+# wait_events_known: every type:name of the live pg_wait_events (17+) is
+# in pgoff's table for that major
+wait_events_known() {
+	local live=$D/pg_wait_events.txt known=$D/known.txt
+	pgroot_sql "$R" -c "select type || ':' || name from pg_wait_events order by 1" >"$live"
+	if [ ! -x "$DUMP" ]; then
+		not_ok "pg$M: every one of the $(wc -l <"$live") pg_wait_events is known to pgoff (no $DUMP: the names work is not here)"
+		return
+	fi
+	"$DUMP" "$M" | sort -u >"$known"
+	local missing
+	missing=$(sort -u "$live" | comm -23 - "$known")
+	check "pg$M: every one of the $(wc -l <"$live") pg_wait_events is known to pgoff ($(grep -c . <<<"$missing") not)" \
+		[ -s "$known" -a -z "$missing" ]
+	[ -n "$missing" ] && note "  unknown to pgoff: $(head -n 30 <<<"$missing" | tr '\n' ' ')"
+}
+
+# io_without_wait_event PSA_TOP FILE: 13's cold read: PostgreSQL said
+# DataFileRead, pgoff saw the kernel's io, with a stack, and why it has no
+# wait event
+io_without_wait_event() {
+	[ "$1" = IO:DataFileRead ] && jqe -s 'any(.[]; .wait == "io" and .kernel_wait == "io" and
+		(.pg.missing.wait_event // "" | test("my_wait_event_info")) and (.stack | length > 0))' "$2"
+}
+
+# workers_read PSA_TOP PGOFF_TOP FILE: the io workers' reads
+workers_read() {
+	[ -n "$1" ] && [ "$2" = "$1" ] && jqe -s 'any(.[]; .wait == "io" and .kernel_wait == "io" and
+		.pg.backend_type == "io worker")' "$3"
+}
+
+# top COUNTS: the first entry of uniq -c output (names may have spaces)
+top() { head -n1 <<<"$1" | sed -E 's/^ *[0-9]+ //'; }
+
+# io_workers: the host pids of $R's io workers, one a line
+io_workers() {
+	local w
+	pgroot_sql "$R" -c "select pid from pg_stat_activity where backend_type = 'io worker'" |
+		while read -r w; do hostpid "$w"; done
+}
+
+# cold_read METHOD: a sequential scan of a table 3x shared_buffers, page
+# cache dropped, reads throttled: the backend's waits as pgoff and
+# pg_stat_activity see them; with io workers, theirs too
+cold_read() {
+	local method=$1 f=$D/cold-$1 workers=() w wflags=() psa_rows=$D/cold-$1.psa
+	session "$f.out" -c '\! sleep 1.5' -c "set max_parallel_workers_per_gather = 0" \
+		-c "select count(*) from big"
+	local backend=$S_PID job=$S_JOB nspid=$S_NSPID
+	echo "$backend" >"$VCG/cgroup.procs"
+	if [ "$method" = worker ]; then
+		# the io workers do the reads: throttle them too
+		mapfile -t workers < <(io_workers)
+		for w in "${workers[@]}"; do echo "$w" >"$VCG/cgroup.procs"; wflags+=(--pid "$w"); done
+		member watch --view intervals "${wflags[@]}" --min 1ms --json >"$f.workers.json" 2>&1 &
+		local wjob=$!
+	fi
+	member watch --view intervals --pid "$backend" --min 1ms --json >"$f.json" 2>"$f.json.err" &
+	local bjob=$!
+	watchers "$([ "$method" = worker ] && echo 2 || echo 1)"
+	sync; echo 3 >/proc/sys/vm/drop_caches
+	: >"$psa_rows"
+	while kill -0 "$job" 2>/dev/null; do
+		pgroot_sql "$R" -c "select pid, backend_type, coalesce(wait_event_type, '-') || ':' || coalesce(wait_event, '-')
+			from pg_stat_activity where pid = $nspid or backend_type = 'io worker'" >>"$psa_rows" 2>/dev/null
+		sleep 0.01
+	done
+	sleep 0.2
+	kill "$bjob" ${wjob:+"$wjob"} 2>/dev/null; wait "$bjob" ${wjob:+"$wjob"} 2>/dev/null
+	# what each side saw for the backend: pg_stat_activity's samples of
+	# it in an IO wait, pgoff's I/O intervals (13: the kernel's)
+	local psa_ev pg_ev
+	psa_ev=$(awk -F'|' -v p="$nspid" '$1 == p && $3 ~ /^IO:/ { print $3 }' "$psa_rows" | sort | uniq -c | sort -rn)
+	pg_ev=$(jq -r 'select(.type == "offcpu" and .wait == "io") |
+		"\(.pg.wait_event_type // "-"):\(.pg.wait_event // "-")"' "$f.json" | sort | uniq -c | sort -rn)
+	note "  cold read ($method), backend $backend: pg_stat_activity sampled $(tr -s ' \n' ' ' <<<"$psa_ev")"
+	note "  cold read ($method), backend $backend: pgoff io intervals $(tr -s ' \n' ' ' <<<"$pg_ev")," \
+		"$(jq -s '[.[] | select(.tid != .pid)] | length' "$f.json") of other threads (io_uring's)"
+	local top_psa top_pg
+	top_psa=$(top "$psa_ev")
+	top_pg=$(top "$pg_ev")
+	if [ "$M" -lt 14 ]; then
+		check "pg$M: cold read: pg_stat_activity said ${top_psa:-nothing} (IO:DataFileRead); pgoff saw kernel io with a stack, no wait event, and why" \
+			io_without_wait_event "$top_psa" "$f.json"
+	else
+		check "pg$M: cold read ($method): the backend's main I/O wait is the same for pgoff and pg_stat_activity (${top_pg:-none} / ${top_psa:-none})" \
+			[ -n "$top_psa" -a "$top_pg" = "$top_psa" ]
+	fi
+	jqe -s 'length > 0' "$f.json" || note "  pgoff: $(head -c 300 "$f.json.err")"
+	if [ "$method" = worker ]; then
+		local wset
+		# 19 grows its pool of io workers under load: those there now too
+		wset=$( { printf '%s\n' "${workers[@]}"; io_workers; } | sort -u | paste -sd,)
+		# its IO-class waits (class 0x0A of wait_event_info, whatever the
+		# names table says), woken by one of them
+		check "pg$M: cold read (worker): the backend was woken from its I/O wait by an io worker, with that worker's own wait event" \
+			jqe -s --argjson ws "[$wset]" 'any(.[]; (((.pg.wait_event_info // 0) / 16777216 | floor) == 10) and
+				(.waker.pid as $w | $ws | index($w)) != null and .waker.backend_type == "io worker" and
+				(.waker | has("wait_event_info")))' "$f.json"
+		jq -c -s '[.[] | select(((.pg.wait_event_info // 0) / 16777216 | floor) == 10) | .waker |
+			{pid, comm, backend_type, wait_event_type, wait_event}] | group_by(.pid) |
+			map(.[0] + {n: length})' "$f.json" 2>/dev/null |
+			sed "s/^/#   io workers $wset; wakers of the backend's IO waits: /" | cut -c1-700
+		psa_ev=$(awk -F'|' '$2 == "io worker" && $3 ~ /^IO:/ { print $3 }' "$psa_rows" | sort | uniq -c | sort -rn)
+		pg_ev=$(jq -r 'select(.wait == "io") | "\(.pg.wait_event_type // "-"):\(.pg.wait_event // "-")"' \
+			"$f.workers.json" | sort | uniq -c | sort -rn)
+		note "  io workers ${workers[*]}: pg_stat_activity sampled $(tr -s ' \n' ' ' <<<"$psa_ev")"
+		note "  io workers: pgoff io intervals $(tr -s ' \n' ' ' <<<"$pg_ev")"
+		top_psa=$(top "$psa_ev")
+		top_pg=$(top "$pg_ev")
+		check "pg$M: cold read (worker): the io workers' own reads are their own wait event (${top_pg:-none} / ${top_psa:-none}), kernel io, backend type io worker" \
+			workers_read "$top_psa" "$top_pg" "$f.workers.json"
+	fi
+	wait "$job"
+}
+
+# --- one version: its server, its waits, compared
+version() {
+	local opts=(shared_buffers=16MB deadlock_timeout=10s autovacuum=off)
+	R=pg$M D=$E2E_DIR/pg$M
+	mkdir -p "$D"
+	[ "$M" -ge 18 ] && opts+=(io_method=worker)
+	if ! pgroot_start "$R" "$M" "${opts[@]}"; then
+		not_ok "pg$M: the server starts in its root, own mount and pid namespaces"
+		return
+	fi
+	ok "pg$M: the server starts in its root, own mount and pid namespaces (postmaster ${PGR_PM[$R]})"
+	pgroot_sql "$R" -c "create table t (id int primary key, x int)" \
+		-c "insert into t select g, g from generate_series(1, 1000) g" -c "create table w (v int)" \
+		-c "create table big (id int, pad text)" \
+		-c "insert into big select g, repeat('x', 200) from generate_series(1, 100000) g" \
+		-c "vacuum analyze big" -c "checkpoint" >/dev/null
+
+	# pgoff traces the cluster: its version, its port
+	local cl=
+	for _ in $(seq 50); do
+		cl=$(member ps --json | jq -c --argjson pm "${PGR_PM[$R]}" '.clusters[] | select(.postmaster_pid == $pm)')
+		[ -n "$cl" ] && break
+		sleep 0.1
+	done
+	check "pg$M: pgoffd traces the cluster, version $M, port ${PGR_PORT[$R]}" \
+		jqe --arg v "$M" --argjson port "${PGR_PORT[$R]}" \
+		'(.version | test("^" + $v + "([.]|beta|rc|devel)")) and .port == $port' <<<"${cl:-null}"
+	note "  ps: ${cl:-no such cluster}"
+
+	# pg_sleep
+	session "$D/sleep.out" -c "select pg_sleep(2)"
+	local row
+	row=$(psa "$S_NSPID" "wait_event = 'PgSleep'")
+	watch_pid "$S_PID" 1s "$D/sleep.json"
+	agrees "pg_sleep" "$D/sleep.json" "$row" '.kernel_wait == "poll" and (.stack | length > 0)'
+	wait "$S_JOB"
+
+	# a row lock: woken by the session that held it
+	session "$D/holder.out" -c "begin" -c "update t set x = x where id = 1" -c "select pg_sleep(2)" -c "commit"
+	local holder=$S_PID holder_job=$S_JOB
+	sleep 0.2
+	session "$D/waiter.out" -c "update t set x = x + 1 where id = 1"
+	row=$(psa "$S_NSPID" "wait_event_type = 'Lock'")
+	watch_pid "$S_PID" 500ms "$D/lock.json"
+	agrees "row lock" "$D/lock.json" "$row" \
+		".waker.pid == $holder and .waker.backend_type == \"client backend\" and (.stack | length > 0)"
+	wait "$holder_job" "$S_JOB"
+
+	# an idle client
+	session "$D/idle.out" -c '\! sleep 2' -c "select 1"
+	row=$(psa "$S_NSPID" "state = 'idle'")
+	watch_pid "$S_PID" 1s "$D/idle.json"
+	agrees "idle client" "$D/idle.json" "$row" '.wait == "poll" and .kernel_wait == "poll"'
+	wait "$S_JOB"
+
+	# a WAL flush, slowed by the cgroup's write throttle
+	local inserts=()
+	for _ in $(seq 10); do inserts+=(-c "insert into w values (1)"); done
+	session "$D/wal.out" -c '\! sleep 1' "${inserts[@]}"
+	echo "$S_PID" >"$VCG/cgroup.procs"
+	watch_pid "$S_PID" 20ms "$D/wal.json" --type io &
+	local wal_watch=$!
+	watchers 1
+	row=$(psa "$S_NSPID" "wait_event_type = 'IO'")
+	wait "$wal_watch"
+	agrees "WAL flush" "$D/wal.json" "$row" '.wait == "io" and .kernel_wait == "io"'
+	wait "$S_JOB"
+
+	# ps, with a client backend in it (and 18's io workers)
+	session "$D/ps-idle.out" -c '\! sleep 3'
+	ps_agrees
+	wait "$S_JOB"
+
+	# a cold read
+	if [ "$M" -ge 18 ]; then
+		cold_read worker
+		if pgroot_restart "$R" "${opts[@]/io_method=worker/io_method=io_uring}"; then
+			ok "pg$M: io_method=io_uring starts here"
+			sleep 1.2	# the new postmaster is found by the next scan
+			cold_read io_uring
+		else
+			not_ok "pg$M: io_method=io_uring starts here (io_uring_disabled=$(cat /proc/sys/kernel/io_uring_disabled))"
+			pgroot_restart "$R" "${opts[@]}"
+		fi
+	else
+		cold_read sync
+	fi
+
+	[ "$M" -ge 17 ] && wait_events_known
+	pgroot_stop "$R"
+	check "pg$M: stopped, nothing of its root mounted on the host" \
+		eval '! findmnt -rn -o TARGET | grep -q "^$PGOFF_ROOTS/$R/"'
+}
+
+for M in $VERSIONS; do
+	[ -f "$PGOFF_ROOTS/pg$M/.pgoff-root" ] || continue	# not_ok'd above
+	t0=$SECONDS
+	version
+	note "pg$M: $((SECONDS - t0)) s"
+done
