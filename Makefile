@@ -214,7 +214,7 @@ fuzz: $(FUZZ_TARGETS)
 # call such as bsearch on an empty NULL array aborts there).
 ASAN_UNIT_TESTS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(UNIT_TESTS))
 
-test: all asan $(UNIT_TESTS) $(FUZZ_TARGETS)
+test: all asan $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_TARGETS)
 	@FUZZ_SECONDS=20 tests/run.sh all $(UNIT_TESTS) $(ASAN_UNIT_TESTS) $(UNIT_SCRIPTS) \
 		-- $(FUZZ_TARGETS)
 

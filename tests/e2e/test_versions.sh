@@ -42,9 +42,9 @@ trap 'exit 130' INT TERM HUP
 for M in $VERSIONS; do
 	pg_root_ensure "$M" || not_ok "pg$M: its root file system could be built"
 done
-# the dump tool of the names work: Type:Name lines of pgoff's table
+# the names work's dump tool (make test builds it for both builds):
+# Type:Name lines of pgoff's table
 DUMP=$E2E_TOP/$PGOFF_BUILD/tests/pg_wait_names_dump
-[ -x "$DUMP" ] || DUMP=$E2E_TOP/build/tests/pg_wait_names_dump
 
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 majmin=$(findmnt -no MAJ:MIN -T "$PGOFF_ROOTS")
