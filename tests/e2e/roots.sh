@@ -10,6 +10,7 @@
 #   pgroot_start NAME MAJOR [name=value...]      initdb and start a server
 #   pgroot_sql NAME [psql args...]               that root's own psql
 #   pgroot_stop NAME, pgroot_stop_all            stop, remove its data
+#   pgroot_restart NAME [name=value...]          same data, new settings
 #
 # Roots live in $PGOFF_ROOTS/NAME (outside the repository: a fresh clone
 # on the same machine finds them), each with a stamp naming what it was
@@ -17,9 +18,11 @@
 # is built again. A build happens in a temp dir beside it and is renamed
 # into place only when complete, under an exclusive flock of NAME.lock;
 # a root in use (a server started from it) holds that lock shared, so it
-# is never rebuilt under a running server. Everything a server mounts
-# (its /proc, its /dev/shm) lives in its own mount namespace and goes with
-# it; nothing is ever mounted on the host.
+# is never rebuilt under a running server (roots_unlocked starts anything
+# else that may outlive the shell). Everything a server mounts (its
+# /proc, its /dev/shm) lives in its own mount namespace and goes with it;
+# nothing is ever mounted on the host. A server dies with the shell that
+# started it, even by SIGKILL.
 
 PGOFF_ROOTS=${PGOFF_ROOTS:-/var/cache/pgoff-tests/roots}
 PGOFF_MIRROR=${PGOFF_MIRROR:-http://deb.debian.org/debian}
@@ -63,7 +66,7 @@ _root_lock() {
 	echo "# root $name: waiting for another run's build or use of it (flock $PGOFF_ROOTS/$name.lock)"
 	# a build takes minutes; a root used by a whole e2e run, longer
 	flock -w 1800 "$mode" "$fd" && return 0
-	echo "# root $name: still locked after 30 min; its holders: $(fuser "$PGOFF_ROOTS/$name.lock" 2>&1)"
+	echo "# root $name: still locked after 30 min; held by pids: $(fuser "$PGOFF_ROOTS/$name.lock" 2>/dev/null)"
 	return 1
 }
 
@@ -140,6 +143,9 @@ _root_ensure() {
 	local key dest=$PGOFF_ROOTS/$name
 	key=$(_root_key "$suite" "$release" "$@")
 	_root_lock "$name" -x || return 1
+	# nobody runs a server from it now (they would hold the lock): the
+	# data of servers whose run was killed can go
+	rm -rf --one-file-system "$dest/var/tmp/pgoff-e2e."*
 	if ! _root_fresh "$dest" "$key"; then
 		_root_build "$name" "$suite" "$release" "$key" "$@" || { _root_lock "$name" -s; return 1; }
 	else
@@ -148,6 +154,15 @@ _root_ensure() {
 	fi
 	# in use from now on: shared, so that nobody rebuilds it under us
 	_root_lock "$name" -s
+}
+
+# roots_unlocked COMMAND...: COMMAND without the roots' lock fds, for a
+# process that may outlive this shell and must not keep a root "in use"
+# (pgoffd; a server keeps them on purpose)
+roots_unlocked() {
+	local fd closes=
+	for fd in "${ROOT_LOCK_FD[@]}"; do closes+=" $fd>&-"; done
+	eval "\"\$@\"$closes"
 }
 
 root_ensure() {	# NAME SUITE PACKAGES...
@@ -161,10 +176,15 @@ root_ensure_experimental() {	# NAME PACKAGES...: sid plus experimental
 }
 
 # The roots the tests use, by PostgreSQL major: where Debian ships it.
-# 15 is the host's own (bookworm), needing no root.
+# 15 is the host's own (bookworm): root "host", which is /.
+pg_root_name() {	# MAJOR: the name pgroot_start wants for it
+	if [ "$1" = 15 ]; then echo host; else echo "pg$1"; fi
+}
 pg_root_ensure() {	# MAJOR: sets PGROOT_NAME
-	PGROOT_NAME=pg$1
+	PGROOT_NAME=$(pg_root_name "$1")
 	case $1 in
+	15) [ -x /usr/lib/postgresql/15/bin/postgres ] ||
+		{ echo "# no PostgreSQL 15 on the host (make deps)"; return 1; } ;;
 	13) root_ensure pg13 bullseye postgresql-13 ;;
 	17) root_ensure pg17 trixie postgresql-17 ;;
 	18) root_ensure pg18 sid postgresql-18 ;;
@@ -249,13 +269,18 @@ _pgr_launch() {
 	ids=$(_pgr_ids "$root") || return 1
 	PGR_PM[$name]=
 	for o in "$@"; do opts+=(-c "$o"); done
-	# setpriv --pdeathsig: if this shell dies, unshare is killed, and
-	# --kill-child takes the namespace with it
-	setpriv --pdeathsig KILL unshare --mount --pid --fork --kill-child --mount-proc="$root/proc" \
-		sh -c 'root=$1 ids=$2; shift 2
+	# If this shell dies, even by SIGKILL, the server goes with it: unshare
+	# gets SIGKILL when its parent (this shell) dies, and the postmaster
+	# when unshare does (pid 1 of its namespace: the kernel then ends the
+	# rest). The postmaster's --pdeathsig is set by the root's own setpriv
+	# after the switch to postgres: a change of credentials clears it,
+	# which is why unshare --kill-child alone does not do it.
+	setpriv --pdeathsig KILL unshare --mount --pid --fork --mount-proc="$root/proc" \
+		sh -c 'root=$1 uid=${2%:*} gid=${2#*:}; shift 2
 			mkdir -p "$root/dev/shm" &&
 			mount -t tmpfs -o mode=1777,size=1g pgoff-shm "$root/dev/shm" &&
-			exec chroot --userspec="$ids" "${root:-/}" env -i PATH=/usr/bin:/bin \
+			exec chroot "${root:-/}" setpriv --reuid="$uid" --regid="$gid" --clear-groups \
+				--pdeathsig KILL -- env -i PATH=/usr/bin:/bin \
 				HOME=/var/lib/postgresql LANG=C.UTF-8 "$@"' \
 		sh "$root" "$ids" "$bin/postgres" -D "$inside/data" -k "$inside" -p "$port" \
 		-c listen_addresses= "${opts[@]}" >>"$dir.log" 2>&1 &
