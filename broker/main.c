@@ -323,23 +323,28 @@ static void publish(void *ctx, const void *data, size_t size)
 		server_publish(b->server, &lines, &meta);
 }
 
-/* The process an interval or episode record is about; 0 for others. */
-static uint32_t record_tgid(const void *data, size_t size)
+/* The process an interval or episode record is about, and its
+ * cluster; 0 for other records. */
+static uint32_t record_tgid(const void *data, size_t size, uint32_t *cluster)
 {
 	const struct pgoff_record *r = data;
 	const struct pgoff_episode *e = data;
 
-	if (size >= sizeof(*r) && r->kind == PGOFF_REC_INTERVAL)
+	if (size >= sizeof(*r) && r->kind == PGOFF_REC_INTERVAL) {
+		*cluster = r->cluster;
 		return r->tgid;
-	if (size >= sizeof(*e) && e->kind == PGOFF_REC_EPISODE)
+	}
+	if (size >= sizeof(*e) && e->kind == PGOFF_REC_EPISODE) {
+		*cluster = e->cluster;
 		return e->tgid;
+	}
 	return 0;
 }
 
 /* A traced process whose title PostgreSQL has not set yet. */
-static bool awaits_title(struct broker *b, uint32_t tgid)
+static bool awaits_title(struct broker *b, uint32_t tgid, uint32_t cluster)
 {
-	const struct pg_proc *p = pg_registry_proc(b->registry, tgid);
+	const struct pg_proc *p = pg_registry_learn(b->registry, tgid, cluster);
 
 	return p && !p->titled;
 }
@@ -348,33 +353,23 @@ static void on_record(void *ctx, void *data, size_t size)
 {
 	struct broker *b = ctx;
 	const struct pgoff_title *title = data;
-	uint32_t tgid;
+	uint32_t tgid, cluster = 0;
 
 	if (size >= sizeof(*title) && title->kind == PGOFF_REC_TITLE) {
 		char text[PGOFF_TITLE_MAX];
 
+		pg_registry_learn(b->registry, title->tgid, title->cluster);
 		memcpy(text, title->title, sizeof(text));
 		text[sizeof(text) - 1] = '\0';
 		pg_registry_title(b->registry, title->tgid, title->cluster, text);
 		holdback_release(b->held, title->tgid, publish, b);
 		return;
 	}
-	tgid = record_tgid(data, size);
-	if (tgid && (holdback_has(b->held, tgid) || awaits_title(b, tgid)) &&
+	tgid = record_tgid(data, size, &cluster);
+	if (tgid && (holdback_has(b->held, tgid) || awaits_title(b, tgid, cluster)) &&
 	    holdback_put(b->held, tgid, data, size, monotonic_ms()) == 0)
 		return;
 	publish(b, data, size);
-}
-
-static int traced(void *ctx, uint32_t pid, uint32_t *cluster)
-{
-	struct broker *b = ctx;
-	struct pgoff_target t;
-	int err = tracer_target(b->tracer, pid, &t);
-
-	if (!err)
-		*cluster = t.cluster;
-	return err;
 }
 
 /* The prober takes one question at a time; the registry says which. */
@@ -390,9 +385,10 @@ static void probe_next(struct broker *b)
 }
 
 /* An answer: a new cluster is learnt with its processes at once. */
-static void probed(struct broker *b, const struct pg_cluster_info *info)
+static void probed(struct broker *b, const struct prober_answer *a)
 {
-	const struct pg_cluster *c = pg_registry_probed(b->registry, info,
+	const struct pg_cluster *c = pg_registry_probed(b->registry, &a->info,
+							a->pids, a->npids,
 							monotonic_ms());
 	char why[64];
 
@@ -408,15 +404,15 @@ static void probed(struct broker *b, const struct pg_cluster_info *info)
 
 static void on_prober(struct broker *b)
 {
-	struct pg_cluster_info info;
-	int err = prober_answer(b->prober, &info);
+	static struct prober_answer a;
+	int err = prober_answer(b->prober, &a);
 
 	if (err == -EAGAIN)
 		return;
 	if (err)
 		log_fatal(0, "the prober is gone: new clusters cannot be "
 			  "found; exiting so that the service restarts");
-	probed(b, &info);
+	probed(b, &a);
 	probe_next(b);
 }
 
@@ -424,7 +420,7 @@ static void on_prober(struct broker *b)
 static void probe_at_start(struct broker *b)
 {
 	int64_t until = monotonic_ms() + SETUP_PROBE_MS;
-	struct pg_cluster_info info;
+	static struct prober_answer a;
 
 	for (;;) {
 		int64_t left = until - monotonic_ms();
@@ -432,8 +428,8 @@ static void probe_at_start(struct broker *b)
 		probe_next(b);
 		if (!prober_busy(b->prober) || left <= 0)
 			break;
-		if (prober_wait(b->prober, (int)left, &info) == 0)
-			probed(b, &info);
+		if (prober_wait(b->prober, (int)left, &a) == 0)
+			probed(b, &a);
 	}
 	if (prober_busy(b->prober))
 		log_info("still asking about some processes named postgres; "
@@ -468,6 +464,18 @@ static void report_kernel_losses(struct broker *b)
 	}
 }
 
+/* Every thread the kernel has seen go off the CPU names its process and
+ * cluster: how processes forked since are learnt before an event. */
+static int learn_thread(void *ctx, uint32_t pid, const struct pgoff_start *s)
+{
+	struct broker *b = ctx;
+
+	(void)pid;
+	if (s->tgid)
+		pg_registry_learn(b->registry, s->tgid, s->cluster);
+	return 0;
+}
+
 /* Whether the kernel sends records: only for subscribers' filters. */
 static bool ring_in_use(const struct broker *b)
 {
@@ -485,6 +493,7 @@ static void on_tick(struct broker *b, int tfd, bool *ring_more)
 	tracer_consume(b->tracer, RING_BUDGET, ring_more);	/* records before losses */
 	report_kernel_losses(b);
 	stats_retire_exited(&b->stats);	/* while the registry knows them */
+	tracer_starts_foreach(b->tracer, learn_thread, b);
 	if (pg_registry_scan(b->registry, monotonic_ms()))
 		log_warn("scanning /proc for PostgreSQL");
 	probe_next(b);
@@ -746,11 +755,11 @@ int main(int argc, char **argv)
 	err = prober_give_maps(b.prober, tracer_targets_fd(b.tracer),
 			       tracer_quotas_fd(b.tracer));
 	if (!err)
-		err = tracer_seal_targets(b.tracer);
+		err = tracer_forget_targets(b.tracer);
 	if (err)
 		log_fatal(-err, "cannot hand the table of traced processes to "
 			  "the prober");
-	err = pg_registry_new(&b.registry, "/proc", traced, &b,
+	err = pg_registry_new(&b.registry, "/proc",
 			      (uint32_t)b.cfg.max_clusters_per_uid);
 	if (err)
 		log_fatal(-err, "out of memory");

@@ -35,8 +35,6 @@ struct candidate {
 
 struct pg_registry {
 	char proc_root[64];
-	pg_traced_fn traced;
-	void *ctx;
 	uint32_t max_clusters_per_uid;
 	struct pg_proc *procs;		/* sorted by pid */
 	size_t nprocs, cap;
@@ -58,7 +56,6 @@ struct seen {
 };
 
 int pg_registry_new(struct pg_registry **out, const char *proc_root,
-		    pg_traced_fn traced, void *ctx,
 		    uint32_t max_clusters_per_uid)
 {
 	struct pg_registry *r = calloc(1, sizeof(*r));
@@ -73,8 +70,6 @@ int pg_registry_new(struct pg_registry **out, const char *proc_root,
 		return -ENOMEM;
 	}
 	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root);
-	r->traced = traced;
-	r->ctx = ctx;
 	r->max_clusters_per_uid = max_clusters_per_uid;
 	*out = r;
 	return 0;
@@ -259,18 +254,23 @@ static struct pg_proc *add_proc(struct pg_registry *r, uint32_t pid,
 	return p;
 }
 
-/* A process the kernel traces, learnt with its title. */
-static struct pg_proc *learn_proc(struct pg_registry *r, uint32_t pid)
+const struct pg_proc *pg_registry_learn(struct pg_registry *r, uint32_t pid,
+					uint32_t cluster)
 {
-	struct pg_proc *p;
-	uint32_t cluster;
+	struct pg_proc *p = find_proc(r, pid, NULL);
 
-	if (r->traced(r->ctx, pid, &cluster) ||
-	    !pg_registry_cluster(r, cluster))
+	if (p && p->cluster == cluster)
+		return p;
+	if (!pg_registry_cluster(r, cluster))
 		return NULL;
-	p = add_proc(r, pid, cluster);
-	if (p)
-		read_title(r, p);
+	if (p) {	/* the pid was reused, in another cluster */
+		memset(&p->title, 0, sizeof(p->title));
+		p->titled = false;
+		p->cluster = cluster;
+	} else if (!(p = add_proc(r, pid, cluster))) {
+		return NULL;
+	}
+	read_title(r, p);
 	return p;
 }
 
@@ -431,8 +431,8 @@ int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
 			continue;
 		}
 		p = find_proc(r, s[i].pid, NULL);
-		if (!p && !(p = learn_proc(r, s[i].pid)))
-			continue;	/* not traced: the kernel dropped it */
+		if (!p)
+			continue;	/* not (yet) known to be traced */
 		p->missed = 0;
 		if (!p->titled)
 			read_title(r, p);
@@ -496,6 +496,7 @@ static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
 
 const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 					    const struct pg_cluster_info *info,
+					    const uint32_t *pids, size_t npids,
 					    int64_t now_ms)
 {
 	struct pg_cluster *c;
@@ -549,6 +550,8 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 		 info->pg_missing[0] ? "; " : "", info->pg_missing,
 		 info->why[0] ? "; " : "", info->why);
 	add_proc(r, info->postmaster_pid, c->id);
+	for (size_t i = 0; i < npids; i++)
+		pg_registry_learn(r, pids[i], c->id);
 	return c;
 }
 
@@ -571,13 +574,9 @@ const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid)
 {
 	struct pg_proc *p = find_proc(r, pid, NULL);
 
-	if (p) {
-		if (!p->titled)
-			read_title(r, p);
-		return p;
-	}
-	/* forked since the last scan: the kernel says whether it is ours */
-	return learn_proc(r, pid);
+	if (p && !p->titled)
+		read_title(r, p);
+	return p;
 }
 
 size_t pg_registry_proc_count(const struct pg_registry *r)

@@ -7,9 +7,12 @@
  * checks (prober.h; pgoffd asks without waiting, one at a time, taking
  * users in turn so that no user's processes delay another's). The
  * kernel is the authority on which processes are traced: the prober
- * puts a cluster's processes into its table, the kernel adds what they
- * fork and drops what exits or execs; the registry only learns them
- * (labels from their titles) and never adds one itself.
+ * puts a cluster's processes into its table (and lists them in its
+ * answer), the kernel adds what they fork and drops what exits or execs.
+ * The registry learns them from those answers and from what the kernel
+ * sends (records, titles, the thread and aggregation tables, each naming
+ * the cluster) — pgoffd holds no descriptor to ask the table itself —
+ * and reads their labels from their titles.
  */
 #ifndef PGOFF_PG_REGISTRY_H
 #define PGOFF_PG_REGISTRY_H
@@ -51,33 +54,34 @@ struct pg_refusal {
 
 struct pg_registry;
 
-/* Whether the kernel traces pid, and its cluster: 0, or -ENOENT. */
-typedef int (*pg_traced_fn)(void *ctx, uint32_t pid, uint32_t *cluster);
-
 int pg_registry_new(struct pg_registry **out, const char *proc_root,
-		    pg_traced_fn traced, void *ctx,
 		    uint32_t max_clusters_per_uid);
 void pg_registry_free(struct pg_registry *r);
 /* SIGHUP: a new max-clusters-per-user. */
 void pg_registry_set_limit(struct pg_registry *r, uint32_t max_clusters_per_uid);
 
 /*
- * Find would-be postmasters to ask about, learn the traced processes of
- * known clusters, forget dead ones. now_ms: CLOCK_MONOTONIC. 0 or -errno.
+ * Find would-be postmasters to ask about, read the titles of processes
+ * still untitled, forget dead ones. now_ms: CLOCK_MONOTONIC. 0 or -errno.
  */
 int pg_registry_scan(struct pg_registry *r, int64_t now_ms);
 /* The next postmaster to ask the prober about, users in turn; false: none. */
 bool pg_registry_next_probe(struct pg_registry *r, int64_t now_ms,
 			    uint32_t *pid);
-/* The prober's answer. Returns the new cluster, or NULL. */
+/* The prober's answer, with the pids it traced. Returns the new
+ * cluster, or NULL. */
 const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 					    const struct pg_cluster_info *info,
+					    const uint32_t *pids, size_t npids,
 					    int64_t now_ms);
+/* The kernel traces pid in cluster (it said so in a record or a table). */
+const struct pg_proc *pg_registry_learn(struct pg_registry *r, uint32_t pid,
+					uint32_t cluster);
 /* A forked process's title, as the kernel read it from its memory. */
 void pg_registry_title(struct pg_registry *r, uint32_t pid, uint32_t cluster,
 		       const char *title);
 
-/* A process, learning about it on a miss; NULL if it is not traced. */
+/* A traced process, its title read if not yet; NULL if not known. */
 const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid);
 const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
 					     uint32_t id);

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "bpf/offcpu.h"
@@ -76,9 +77,17 @@ static int quota_slot(struct serve_state *st, uint32_t uid)
 struct trace_ctx {
 	struct serve_state *st;
 	struct pgoff_target target;
+	struct prober_answer *a;	/* the pids are listed there */
 	uint32_t traced;
 	int err;
 };
+
+static void listed(struct trace_ctx *tc, uint32_t pid)
+{
+	tc->traced++;
+	if (tc->a->npids < PROBER_MAX_PIDS)
+		tc->a->pids[tc->a->npids++] = pid;
+}
 
 /*
  * Put one process into the kernel's table within its user's quota. An
@@ -107,23 +116,25 @@ static int trace_one(void *ctx, uint32_t pid)
 			tc->err = err;
 			return 1;
 		}
-		tc->traced++;
+		listed(tc, pid);
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/%u", tc->st->o->proc_root, pid);
 	if (access(path, F_OK) && bpf_map_delete_elem(tc->st->targets_fd, &pid) == 0)
 		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
 	else
-		tc->traced++;
+		listed(tc, pid);
 	return 0;
 }
 
 /* The postmaster first: what it forks from then on the kernel adds. */
 static void trace_cluster(struct serve_state *st, int slot,
-			  struct pg_cluster_info *c)
+			  struct prober_answer *a)
 {
+	struct pg_cluster_info *c = &a->info;
 	struct trace_ctx tc = {
 		.st = st,
+		.a = a,
 		.target = { .wait_event_ptr = c->wait_event_ptr,
 			    .query_ptr = c->query_ptr, .cluster = c->id,
 			    .uid = c->uid, .quota = (uint16_t)slot },
@@ -167,7 +178,8 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 		   int slot, int out)
 {
 	struct rlimit mem = { WORKER_MAX_MEMORY, WORKER_MAX_MEMORY };
-	struct pg_cluster_info c;
+	static struct prober_answer a;
+	struct pg_cluster_info *c = &a.info;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 #ifndef __SANITIZE_ADDRESS__	/* ASan's shadow takes terabytes of it */
@@ -175,35 +187,61 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 #else
 	(void)mem;
 #endif
-	if (pg_probe_cluster(st->o->proc_root, pid, &st->o->trust, &c) == 0) {
-		c.id = id;
+	if (pg_probe_cluster(st->o->proc_root, pid, &st->o->trust, c) == 0) {
+		c->id = id;
 		if (st->targets_fd < 0) {
 			/* no kernel tables yet: the facts only */
 		} else if (slot < 0) {
-			c.status = -ENOSPC;
-			snprintf(c.why, sizeof(c.why), "more than %d users run "
+			c->status = -ENOSPC;
+			snprintf(c->why, sizeof(c->why), "more than %d users run "
 				 "traced clusters", PGOFF_MAX_QUOTAS);
 		} else {
-			trace_cluster(st, slot, &c);
-			if (!c.traced)
-				c.status = -EDQUOT;
+			trace_cluster(st, slot, &a);
+			if (!c->traced)
+				c->status = -EDQUOT;
 		}
 	}
-	if (write(out, &c, sizeof(c)) != sizeof(c))
+	if (write(out, &a, sizeof(a)) != sizeof(a))
 		_exit(1);
 	_exit(0);
 }
 
+/* The whole answer from the worker's pipe, by the deadline. */
+static int read_answer(int fd, struct prober_answer *a)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec until, now;
+	size_t got = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += PROBER_DEADLINE_MS / 1000;
+	while (got < sizeof(*a)) {
+		long left;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (until.tv_sec - now.tv_sec) * 1000 +
+		       (until.tv_nsec - now.tv_nsec) / 1000000;
+		if (left <= 0 || poll(&pfd, 1, (int)left) != 1)
+			return -ETIMEDOUT;
+		n = read(fd, (char *)a + got, sizeof(*a) - got);
+		if (n <= 0)
+			return n < 0 && errno == EINTR ? 0 : -EIO;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
 /* One question, answered by a worker within the deadline. */
 static void probe(struct serve_state *st, uint32_t pid,
-		  struct pg_cluster_info *c)
+		  struct prober_answer *a)
 {
-	struct pollfd pfd = { .events = POLLIN };
+	struct pg_cluster_info *c = &a->info;
 	uint32_t uids[4], id = ++st->next_cluster;
 	int slot = -1, p[2];
 	pid_t w;
 
-	memset(c, 0, sizeof(*c));
+	memset(a, 0, sizeof(*a));
 	c->postmaster_pid = pid;
 	if (procfs_uids(st->o->proc_root, pid, uids)) {
 		c->status = -ENOENT;
@@ -226,11 +264,9 @@ static void probe(struct serve_state *st, uint32_t pid,
 		close(p[0]);
 		return;
 	}
-	pfd.fd = p[0];
-	if (poll(&pfd, 1, PROBER_DEADLINE_MS) != 1 ||
-	    read(p[0], c, sizeof(*c)) != sizeof(*c)) {
+	if (read_answer(p[0], a)) {
 		kill(w, SIGKILL);
-		memset(c, 0, sizeof(*c));
+		memset(a, 0, sizeof(*a));
 		c->postmaster_pid = pid;
 		c->status = -ETIMEDOUT;
 		snprintf(c->why, sizeof(c->why), "no answer within %d ms (a "
@@ -245,6 +281,8 @@ static void probe(struct serve_state *st, uint32_t pid,
 	c->version[sizeof(c->version) - 1] = '\0';
 	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
 	c->why[sizeof(c->why) - 1] = '\0';
+	if (a->npids > PROBER_MAX_PIDS)
+		a->npids = 0;
 }
 
 /* The maps pgoffd sends once they exist: fds in SCM_RIGHTS. */
@@ -277,7 +315,7 @@ static void serve(int fd, const struct prober_opts *o)
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = cbuf,
 				     .msg_controllen = sizeof(cbuf) };
-		struct pg_cluster_info c;
+		static struct prober_answer a;
 		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 
 		if (n == 0)
@@ -293,8 +331,8 @@ static void serve(int fd, const struct prober_opts *o)
 		}
 		if (m.op != OP_PROBE)
 			_exit(1);
-		probe(&st, m.pid, &c);
-		if (send(fd, &c, sizeof(c), MSG_NOSIGNAL) != sizeof(c))
+		probe(&st, m.pid, &a);
+		if (send(fd, &a, sizeof(a), MSG_NOSIGNAL) != sizeof(a))
 			_exit(1);
 	}
 }
@@ -391,25 +429,25 @@ int prober_fd(const struct prober *p)
 	return p->fd;
 }
 
-int prober_answer(struct prober *p, struct pg_cluster_info *out)
+int prober_answer(struct prober *p, struct prober_answer *out)
 {
+	struct pg_cluster_info *c = &out->info;
 	ssize_t n = recv(p->fd, out, sizeof(*out), MSG_DONTWAIT);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return -EAGAIN;
-	if (n != sizeof(*out) || out->postmaster_pid != p->asked) {
-		p->busy = false;
-		return -EIO;
-	}
 	p->busy = false;
-	out->data_dir[sizeof(out->data_dir) - 1] = '\0';
-	out->version[sizeof(out->version) - 1] = '\0';
-	out->pg_missing[sizeof(out->pg_missing) - 1] = '\0';
-	out->why[sizeof(out->why) - 1] = '\0';
+	if (n != sizeof(*out) || c->postmaster_pid != p->asked ||
+	    out->npids > PROBER_MAX_PIDS)
+		return -EIO;
+	c->data_dir[sizeof(c->data_dir) - 1] = '\0';
+	c->version[sizeof(c->version) - 1] = '\0';
+	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
+	c->why[sizeof(c->why) - 1] = '\0';
 	return 0;
 }
 
-int prober_wait(struct prober *p, int ms, struct pg_cluster_info *out)
+int prober_wait(struct prober *p, int ms, struct prober_answer *out)
 {
 	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
 

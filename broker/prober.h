@@ -8,9 +8,11 @@
  * cwd, maps of other users' processes) and CAP_DAC_READ_SEARCH (a 0700
  * data directory). Its only input is a pid from pgoffd.
  *
- * It is also the only process that writes the kernel's table of traced
- * processes (pgoffd's descriptor of it is read-only): a compromised
- * pgoffd cannot point the BPF programs' reads at another process.
+ * It is also the only process that holds the kernel's table of traced
+ * processes: pgoffd closes its descriptor once the prober has its own,
+ * so a compromised pgoffd cannot point the BPF programs' reads at
+ * another process. pgoffd learns what is traced from the answers and
+ * from the kernel's records.
  *
  * It never blocks pgoffd: pgoffd asks without waiting and reads the
  * answer in its event loop. It is never blocked itself: each question
@@ -26,6 +28,15 @@
 #include "broker/pg_probe.h"
 
 #define PROBER_DEADLINE_MS	3000
+#define PROBER_MAX_PIDS		4096
+
+/* An answer: the cluster, and the processes the prober put into the
+ * kernel's table (pgoffd holds no descriptor of it to ask). */
+struct prober_answer {
+	struct pg_cluster_info info;
+	uint32_t npids;			/* at most PROBER_MAX_PIDS listed */
+	uint32_t pids[PROBER_MAX_PIDS];
+};
 
 struct prober_opts {
 	const char *proc_root;		/* "/proc" */
@@ -42,7 +53,8 @@ struct prober;
 int prober_start(struct prober **out, const struct prober_opts *o);
 /*
  * Hand it the kernel's tables it fills, once they exist: the targets map
- * and the per-user quota array (see bpf/offcpu.h). Returns 0 or -errno.
+ * and the per-user quota array (see bpf/offcpu.h); pgoffd then closes its
+ * own descriptor of the targets map. Returns 0 or -errno.
  */
 int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd);
 
@@ -55,9 +67,9 @@ int prober_fd(const struct prober *p);
  * The answer, if it came: 0 with out filled, -EAGAIN not yet, -EIO the
  * prober is gone. Never blocks.
  */
-int prober_answer(struct prober *p, struct pg_cluster_info *out);
+int prober_answer(struct prober *p, struct prober_answer *out);
 /* Wait up to ms for the answer (setup only, before serving). */
-int prober_wait(struct prober *p, int ms, struct pg_cluster_info *out);
+int prober_wait(struct prober *p, int ms, struct prober_answer *out);
 
 /* End the prober (and a worker of it) at once; reap it. NULL-safe. */
 void prober_stop(struct prober *p);

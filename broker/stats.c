@@ -36,12 +36,11 @@ static int collect_row(void *ctx, const struct pgoff_agg_key *key,
 {
 	struct collect *c = ctx;
 
-	if (c->exited_only) {
-		/* learn new processes while they live; their labels stay */
-		pg_registry_proc(c->s->registry, key->tgid);
-		if (process_exists(key->tgid))
-			return 0;
-	}
+	/* a row names a traced process and its cluster: learnt while it
+	 * lives, its labels stay for the rows it leaves behind */
+	pg_registry_learn(c->s->registry, key->tgid, key->cluster);
+	if (c->exited_only && process_exists(key->tgid))
+		return 0;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 256;
 		struct agg_entry *v = realloc(c->v, cap * sizeof(*v));

@@ -204,47 +204,31 @@ int tracer_quotas_fd(const struct tracer *t)
 	return bpf_map__fd(t->skel->maps.quotas);
 }
 
-int tracer_seal_targets(struct tracer *t)
+int tracer_forget_targets(struct tracer *t)
 {
-	LIBBPF_OPTS(bpf_get_fd_by_id_opts, ro, .open_flags = BPF_F_RDONLY);
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
-	int fd = tracer_targets_fd(t), rofd, err = 0;
+	int fd = tracer_targets_fd(t), null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int err = 0;
 
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+	if (null < 0)
 		return -errno;
-	rofd = bpf_map_get_fd_by_id_opts(info.id, &ro);
-	if (rofd < 0)
-		return -errno;
-	/* the same fd number, now read-only: libbpf keeps using it */
-	if (dup3(rofd, fd, O_CLOEXEC) < 0)
+	/* the same fd number, now /dev/null: libbpf closes it at the end */
+	if (dup3(null, fd, O_CLOEXEC) < 0)
 		err = -errno;
-	close(rofd);
-	if (!err && bpf_map_update_elem(fd, &(uint32_t){ 0 },
-					&(struct pgoff_target){ 0 }, BPF_ANY) == 0)
-		err = -EPERM;	/* still writable: refuse to go on */
+	close(null);
 	return err;
-}
-
-int tracer_target(const struct tracer *t, uint32_t tgid,
-		  struct pgoff_target *out)
-{
-	if (bpf_map_lookup_elem(tracer_targets_fd(t), &tgid, out))
-		return -errno;
-	return 0;
 }
 
 size_t tracer_target_count(const struct tracer *t)
 {
-	int fd = bpf_map__fd(t->skel->maps.targets);
-	uint32_t key, next;
+	int fd = tracer_quotas_fd(t);
 	size_t n = 0;
-	void *prev = NULL;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		n++;
-		key = next;
-		prev = &key;
+	/* what the quotas count: this process holds no targets descriptor */
+	for (uint32_t i = 0; i < PGOFF_MAX_QUOTAS; i++) {
+		struct pgoff_quota q;
+
+		if (bpf_map_lookup_elem(fd, &i, &q) == 0 && q.procs > 0)
+			n += (size_t)q.procs;
 	}
 	return n;
 }

@@ -38,14 +38,11 @@ int tracer_consume(struct tracer *t, int budget, bool *more);
 int tracer_targets_fd(const struct tracer *t);
 int tracer_quotas_fd(const struct tracer *t);
 /*
- * From now on this process may only read the targets map (its fd is
- * replaced by a read-only one; checked): only the prober adds targets.
- * Needs root (map fd by id). Returns 0 or -errno.
+ * From now on this process holds no descriptor of the targets map: only
+ * the prober, which got its own, adds targets. Returns 0 or -errno.
  */
-int tracer_seal_targets(struct tracer *t);
-/* tgid's entry in the targets map: 0, or -ENOENT if it is not traced. */
-int tracer_target(const struct tracer *t, uint32_t tgid,
-		  struct pgoff_target *out);
+int tracer_forget_targets(struct tracer *t);
+/* Traced processes, as the per-user quotas count them. */
 size_t tracer_target_count(const struct tracer *t);
 
 /* Push the union of live subscriptions into the kernel. */
