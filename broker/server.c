@@ -449,8 +449,7 @@ int server_open(struct server **out, const struct server_opts *opts,
 
 	if (!s)
 		return -ENOMEM;
-	fd = control_socket_create(opts->socket_path, opts->group,
-				   opts->dir_owner);
+	fd = control_socket_create(opts->socket_path, opts->group);
 	if (fd < 0) {
 		free(s);
 		return fd;
@@ -466,8 +465,7 @@ int server_open(struct server **out, const struct server_opts *opts,
 	if (!s->socket_path || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int err = s->socket_path ? -errno : -ENOMEM;
 
-		unlink(opts->socket_path);
-		close(fd);
+		close(fd);	/* the file stays: the next start removes it */
 		free(s->socket_path);
 		free(s);
 		return err;
@@ -500,8 +498,10 @@ void server_close(struct server *s, const char *reason)
 	server_reap(s);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listen_fd, NULL);
 	close(s->listen_fd);
-	if (unlink(s->socket_path))
-		log_warn("cannot remove %s", s->socket_path);
+	/* No longer root, pgoffd cannot remove the socket from its root-owned
+	 * directory: the file stays, refusing connections (pgoffctl says
+	 * pgoffd is not running), and the next start removes it. */
+	log_info("leaving %s for the next start to remove", s->socket_path);
 	free(s->socket_path);
 	free(s);
 }

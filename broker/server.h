@@ -22,7 +22,6 @@ struct server_opts {
 	const char *socket_path;
 	const char *group_name;		/* access group */
 	gid_t group;
-	uid_t dir_owner;		/* owner of a socket directory we create */
 	bool has_query_group;		/* --query-group given */
 	gid_t query_group;		/* members see SQL text */
 	size_t max_clients;
@@ -48,7 +47,8 @@ struct server_hooks {
 /* Creates the socket (see server.c for the checks) and registers with epfd. */
 int server_open(struct server **out, const struct server_opts *opts,
 		const struct server_hooks *hooks, int epfd);
-/* Tell every client why ("bye"), close them, remove the socket. NULL-safe. */
+/* Tell every client why ("bye"), close them and the socket; the file
+ * stays (see control_socket.h). NULL-safe. */
 void server_close(struct server *s, const char *reason);
 
 /* Every epoll data pointer that is not the broker's own goes here. */
