@@ -20,10 +20,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdarg.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -273,47 +273,43 @@ static int flush(struct server *s, struct client *c)
 	return 0;
 }
 
-/* Append one line if it fits in the bounded queue. */
-static bool enqueue(struct client *c, const char *line, size_t len)
+/* Append a line made of n parts if it fits in the bounded queue. */
+static bool enqueue_parts(struct client *c, const char *const *part,
+			  const size_t *len, size_t n)
 {
-	if (c->out_off && c->out_len + len + 1 > c->out_cap) {
-		memmove(c->out, c->out + c->out_off, queued(c));
-		c->out_len -= c->out_off;
-		c->out_off = 0;
-	}
-	if (c->out_len + len + 1 > c->out_cap)
-		return false;
-	memcpy(c->out + c->out_len, line, len);
-	c->out[c->out_len + len] = '\n';
-	c->out_len += len + 1;
-	return true;
-}
-
-/* A reply line made of parts; lost (and said) if the queue is full,
- * which REPLY_BACKLOG keeps from happening to an answered request. */
-static void send_parts(struct server *s, struct client *c,
-		       const char *const *part, const size_t *len, size_t n)
-{
-	size_t total = 0;
+	size_t total = 1;	/* the newline */
 
 	for (size_t i = 0; i < n; i++)
 		total += len[i];
-	if (c->out_off && c->out_len + total + 1 > c->out_cap) {
+	if (c->out_off && c->out_len + total > c->out_cap) {
 		memmove(c->out, c->out + c->out_off, queued(c));
 		c->out_len -= c->out_off;
 		c->out_off = 0;
 	}
-	if (c->out_len + total + 1 > c->out_cap) {
-		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
-			   "client uid %u pid %d: reply lost, queue full",
-			   c->peer.uid, c->peer.pid);
-		return;
-	}
+	if (c->out_len + total > c->out_cap)
+		return false;
 	for (size_t i = 0; i < n; i++) {
 		memcpy(c->out + c->out_len, part[i], len[i]);
 		c->out_len += len[i];
 	}
 	c->out[c->out_len++] = '\n';
+	return true;
+}
+
+static bool enqueue(struct client *c, const char *line, size_t len)
+{
+	return enqueue_parts(c, &line, &len, 1);
+}
+
+/* A reply; lost (and said) if the queue is full, which REPLY_BACKLOG
+ * keeps from happening to an answered request. */
+static void send_parts(struct server *s, struct client *c,
+		       const char *const *part, const size_t *len, size_t n)
+{
+	if (!enqueue_parts(c, part, len, n))
+		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: reply lost, queue full",
+			   c->peer.uid, c->peer.pid);
 }
 
 static void send_obj(struct server *s, struct client *c, json_object *obj)
@@ -443,7 +439,6 @@ static void answer_stats(struct server *s, struct client *c,
 		s->hooks.stats(s->hooks.ctx, req, r);
 	send_obj(s, c, r);
 }
-
 
 static void answer_subscribe(struct server *s, struct client *c,
 			     const struct pgoff_request *req)
