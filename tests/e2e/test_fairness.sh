@@ -104,9 +104,9 @@ done
   done ) &
 outsider=$!
 sleep 1
-cpu0=$(cpu)
+cpu0=$(cpu) t0=$(date +%s.%N)
 as "$E2E_QUERIER" $py "$E2E_DIR/probe.py" "$SOCK" 7 >"$E2E_DIR/probe.out"
-cpu1=$(cpu)
+cpu1=$(cpu) t1=$(date +%s.%N)
 rss_flood=$(rss_kb)
 wait "${floods[@]}"
 kill "$outsider" 2>/dev/null; wait "$outsider" 2>/dev/null
@@ -117,11 +117,12 @@ read -r samples p50 p99 max <"$E2E_DIR/probe.out"
 sent=$(cat "$E2E_DIR"/noread.* | awk '{ s += $1 } END { print s + 0 }')
 got=$(cat "$E2E_DIR"/noread.* | awk '{ if ($2 > m) m = $2 } END { print m + 0 }')
 done_reads=$(cat "$E2E_DIR"/read.* | awk '{ s += $1 } END { print s + 0 }')
-broker_cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", 100 * t / hz / 7 }')
+broker_cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" -v a="$t0" -v b="$t1" \
+	'BEGIN { printf "%.0f", 100 * t / hz / (b - a) }')
 lines=$(( $(log_lines) - lines_before ))
 note "traced processes: $traced"
 note "status latency, quiet: p50 $quiet_p50 ms, p99 $quiet_p99 ms"
-note "status latency under the flood: $samples samples, p50 $p50 ms, p99 $p99 ms, max $max ms; pgoffd at ${broker_cpu}% of a CPU"
+note "status latency under the flood: $samples samples, p50 $p50 ms, p99 $p99 ms, max $max ms; pgoffd at ${broker_cpu}% of a CPU ($((cpu1 - cpu0)) ticks in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 note "6 non-reading connections sent $sent requests, at most $got replies came to one; 2 reading ones had $done_reads answered"
 note "pgoffd RSS: ${rss_before} kB before, ${rss_flood} kB during the flood; $lines log lines"
 check "status answered within 100 ms (p99 $p99 ms) while a member floods" \
