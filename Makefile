@@ -64,7 +64,8 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c
 BROKER_SRCS += broker/safe_dir.c broker/log_limit.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
-	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c
+	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
+	client/json_out.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
@@ -119,6 +120,7 @@ TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/privdrop.c
 TEST_NEEDS_control_socket := broker/safe_dir.c
+TEST_NEEDS_json_out := client/json_out.c
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
 	broker/filter.c broker/classify.c broker/pg_wait_names.c
 
