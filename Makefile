@@ -43,7 +43,7 @@ CLIENT_LIBS := -ljson-c
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
 # check it offline (link, expand, setools); SELinux stays disabled.
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
-	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
+	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	tmux libxml2-utils groff-base \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2
 
