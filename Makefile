@@ -13,11 +13,28 @@ ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"'
-# SANITIZE=1: AddressSanitizer, LeakSanitizer and UBSan (make asan)
+# What a distribution builds with: fortified libc calls (needs -O), stack
+# canaries and clash probes, CET (x86) or PAC/BTI (arm64), PIE, full RELRO,
+# no executable stack. tests/unit/test_hardening.sh checks the binaries.
+HARDEN_CFLAGS := -fstack-protector-strong -fstack-clash-protection -fPIE
+HARDEN_LDFLAGS := -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack
+ifeq ($(ARCH),x86)
+HARDEN_CFLAGS += -fcf-protection
+else ifeq ($(ARCH),arm64)
+HARDEN_CFLAGS += -mbranch-protection=standard
+endif
+# SANITIZE=1: AddressSanitizer, LeakSanitizer and UBSan (make asan). ASan
+# intercepts the libc calls that _FORTIFY_SOURCE would redirect to their
+# __*_chk forms, and checks them better; the rest of the flags stay.
 ifeq ($(SANITIZE),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer
+else
+HARDEN_CFLAGS += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3
 endif
+CFLAGS    += $(HARDEN_CFLAGS)
+LDFLAGS   += $(HARDEN_LDFLAGS)
+# -mcpu=v3: the BPF atomics that return the old value (quotas)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
 BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
@@ -31,7 +48,7 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
 # systemd-container boots one with systemd (systemd-nspawn).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
-	bpftool make gcc pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
+	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
@@ -54,9 +71,10 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
-	broker/holdback.c
+	broker/holdback.c broker/safe_dir.c broker/log_limit.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
-	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c
+	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
+	client/json_out.c
 # pgoff_exporter: its own binary, so that pgoffctl links no HTTP or TLS
 # stack; it talks to pgoffd through client/conn.c and renders with
 # client/stats_view.c like pgoffctl metrics.
@@ -101,11 +119,11 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/pgoffd: $(BROKER_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(BROKER_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(BROKER_LIBS) -o $@
 
 $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(CLIENT_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CLIENT_LIBS) -o $@
 
 # The wait event names and their generated tables go together.
 PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
@@ -121,7 +139,7 @@ $(BUILD)/exporter/main.o: $(BUILD)/exporter/revision.h
 
 $(BUILD)/pgoff_exporter: $(EXPORTER_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(EXPORTER_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(EXPORTER_LIBS) -o $@
 
 # Each unit test links the one module it tests (named after it), plus
 # protocol/ and the pure modules that one needs.
@@ -141,14 +159,18 @@ TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
 TEST_NEEDS_exporter_web_config := exporter/web_config.c exporter/basic_auth.c
 TEST_LIBS_exporter_exposition := -lyaml -lcrypt
 TEST_LIBS_exporter_web_config := -lyaml -lcrypt
+TEST_NEEDS_control_socket := broker/safe_dir.c
+TEST_NEEDS_json_out := client/json_out.c
+TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
+	broker/filter.c broker/classify.c $(PG_WAIT_NAMES)
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
 		$(PROTOCOL_OBJS) $(BUILD)/vmlinux.h
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) $(PROTOCOL_OBJS) \
-		$(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) \
+		$(PROTOCOL_OBJS) $(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
 
 # Tools the end-to-end tests run (not installed).
 TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump
@@ -157,7 +179,7 @@ $(BUILD)/tests/pg_wait_names_dump: tests/tools/pg_wait_names_dump.c $(PG_WAIT_NA
 		broker/pg_wait_names.h broker/pg_wait_names_data.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c,$^) -o $@
 
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \

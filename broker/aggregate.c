@@ -115,6 +115,21 @@ size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by)
 	return out;
 }
 
+static bool is_other(const struct agg_row *row)
+{
+	return strcmp(row->title.backend_type, AGG_OTHER) == 0;
+}
+
+/* The row's labels become the catch-all's; its counts stay. */
+static void make_other(struct agg_row *row)
+{
+	struct agg_row kept = *row;
+
+	memset(row, 0, sizeof(*row));
+	strcpy(row->title.backend_type, AGG_OTHER);
+	row_add(row, &kept);
+}
+
 int agg_retire(struct agg_label_rows *r, const struct agg_row *row)
 {
 	struct agg_row *grown;
@@ -130,13 +145,8 @@ int agg_retire(struct agg_label_rows *r, const struct agg_row *row)
 		 * all later label sets are kept, their labels are not */
 		struct agg_row *other = &r->rows[r->n - 1];
 
-		if (strcmp(other->title.backend_type, "(other)") != 0) {
-			struct agg_row kept = *other;
-
-			memset(other, 0, sizeof(*other));
-			strcpy(other->title.backend_type, "(other)");
-			row_add(other, &kept);
-		}
+		if (!is_other(other))
+			make_other(other);
 		row_add(other, row);
 		r->overflowed++;
 		return 0;
@@ -154,33 +164,66 @@ static int cmp_labels_key(const void *key, const void *elem)
 	return cmp_identity(key, elem, PGOFF_STATS_BY_LABELS);
 }
 
-int agg_hold_highest(struct agg_label_rows *h, struct agg_row *rows, size_t n)
+/* Hold row against h's entry for its labels, or give it one. */
+static int hold(struct agg_label_rows *h, size_t sorted, struct agg_row *row,
+		size_t *added)
 {
-	size_t added = 0;
+	struct agg_row *m = sorted ? bsearch(row, h->rows, sorted,
+					     sizeof(*h->rows),
+					     cmp_labels_key) : NULL;
 	struct agg_row *grown;
 
-	for (size_t i = 0; i < n; i++) {
-		size_t sorted = h->n - added;
+	/* the unsorted tail: entries added during this call (few) */
+	for (size_t i = sorted; !m && i < h->n; i++)
+		if (cmp_identity(&h->rows[i], row, PGOFF_STATS_BY_LABELS) == 0)
+			m = &h->rows[i];
+	if (m) {
+		if (m->total_ns > row->total_ns)
+			row->total_ns = m->total_ns;
+		m->total_ns = row->total_ns;
+		return 0;
+	}
+	grown = realloc(h->rows, (h->n + 1) * sizeof(*h->rows));
+	if (!grown)
+		return -ENOMEM;
+	h->rows = grown;
+	h->rows[h->n++] = *row;	/* past the sorted part */
+	(*added)++;
+	return 0;
+}
+
+int agg_hold_highest(struct agg_label_rows *h, struct agg_row *rows, size_t *n)
+{
+	size_t added = 0, sorted = h->n, folded = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < *n && !err; i++) {
 		struct agg_row *m = sorted ? bsearch(&rows[i], h->rows, sorted,
 						     sizeof(*h->rows),
 						     cmp_labels_key) : NULL;
 
-		if (m) {
-			if (m->total_ns > rows[i].total_ns)
-				rows[i].total_ns = m->total_ns;
-			m->total_ns = rows[i].total_ns;
+		if (m || is_other(&rows[i])) {
+			if (!is_other(&rows[i]))
+				err = hold(h, sorted, &rows[i], &added);
+			continue;	/* the catch-all: once merged, below */
+		}
+		/* one place is the catch-all's */
+		if (h->n >= AGG_MAX_HELD - 1) {
+			make_other(&rows[i]);
+			h->overflowed++;
+			folded++;
 			continue;
 		}
-		grown = realloc(h->rows, (h->n + 1) * sizeof(*h->rows));
-		if (!grown)
-			return -ENOMEM;
-		h->rows = grown;
-		h->rows[h->n++] = rows[i];	/* past the sorted part */
-		added++;
+		err = hold(h, sorted, &rows[i], &added);
 	}
+	if (!err && folded)	/* one catch-all row, with the retired one */
+		*n = agg_rows_merge(rows, *n, PGOFF_STATS_BY_LABELS);
+	for (size_t i = 0; i < *n && !err; i++)
+		if (is_other(&rows[i]))
+			err = hold(h, sorted, &rows[i], &added);
 	if (added)
 		qsort(h->rows, h->n, sizeof(*h->rows), cmp_by_labels);
-	return 0;
+	return err;
 }
 
 void agg_label_rows_free(struct agg_label_rows *r)

@@ -22,6 +22,8 @@
 #include "protocol/protocol.h"
 
 #define AGG_MAX_RETIRED	4096	/* label rows kept for exited processes */
+#define AGG_MAX_HELD	4096	/* label sets whose highest time is kept */
+#define AGG_OTHER	"(other)"	/* backend type of the catch-all row */
 
 struct pg_proc;
 struct pg_cluster;
@@ -75,12 +77,18 @@ int agg_retire(struct agg_label_rows *r, const struct agg_row *row);
 void agg_label_rows_free(struct agg_label_rows *r);
 
 /*
- * Rows by labels, as cumulative counters: each row's time becomes at
- * least the most h has seen for its labels, and h learns it. (Time read
- * from two kernel maps one after the other can be short for a moment;
- * a Prometheus counter must never go back.) Returns 0 or -ENOMEM.
+ * Rows by labels (as agg_rows_merge left them, *n of them), as cumulative
+ * counters: each row's time becomes at least the most h has seen for its
+ * labels, and h learns it. (Time read from two kernel maps one after the
+ * other can be short for a moment; a Prometheus counter must never go
+ * back.) h holds at most AGG_MAX_HELD label sets, the catch-all row
+ * included: once it is full, a row whose labels it does not hold goes
+ * into the catch-all row ("(other)", as agg_retire's), where its time is
+ * kept and its labels are not; such rows stay there (h never forgets),
+ * so no series jumps between its own row and "(other)". h->overflowed
+ * counts rows folded so. *n may shrink. Returns 0 or -ENOMEM.
  */
-int agg_hold_highest(struct agg_label_rows *h, struct agg_row *rows, size_t n);
+int agg_hold_highest(struct agg_label_rows *h, struct agg_row *rows, size_t *n);
 
 /*
  * Encode rows into reply: "rows" (at most budget bytes of them, longest

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * control_socket.c - the socket file is the first gate (directory 0750,
- * socket 0660, group-owned); SO_PEERCRED/SO_PEERGROUPS are the second,
- * so a socket whose mode was loosened still refuses outsiders.
+ * control_socket.c - the socket file is the first gate (directory
+ * root:GROUP 0750, socket root:GROUP 0660); SO_PEERCRED/SO_PEERGROUPS are
+ * the second, so a socket whose mode was loosened still refuses outsiders.
+ *
+ * Everything root does here by path is done in a directory safe_dir_open
+ * checked: owned by root, writable by nobody else, reached through
+ * directories no other user can change. Root never follows a link, and
+ * never chowns, unlinks or connects in a place another user controls.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,48 +20,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "broker/control_socket.h"
+#include "broker/safe_dir.h"
 #include "protocol/log.h"
 
-static int prepare_dir(const char *path, gid_t group, uid_t owner)
-{
-	char copy[PATH_MAX];
-	struct stat st;
-	const char *dir;
-
-	snprintf(copy, sizeof(copy), "%s", path);
-	dir = dirname(copy);
-	if (lstat(dir, &st) && errno == ENOENT) {
-		if (mkdir(dir, 0750) || chown(dir, owner, group)) {
-			log_warn("cannot create socket directory %s", dir);
-			return -errno;
-		}
-		return 0;
-	}
-	if (lstat(dir, &st)) {
-		log_warn("socket directory %s", dir);
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		log_warnx("socket directory %s is not a directory (symlinks "
-			  "are refused)", dir);
-		return -ENOTDIR;
-	}
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		log_warnx("socket directory %s is writable by others: anyone "
-			  "could replace the socket; use a directory that "
-			  "only root can write", dir);
-		return -EPERM;
-	}
-	return 0;
-}
-
-/* An existing socket file: live broker (refuse) or stale (remove). */
-static int handle_existing(const char *path, const struct sockaddr_un *sa)
+/* An existing entry name in dirfd: live broker (refuse), stale (remove). */
+static int handle_existing(int dirfd, const char *name, const char *path,
+			   const struct sockaddr_un *sa)
 {
 	struct stat st;
 	int fd, ret;
 
-	if (lstat(path, &st))
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode)) {
 		log_warnx("%s exists and is not a socket; not touching it", path);
@@ -66,6 +39,7 @@ static int handle_existing(const char *path, const struct sockaddr_un *sa)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* by path: in a directory only root can change (safe_dir_open) */
 	ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
 	close(fd);
 	if (ret == 0) {
@@ -73,41 +47,75 @@ static int handle_existing(const char *path, const struct sockaddr_un *sa)
 		return -EADDRINUSE;
 	}
 	log_info("removing stale socket %s", path);
-	if (unlink(path) && errno != ENOENT)
+	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
 		return -errno;
 	return 0;
 }
 
-int control_socket_create(const char *path, gid_t group, uid_t dir_owner)
+/* Members of group can reach a socket in the directory dirfd? */
+static void warn_unreachable(int dirfd, const char *dir, gid_t group)
+{
+	struct stat st;
+
+	if (fstat(dirfd, &st) == 0 && !(st.st_mode & S_IXOTH) &&
+	    !(st.st_gid == group && (st.st_mode & S_IXGRP)))
+		log_warnx("the group cannot enter %s (mode %04o, group %u): "
+			  "only root will reach the socket", dir,
+			  (unsigned int)(st.st_mode & 07777),
+			  (unsigned int)st.st_gid);
+}
+
+int control_socket_create(const char *path, gid_t group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX], why[PATH_MAX + 256];
+	const char *name = strrchr(path, '/');
 	mode_t old_umask;
-	int fd, err;
+	uid_t owner = geteuid();	/* pgoffd checked: root */
+	int fd, dirfd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		log_warnx("socket path too long: %s", path);
 		return -ENAMETOOLONG;
 	}
+	if (path[0] != '/' || !name || !name[1] || strcmp(name, "/.") == 0 ||
+	    strcmp(name, "/..") == 0) {
+		log_warnx("socket path %s: an absolute path to a file is needed",
+			  path);
+		return -EINVAL;
+	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	err = prepare_dir(path, group, dir_owner);
-	if (err)
+	snprintf(dir, sizeof(dir), "%.*s", (int)(name - path), path);
+	name++;
+	dirfd = safe_dir_open(dir[0] ? dir : "/", owner, group, true, why,
+			      sizeof(why));
+	if (dirfd < 0) {
+		log_warnx("socket directory: %s", why);
+		return dirfd;
+	}
+	warn_unreachable(dirfd, dir[0] ? dir : "/", group);
+	err = handle_existing(dirfd, name, path, &sa);
+	if (err) {
+		close(dirfd);
 		return err;
-	err = handle_existing(path, &sa);
-	if (err)
-		return err;
+	}
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* mode fixed before bind: no window with a looser socket */
+	if (fd < 0) {
+		err = -errno;
+		close(dirfd);
+		return err;
+	}
+	/* the mode comes from the umask: no window with a looser socket */
 	old_umask = umask(0117);
-	err = fchmod(fd, 0660) ||
-	      bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	err = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
 	umask(old_umask);
-	if (!err && chown(path, 0, group))
+	/* the group through the directory fd, never following a link */
+	if (!err && fchownat(dirfd, name, owner, group, AT_SYMLINK_NOFOLLOW))
 		err = -errno;
 	if (!err && listen(fd, 64))
 		err = -errno;
+	close(dirfd);
 	if (err) {
 		errno = -err;
 		log_warn("cannot listen on %s", path);

@@ -20,13 +20,14 @@ struct peer {
 };
 
 /*
- * Listening socket at path, mode 0660, group `group`; its directory is
- * created 0750 dir_owner:group if missing (the unprivileged pgoffd must
- * be able to remove the socket when it exits), refused if it is a symlink or
- * writable by others. A stale socket is removed; a live broker is not
- * clobbered (-EADDRINUSE). Returns the fd or -errno (message logged).
+ * Listening socket at path (absolute), mode 0660, owner root, group
+ * `group`. Its directory is checked with safe_dir_open (root's alone, as
+ * is every directory on the way) and created root:group 0750 if missing.
+ * pgoffd cannot remove the socket once it is no longer root: the next
+ * start removes a stale one; a live broker is not clobbered
+ * (-EADDRINUSE). Returns the fd or -errno (message logged).
  */
-int control_socket_create(const char *path, gid_t group, uid_t dir_owner);
+int control_socket_create(const char *path, gid_t group);
 
 /* The peer's credentials as the kernel recorded them at connect(). */
 int control_socket_peer(int fd, struct peer *p);

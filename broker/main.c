@@ -85,7 +85,7 @@ static void usage(FILE *f)
 "  --query-group NAME   members (and root) also see the SQL text of queries\n"
 "                       (default: nobody but root)\n"
 "  --user NAME          run as this user once set up, with no capabilities\n"
-"                       (default pgoffd, else nobody)\n"
+"                       (default pgoffd; never nobody)\n"
 "  --min-floor DUR      lowest threshold any subscription gets (default 100us)\n"
 "  --ringbuf-size BYTES kernel ring buffer, power of two (default 4194304)\n"
 "  --max-clients N      concurrent clients (default 64)\n"
@@ -734,7 +734,6 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		log_fatal(0, "pgoffd must be started as root (it drops root "
 			  "once the BPF programs are attached)");
-	so.dir_owner = uid;
 	po.uid = uid;
 	po.gid = gid;
 	/* first, while this process has nothing open worth inheriting */

@@ -15,17 +15,33 @@
 #include "broker/privdrop.h"
 #include "protocol/log.h"
 
+/* The kernel's overflow uid, which NFS and user namespaces show too. */
+#define OVERFLOW_UID 65534
+
 int privdrop_lookup(const char *user, uid_t *uid, gid_t *gid)
 {
 	struct passwd *pw = getpwnam(user);
 
+	/* no fallback to nobody: every other process running as nobody
+	 * would share pgoffd's uid (signal it, read its /proc) */
 	if (!pw && strcmp(user, "pgoffd") == 0) {
-		log_info("user pgoffd does not exist: running as nobody");
-		pw = getpwnam("nobody");
+		log_warnx("user pgoffd does not exist; create it with "
+			  "'systemd-sysusers' (pgoff's sysusers.d entry) or "
+			  "'useradd --system --no-create-home --shell "
+			  "/usr/sbin/nologin pgoffd', or name a user of "
+			  "pgoffd's own with --user");
+		return -ENOENT;
 	}
 	if (!pw) {
 		log_warnx("user '%s' does not exist", user);
 		return -ENOENT;
+	}
+	if (strcmp(pw->pw_name, "nobody") == 0 || pw->pw_uid == OVERFLOW_UID) {
+		log_warnx("--user must not be %s (uid %u): other processes "
+			  "run as it; create a user of pgoffd's own "
+			  "('useradd --system pgoffd')", pw->pw_name,
+			  (unsigned int)pw->pw_uid);
+		return -EINVAL;
 	}
 	if (pw->pw_uid == 0) {
 		log_warnx("--user must not be root");

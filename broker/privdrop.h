@@ -11,7 +11,8 @@
 #include <sys/capability.h>
 #include <sys/types.h>
 
-/* Resolve user; falls back to "nobody" when user is "pgoffd" and absent. */
+/* Resolve user: it must exist, and be neither root nor nobody (whose
+ * uid other processes share). Returns 0 or -errno (logged). */
 int privdrop_lookup(const char *user, uid_t *uid, gid_t *gid);
 /* Drop to uid/gid keeping keep[0..nkeep). Returns 0 or -errno (logged). */
 int privdrop(uid_t uid, gid_t gid, const cap_value_t *keep, int nkeep);

@@ -4,24 +4,43 @@
  * bounded output queue per client: a slow client loses events (counted
  * and told in-band), a client that stops reading is cut off; neither
  * ever stalls the broker or the other clients.
+ *
+ * Fair to every client, however hard one of them pushes:
+ * - at most LINES_PER_ROUND requests of a client are answered per loop
+ *   round; the lines it sent beyond that wait for the next round (a
+ *   "pending" list, served through an eventfd that stays readable while
+ *   the list is not empty: epoll would not report bytes already read);
+ * - a client whose queue holds more than REPLY_BACKLOG unsent bytes is
+ *   not read (nor are its requests answered, so no reply is computed
+ *   that could not be queued) until its queue drains below that;
+ * - status and ps replies come from a cache refreshed once per tick or
+ *   when subscriptions change, so asking does not cost a walk of the
+ *   kernel's tables or the process list each time;
+ * - lines about clients go through a per-uid limit (log_limit.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include "broker/control_socket.h"
+#include "broker/log_limit.h"
 #include "broker/server.h"
 #include "protocol/linebuf.h"
 #include "protocol/log.h"
 
 #define MAX_SUBSCRIPTIONS 8
+#define LINES_PER_ROUND	SERVER_LINES_PER_ROUND
+#define REPLY_BACKLOG	SERVER_REPLY_BACKLOG
 
-enum owner_kind { OWNER_LISTEN, OWNER_CLIENT };
+/* What an epoll data pointer points at (the first member of each). */
+enum owner_kind { OWNER_LISTEN, OWNER_CLIENT, OWNER_PENDING };
 
 struct subscription {
 	uint32_t id;
@@ -38,13 +57,26 @@ struct client {
 	bool said_hello;
 	bool sees_query;		/* root or in --query-group */
 	bool closing;			/* flush, then close */
+	const char *close_why;		/* said when it is closed */
 	bool dead;			/* closed; freed by server_reap() */
+	bool pending;			/* on the server's pending list */
+	uint32_t events;		/* what epoll reports for it now */
+	uint64_t served_round;		/* last round its requests were read */
 	time_t full_since;		/* queue full since (0: not full) */
+	time_t stalled_since;		/* socket took nothing since (0: took) */
 	uint64_t dropped;		/* events lost since last told */
 	struct subscription subs[MAX_SUBSCRIPTIONS];
 	size_t nsubs;
 	uint32_t next_sub_id;
 	struct client *next;
+	struct client *next_pending;
+};
+
+/* A reply kept for a tick: its fields, as serialized, after the '{'. */
+struct reply_cache {
+	json_object *fields;		/* status: patched per request */
+	char *text;			/* ps */
+	size_t len;
 };
 
 struct server {
@@ -57,21 +89,93 @@ struct server {
 	struct client *dead;		/* closed this loop round, not yet freed */
 	size_t nclients;
 	uint64_t queue_drops;		/* all clients, since start */
+	enum owner_kind pending_kind;	/* OWNER_PENDING: epoll data */
+	int pending_fd;			/* eventfd: readable while pending */
+	struct client *pending;		/* lines read, not yet answered */
+	uint64_t round;			/* loop rounds, for LINES_PER_ROUND */
+	struct reply_cache status, ps;
+	struct log_limit log_limit;
 };
+
+static int64_t mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec;
+}
+
+/* A line about a client, within its uid's share of the log. */
+static void client_log(struct server *s, uid_t uid, enum log_level level,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void client_log(struct server *s, uid_t uid, enum log_level level,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_get_level() || !log_limit_allow(&s->log_limit, uid,
+							 mono_s()))
+		return;
+	va_start(ap, fmt);
+	log_vmsg(level, fmt, ap);
+	va_end(ap);
+}
+
+static void reply_cache_clear(struct reply_cache *r)
+{
+	json_object_put(r->fields);
+	free(r->text);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Subscriptions changed: the kernel's filter, and what status says. */
+static void subscriptions_changed(struct server *s)
+{
+	reply_cache_clear(&s->status);
+	if (s->hooks.filter_changed)
+		s->hooks.filter_changed(s->hooks.ctx);
+}
 
 static size_t queued(const struct client *c)
 {
 	return c->out_len - c->out_off;
 }
 
-static void want_write(struct server *s, struct client *c, bool on)
+/* Read from c: not while closing, nor while its replies wait unsent. */
+static bool readable(const struct client *c)
 {
-	struct epoll_event ev = {
-		.events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0),
-		.data.ptr = c,
-	};
+	return !c->closing && queued(c) <= REPLY_BACKLOG;
+}
 
-	epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+/*
+ * What epoll reports for c: input while it may be read (EPOLLRDHUP too:
+ * level-triggered, it would fire every round otherwise), output while
+ * the socket would not take its queue. EPOLLHUP/ERR come always.
+ */
+static void update_events(struct server *s, struct client *c, bool want_out)
+{
+	struct epoll_event ev = { .data.ptr = c };
+
+	ev.events = (readable(c) ? EPOLLIN | EPOLLRDHUP : 0) |
+		    (want_out ? EPOLLOUT : 0);
+	if (ev.events != c->events &&
+	    epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->events = ev.events;
+}
+
+/* Lines are held that this round did not answer: next round will. */
+static void set_pending(struct server *s, struct client *c)
+{
+	uint64_t one = 1;
+
+	if (c->pending || c->dead)
+		return;
+	if (!s->pending && write(s->pending_fd, &one, sizeof(one)) < 0)
+		log_warn("eventfd");
+	c->pending = true;
+	c->next_pending = s->pending;
+	s->pending = c;
 }
 
 /*
@@ -83,11 +187,19 @@ static void drop_client(struct server *s, struct client *c, const char *why)
 	struct client **pp;
 	bool had_subs = c->nsubs > 0;
 
-	log_info("client uid %u pid %d: disconnected (%s)", c->peer.uid,
-		 c->peer.pid, why);
+	client_log(s, c->peer.uid, LOG_LEVEL_INFO,
+		   "client uid %u pid %d: disconnected (%s)", c->peer.uid,
+		   c->peer.pid, why);
 	for (pp = &s->clients; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
+			break;
+		}
+	}
+	for (pp = &s->pending; c->pending && *pp; pp = &(*pp)->next_pending) {
+		if (*pp == c) {
+			*pp = c->next_pending;
+			c->pending = false;
 			break;
 		}
 	}
@@ -98,8 +210,8 @@ static void drop_client(struct server *s, struct client *c, const char *why)
 	c->nsubs = 0;
 	c->next = s->dead;
 	s->dead = c;
-	if (had_subs && s->hooks.filter_changed)
-		s->hooks.filter_changed(s->hooks.ctx);
+	if (had_subs)
+		subscriptions_changed(s);
 }
 
 void server_reap(struct server *s)
@@ -114,9 +226,15 @@ void server_reap(struct server *s)
 	}
 }
 
-/* Write what the socket takes now. Returns -1 if the client is gone. */
+/*
+ * Write what the socket takes now. Returns -1 if the client is gone.
+ * A client whose backlog went below REPLY_BACKLOG is read again, its
+ * held lines first.
+ */
 static int flush(struct server *s, struct client *c)
 {
+	bool was_readable = readable(c), wrote = false;
+
 	while (queued(c)) {
 		ssize_t n = send(c->fd, c->out + c->out_off, queued(c),
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -124,7 +242,14 @@ static int flush(struct server *s, struct client *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			want_write(s, c, true);
+			if (wrote)
+				c->stalled_since = 0;
+			else if (!c->stalled_since)
+				c->stalled_since = time(NULL);
+			if (!was_readable && readable(c) &&
+			    linebuf_has_line(&c->in))
+				set_pending(s, c);
+			update_events(s, c, true);
 			return 0;
 		}
 		if (n <= 0) {
@@ -132,53 +257,103 @@ static int flush(struct server *s, struct client *c)
 			return -1;
 		}
 		c->out_off += (size_t)n;
+		wrote = true;
 	}
 	c->out_off = c->out_len = 0;
 	c->full_since = 0;
-	want_write(s, c, false);
+	c->stalled_since = 0;
 	if (c->closing) {
-		drop_client(s, c, "closed by broker");
+		drop_client(s, c, c->close_why ? c->close_why :
+			    "closed by broker");
 		return -1;
 	}
+	if (!was_readable && linebuf_has_line(&c->in))
+		set_pending(s, c);
+	update_events(s, c, false);
 	return 0;
 }
 
-/* Append one line if it fits in the bounded queue. */
-static bool enqueue(struct client *c, const char *line, size_t len)
+/* Append a line made of n parts if it fits in the bounded queue. */
+static bool enqueue_parts(struct client *c, const char *const *part,
+			  const size_t *len, size_t n)
 {
-	if (c->out_off && c->out_len + len + 1 > c->out_cap) {
+	size_t total = 1;	/* the newline */
+
+	for (size_t i = 0; i < n; i++)
+		total += len[i];
+	if (c->out_off && c->out_len + total > c->out_cap) {
 		memmove(c->out, c->out + c->out_off, queued(c));
 		c->out_len -= c->out_off;
 		c->out_off = 0;
 	}
-	if (c->out_len + len + 1 > c->out_cap)
+	if (c->out_len + total > c->out_cap)
 		return false;
-	memcpy(c->out + c->out_len, line, len);
-	c->out[c->out_len + len] = '\n';
-	c->out_len += len + 1;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(c->out + c->out_len, part[i], len[i]);
+		c->out_len += len[i];
+	}
+	c->out[c->out_len++] = '\n';
 	return true;
 }
 
-static void send_obj(struct client *c, json_object *obj)
+static bool enqueue(struct client *c, const char *line, size_t len)
+{
+	return enqueue_parts(c, &line, &len, 1);
+}
+
+/* A reply; lost (and said) if the queue is full, which REPLY_BACKLOG
+ * keeps from happening to an answered request. */
+static void send_parts(struct server *s, struct client *c,
+		       const char *const *part, const size_t *len, size_t n)
+{
+	if (!enqueue_parts(c, part, len, n))
+		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: reply lost, queue full",
+			   c->peer.uid, c->peer.pid);
+}
+
+static void send_obj(struct server *s, struct client *c, json_object *obj)
 {
 	size_t len;
 	const char *line = pgoff_json_line(obj, &len);
 
-	/* replies go out even to a full queue's client: it asked */
-	if (!enqueue(c, line, len))
-		log_warnx("client uid %u pid %d: reply lost, queue full",
-			  c->peer.uid, c->peer.pid);
+	send_parts(s, c, &line, &len, 1);
 	json_object_put(obj);
 }
 
-static void send_error(struct client *c,
+static void send_error(struct server *s, struct client *c,
 		       const struct pgoff_request *req, const char *code,
 		       const char *message)
 {
-	send_obj(c, pgoff_reply_error(req, code, message));
+	send_obj(s, c, pgoff_reply_error(req, code, message));
 }
 
-static void answer_hello(struct client *c,
+/*
+ * An ok reply to req whose fields are cached (text: the serialized
+ * fields after their '{'): {"id":N,"ok":true,<text>, without building
+ * or serializing the fields again.
+ */
+static void send_cached(struct server *s, struct client *c,
+			const struct pgoff_request *req, const char *text,
+			size_t len)
+{
+	char head[64];
+	const char *part[2] = { head, text };
+	size_t plen[2];
+	int n;
+
+	if (req->has_id)
+		n = snprintf(head, sizeof(head), "{\"id\":%lld,\"ok\":true%s",
+			     (long long)req->id, text[0] == '}' ? "" : ",");
+	else
+		n = snprintf(head, sizeof(head), "{\"ok\":true%s",
+			     text[0] == '}' ? "" : ",");
+	plen[0] = (size_t)n;
+	plen[1] = len;
+	send_parts(s, c, part, plen, 2);
+}
+
+static void answer_hello(struct server *s, struct client *c,
 			 const struct pgoff_request *req)
 {
 	json_object *r;
@@ -190,7 +365,7 @@ static void answer_hello(struct client *c,
 			 "protocol version %lld is not supported; this pgoffd "
 			 "speaks version %d",
 			 (long long)req->hello.version, PGOFF_PROTO_VERSION);
-		send_error(c, req, PGOFF_ERR_VERSION, msg);
+		send_error(s, c, req, PGOFF_ERR_VERSION, msg);
 		return;
 	}
 	c->said_hello = true;
@@ -199,27 +374,60 @@ static void answer_hello(struct client *c,
 			       json_object_new_int(PGOFF_PROTO_VERSION));
 	json_object_object_add(r, "broker", json_object_new_string(
 				       "pgoffd " PGOFF_VERSION));
-	send_obj(c, r);
+	send_obj(s, c, r);
 }
 
+/*
+ * status from its cache: what the hook gave at most a tick ago (or since
+ * subscriptions changed), with the server's own counts patched in fresh
+ * (json-c replaces a member in place, so the order stays).
+ */
 static void answer_status(struct server *s, struct client *c,
 			  const struct pgoff_request *req)
 {
-	json_object *r = pgoff_reply_ok(req);
+	struct reply_cache *r = &s->status;
+	const char *text;
+	size_t len;
 
-	if (s->hooks.status)
-		s->hooks.status(s->hooks.ctx, r);
-	send_obj(c, r);
+	if (!r->fields) {
+		r->fields = json_object_new_object();
+		if (s->hooks.status)
+			s->hooks.status(s->hooks.ctx, r->fields);
+	}
+	if (json_object_object_get_ex(r->fields, "clients", NULL))
+		json_object_object_add(r->fields, "clients", json_object_new_int64(
+			(int64_t)server_client_count(s)));
+	if (json_object_object_get_ex(r->fields, "subscribers", NULL))
+		json_object_object_add(r->fields, "subscribers", json_object_new_int64(
+			(int64_t)server_subscriber_count(s)));
+	text = pgoff_json_line(r->fields, &len);
+	send_cached(s, c, req, text + 1, len - 1);
 }
 
+/* ps from its cache, serialized once a tick. */
 static void answer_ps(struct server *s, struct client *c,
 		      const struct pgoff_request *req)
 {
-	json_object *r = pgoff_reply_ok(req);
+	struct reply_cache *r = &s->ps;
 
-	if (s->hooks.ps)
-		s->hooks.ps(s->hooks.ctx, r);
-	send_obj(c, r);
+	if (!r->text) {
+		json_object *f = json_object_new_object();
+		const char *text;
+		size_t len;
+
+		if (s->hooks.ps)
+			s->hooks.ps(s->hooks.ctx, f);
+		text = pgoff_json_line(f, &len);
+		r->text = strndup(text + 1, len - 1);
+		r->len = len - 1;
+		json_object_put(f);
+		if (!r->text) {
+			send_error(s, c, req, PGOFF_ERR_LIMIT,
+				   "pgoffd is out of memory");
+			return;
+		}
+	}
+	send_cached(s, c, req, r->text, r->len);
 }
 
 static void answer_stats(struct server *s, struct client *c,
@@ -229,7 +437,7 @@ static void answer_stats(struct server *s, struct client *c,
 
 	if (s->hooks.stats)
 		s->hooks.stats(s->hooks.ctx, req, r);
-	send_obj(c, r);
+	send_obj(s, c, r);
 }
 
 static void answer_subscribe(struct server *s, struct client *c,
@@ -245,29 +453,29 @@ static void answer_subscribe(struct server *s, struct client *c,
 		snprintf(msg, sizeof(msg),
 			 "at most %d subscriptions per connection",
 			 MAX_SUBSCRIPTIONS);
-		send_error(c, req, PGOFF_ERR_LIMIT, msg);
+		send_error(s, c, req, PGOFF_ERR_LIMIT, msg);
 		return;
 	}
 	sub = &c->subs[c->nsubs];
 	if (filter_compile(&req->subscribe, s->opts.min_floor_ns, &sub->filter,
 			   &err)) {
-		send_error(c, req, err.code, err.message);
+		send_error(s, c, req, err.code, err.message);
 		return;
 	}
 	c->nsubs++;
 	sub->id = ++c->next_sub_id;
-	log_info("client uid %u pid %d: subscription %u, %zu pids, min %llu ns%s",
-		 c->peer.uid, c->peer.pid, sub->id, sub->filter.npids,
-		 (unsigned long long)sub->filter.min_duration_ns,
-		 c->sees_query ? ", with queries" : "");
+	client_log(s, c->peer.uid, LOG_LEVEL_INFO,
+		   "client uid %u pid %d: subscription %u, %zu pids, min %llu ns%s",
+		   c->peer.uid, c->peer.pid, sub->id, sub->filter.npids,
+		   (unsigned long long)sub->filter.min_duration_ns,
+		   c->sees_query ? ", with queries" : "");
 	r = pgoff_reply_ok(req);
 	json_object_object_add(r, "subscription", json_object_new_int64(sub->id));
 	json_object_object_add(r, "min_duration_ns", json_object_new_int64(
 		(int64_t)sub->filter.min_duration_ns));
 	json_object_object_add(r, "query", json_object_new_boolean(c->sees_query));
-	send_obj(c, r);
-	if (s->hooks.filter_changed)
-		s->hooks.filter_changed(s->hooks.ctx);
+	send_obj(s, c, r);
+	subscriptions_changed(s);
 }
 
 static void answer(struct server *s, struct client *c, const char *line,
@@ -277,18 +485,18 @@ static void answer(struct server *s, struct client *c, const char *line,
 	struct pgoff_error err;
 
 	if (pgoff_request_decode(line, len, &req, &err)) {
-		send_error(c, req.has_id ? &req : NULL, err.code,
+		send_error(s, c, req.has_id ? &req : NULL, err.code,
 			   err.message);
 		return;
 	}
 	if (!c->said_hello && req.op != PGOFF_OP_HELLO) {
-		send_error(c, &req, PGOFF_ERR_NEED_HELLO,
+		send_error(s, c, &req, PGOFF_ERR_NEED_HELLO,
 			   "the first request must be hello");
 		return;
 	}
 	switch (req.op) {
 	case PGOFF_OP_HELLO:
-		answer_hello(c, &req);
+		answer_hello(s, c, &req);
 		break;
 	case PGOFF_OP_STATUS:
 		answer_status(s, c, &req);
@@ -305,32 +513,84 @@ static void answer(struct server *s, struct client *c, const char *line,
 	}
 }
 
-static void on_readable(struct server *s, struct client *c)
+/*
+ * Read and answer c's requests: at most LINES_PER_ROUND this round, and
+ * none while its queue holds REPLY_BACKLOG bytes or more (they would not
+ * be sent any time soon). Lines held beyond that wait on the pending
+ * list; what is still in the socket, for the next EPOLLIN.
+ */
+static void serve(struct server *s, struct client *c)
 {
-	for (;;) {
-		ssize_t n = linebuf_fill(&c->in, c->fd);
+	unsigned int budget = LINES_PER_ROUND;
+	bool framing_lost = false;
+
+	if (c->served_round == s->round) {	/* its share of this round */
+		if (readable(c) && linebuf_has_line(&c->in))
+			set_pending(s, c);
+		return;
+	}
+	c->served_round = s->round;
+	while (budget && readable(c)) {
 		char *line;
 		size_t len;
-		int got;
+		int got = linebuf_next(&c->in, &line, &len);
+		ssize_t n;
 
+		if (got == 1) {
+			answer(s, c, line, len);
+			budget--;
+			continue;
+		}
+		if (got == -EMSGSIZE) {
+			framing_lost = true;
+			break;
+		}
+		n = linebuf_fill(&c->in, c->fd);
 		if (n == -EAGAIN)
 			break;
-		if (n == 0 || (n < 0 && n != -EMSGSIZE)) {
-			drop_client(s, c, n == 0 ? "closed by client" :
-						   "read failed");
-			return;
-		}
-		while ((got = linebuf_next(&c->in, &line, &len)) == 1)
-			answer(s, c, line, len);
-		if (got == -EMSGSIZE || n == -EMSGSIZE) {
-			/* framing is lost: say why, then close */
-			send_error(c, NULL, PGOFF_ERR_LINE_TOO_LONG,
-				   "request line longer than 4096 bytes");
-			c->closing = true;
+		if (n == -EMSGSIZE) {
+			framing_lost = true;
 			break;
 		}
+		if (n == 0) {
+			/* the client is done sending: answer what it sent,
+			 * then close (flush does, once the queue is empty) */
+			c->closing = true;
+			c->close_why = "closed by client";
+			break;
+		}
+		if (n < 0) {
+			drop_client(s, c, "read failed");
+			return;
+		}
 	}
+	if (framing_lost) {
+		/* framing is lost: say why, then close */
+		send_error(s, c, NULL, PGOFF_ERR_LINE_TOO_LONG,
+			   "request line longer than 4096 bytes");
+		c->closing = true;
+	}
+	if (readable(c) && linebuf_has_line(&c->in))
+		set_pending(s, c);
 	flush(s, c);
+}
+
+/* Clients with lines held from an earlier round: their next share. */
+static void serve_pending(struct server *s)
+{
+	struct client *list = s->pending, *c;
+	uint64_t n;
+
+	if (read(s->pending_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_warn("eventfd");
+	s->pending = NULL;
+	while ((c = list)) {
+		list = c->next_pending;
+		c->pending = false;
+		c->next_pending = NULL;
+		if (!c->dead)
+			serve(s, c);
+	}
 }
 
 static bool sees_query(const struct server *s, const struct peer *p)
@@ -381,8 +641,9 @@ static void accept_one(struct server *s)
 	}
 	code = PGOFF_ERR_FORBIDDEN;
 	if (!peer_allowed(&c->peer, s->opts.group)) {
-		log_warnx("client uid %u pid %d: denied (not in group %s)",
-			  c->peer.uid, c->peer.pid, s->opts.group_name);
+		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: denied (not in group %s)",
+			   c->peer.uid, c->peer.pid, s->opts.group_name);
 		snprintf(msg, sizeof(msg),
 			 "permission denied: uid %u is not in group '%s'; ask "
 			 "an administrator to add you to it",
@@ -391,8 +652,9 @@ static void accept_one(struct server *s)
 	}
 	code = PGOFF_ERR_TOO_MANY;
 	if (s->nclients >= s->opts.max_clients) {
-		log_warnx("client uid %u pid %d: refused, %zu clients",
-			  c->peer.uid, c->peer.pid, s->nclients);
+		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: refused, %zu clients",
+			   c->peer.uid, c->peer.pid, s->nclients);
 		snprintf(msg, sizeof(msg), "pgoffd serves at most %zu clients",
 			 s->opts.max_clients);
 		goto refuse_with;
@@ -400,9 +662,10 @@ static void accept_one(struct server *s)
 	/* one user cannot take every slot (root is not counted) */
 	if (c->peer.uid != 0 &&
 	    clients_of(s, c->peer.uid) >= s->opts.max_clients_per_uid) {
-		log_warnx("client uid %u pid %d: refused, the user has %zu "
-			  "connections", c->peer.uid, c->peer.pid,
-			  s->opts.max_clients_per_uid);
+		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: refused, the user has %zu "
+			   "connections", c->peer.uid, c->peer.pid,
+			   s->opts.max_clients_per_uid);
 		snprintf(msg, sizeof(msg), "pgoffd serves at most %zu "
 			 "connections per user; uid %u has that many",
 			 s->opts.max_clients_per_uid, c->peer.uid);
@@ -414,12 +677,15 @@ static void accept_one(struct server *s)
 		log_warn("epoll_ctl");
 		goto refuse;
 	}
+	c->events = ev.events;
+	c->served_round = s->round - 1;	/* not yet served */
 	c->sees_query = sees_query(s, &c->peer);
 	c->next = s->clients;
 	s->clients = c;
 	s->nclients++;
-	log_info("client uid %u pid %d: connected%s", c->peer.uid, c->peer.pid,
-		 c->sees_query ? " (may see queries)" : "");
+	client_log(s, c->peer.uid, LOG_LEVEL_INFO,
+		   "client uid %u pid %d: connected%s", c->peer.uid, c->peer.pid,
+		   c->sees_query ? " (may see queries)" : "");
 	return;
 
 refuse_with: {
@@ -445,29 +711,41 @@ int server_open(struct server **out, const struct server_opts *opts,
 {
 	struct server *s = calloc(1, sizeof(*s));
 	struct epoll_event ev = { .events = EPOLLIN };
-	int fd;
+	int fd, err;
 
 	if (!s)
 		return -ENOMEM;
-	fd = control_socket_create(opts->socket_path, opts->group,
-				   opts->dir_owner);
+	s->pending_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->pending_fd < 0) {
+		err = -errno;
+		free(s);
+		return err;
+	}
+	fd = control_socket_create(opts->socket_path, opts->group);
 	if (fd < 0) {
+		close(s->pending_fd);
 		free(s);
 		return fd;
 	}
 	s->kind = OWNER_LISTEN;
+	s->pending_kind = OWNER_PENDING;
 	s->listen_fd = fd;
 	s->epfd = epfd;
 	s->opts = *opts;
 	s->socket_path = strdup(opts->socket_path);
 	s->opts.socket_path = s->socket_path;
 	s->hooks = *hooks;
+	s->round = 1;
 	ev.data.ptr = s;
-	if (!s->socket_path || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		int err = s->socket_path ? -errno : -ENOMEM;
-
-		unlink(opts->socket_path);
-		close(fd);
+	err = !s->socket_path ? -ENOMEM :
+	      epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	ev.data.ptr = &s->pending_kind;
+	if (!err && epoll_ctl(epfd, EPOLL_CTL_ADD, s->pending_fd, &ev))
+		err = -errno;
+	if (err) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+		close(fd);	/* the file stays: the next start removes it */
+		close(s->pending_fd);
 		free(s->socket_path);
 		free(s);
 		return err;
@@ -499,9 +777,16 @@ void server_close(struct server *s, const char *reason)
 	}
 	server_reap(s);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listen_fd, NULL);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->pending_fd, NULL);
+	close(s->pending_fd);
+	reply_cache_clear(&s->status);
+	reply_cache_clear(&s->ps);
+	log_limit_flush(&s->log_limit, INT64_MAX);
 	close(s->listen_fd);
-	if (unlink(s->socket_path))
-		log_warn("cannot remove %s", s->socket_path);
+	/* No longer root, pgoffd cannot remove the socket from its root-owned
+	 * directory: the file stays, refusing connections (pgoffctl says
+	 * pgoffd is not running), and the next start removes it. */
+	log_info("leaving %s for the next start to remove", s->socket_path);
 	free(s->socket_path);
 	free(s);
 }
@@ -510,9 +795,15 @@ void server_handle(struct server *s, void *ptr, uint32_t events)
 {
 	struct client *c = ptr;
 
-	if (ptr == s) {
+	switch (*(enum owner_kind *)ptr) {
+	case OWNER_LISTEN:
 		accept_one(s);
 		return;
+	case OWNER_PENDING:
+		serve_pending(s);
+		return;
+	case OWNER_CLIENT:
+		break;
 	}
 	if (c->dead)
 		return;
@@ -520,8 +811,13 @@ void server_handle(struct server *s, void *ptr, uint32_t events)
 		if (flush(s, c))
 			return;
 	}
+	if ((events & (EPOLLHUP | EPOLLERR)) && !readable(c)) {
+		/* gone, and not to be read: these come level-triggered */
+		drop_client(s, c, "closed by client");
+		return;
+	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-		on_readable(s, c);
+		serve(s, c);
 }
 
 
@@ -542,7 +838,7 @@ void server_reconfigure(struct server *s, const struct server_opts *o)
 	for (; c; c = next) {
 		next = c->next;
 		if (!peer_allowed(&c->peer, s->opts.group)) {
-			send_error(c, NULL, PGOFF_ERR_FORBIDDEN,
+			send_error(s, c, NULL, PGOFF_ERR_FORBIDDEN,
 				   "permission denied: no longer in the access "
 				   "group after a configuration reload");
 			c->closing = true;
@@ -553,8 +849,7 @@ void server_reconfigure(struct server *s, const struct server_opts *o)
 		for (size_t i = 0; i < c->nsubs; i++)
 			filter_set_floor(&c->subs[i].filter, o->min_floor_ns);
 	}
-	if (s->hooks.filter_changed)
-		s->hooks.filter_changed(s->hooks.ctx);
+	subscriptions_changed(s);
 }
 
 void server_flush(struct server *s)
@@ -566,17 +861,26 @@ void server_flush(struct server *s)
 		if (queued(c))
 			flush(s, c);
 	}
+	s->round++;	/* each client may have LINES_PER_ROUND answered again */
 }
 
 void server_tick(struct server *s)
 {
-	time_t now = time(NULL);
+	time_t now = time(NULL), stuck = (time_t)s->opts.stuck_timeout_s;
 	struct client *c = s->clients, *next;
 
+	/* what the hooks said is a tick old: asked again when wanted */
+	reply_cache_clear(&s->status);
+	reply_cache_clear(&s->ps);
+	log_limit_flush(&s->log_limit, mono_s());
 	for (; c; c = next) {
 		next = c->next;
-		if (c->full_since &&
-		    now - c->full_since >= (time_t)s->opts.stuck_timeout_s)
+		if (c->full_since && now - c->full_since >= stuck)
+			drop_client(s, c, "stopped reading");
+		/* replies nobody reads (a subscriber's events are the rule
+		 * above): the socket took nothing for that long */
+		else if (c->stalled_since && (!c->nsubs || c->closing) &&
+			 now - c->stalled_since >= stuck)
 			drop_client(s, c, "stopped reading");
 	}
 }

@@ -18,11 +18,16 @@
 
 struct server;
 
+/* Requests of one client answered per loop round; the rest wait. */
+#define SERVER_LINES_PER_ROUND	16
+/* A client with this many unsent bytes queued is not read (its requests
+ * not answered) until the queue drains below it. */
+#define SERVER_REPLY_BACKLOG	(64 * 1024)
+
 struct server_opts {
 	const char *socket_path;
 	const char *group_name;		/* access group */
 	gid_t group;
-	uid_t dir_owner;		/* owner of a socket directory we create */
 	bool has_query_group;		/* --query-group given */
 	gid_t query_group;		/* members see SQL text */
 	size_t max_clients;
@@ -33,9 +38,11 @@ struct server_opts {
 };
 
 struct server_hooks {
-	/* fill a status reply with the broker's own fields */
+	/* fill a status reply with the broker's own fields; called at most
+	 * once a tick, or when subscriptions change (the server caches what
+	 * it gives and sets "clients" and "subscribers" itself) */
 	void (*status)(void *ctx, json_object *reply);
-	/* fill a ps reply: the traced processes */
+	/* fill a ps reply: the traced processes; at most once a tick */
 	void (*ps)(void *ctx, json_object *reply);
 	/* fill a stats reply: the kernel's aggregation */
 	void (*stats)(void *ctx, const struct pgoff_request *req,
@@ -48,21 +55,31 @@ struct server_hooks {
 /* Creates the socket (see server.c for the checks) and registers with epfd. */
 int server_open(struct server **out, const struct server_opts *opts,
 		const struct server_hooks *hooks, int epfd);
-/* Tell every client why ("bye"), close them, remove the socket. NULL-safe. */
+/* Tell every client why ("bye"), close them and the socket; the file
+ * stays (see control_socket.h). NULL-safe. */
 void server_close(struct server *s, const char *reason);
 
-/* Every epoll data pointer that is not the broker's own goes here. */
+/*
+ * Every epoll data pointer that is not the broker's own goes here: the
+ * socket, the clients, and an eventfd readable while some client has
+ * requests held back for a later round (so epoll_wait does not sleep).
+ */
 void server_handle(struct server *s, void *ptr, uint32_t events);
 /*
  * Settings changed (SIGHUP): groups, limits, floor. Clients no longer in
  * the group are told and closed; who sees SQL is decided again.
  */
 void server_reconfigure(struct server *s, const struct server_opts *o);
-/* Send what the round queued for each client: one write each. */
+/* Send what the round queued for each client: one write each. Ends the
+ * loop round: each client may have its share of requests answered again. */
 void server_flush(struct server *s);
 /* Free clients closed during this loop round; call after each batch. */
 void server_reap(struct server *s);
-/* Once a second: cut off clients that stopped reading. */
+/*
+ * Once a second, after the registry's scan: cut off clients that stopped
+ * reading; the cached status and ps replies are dropped (asked again from
+ * the hooks when next wanted).
+ */
 void server_tick(struct server *s);
 
 

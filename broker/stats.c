@@ -165,7 +165,7 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 		}
 		n = agg_rows_merge(rows, n, by);
 		if (by == PGOFF_STATS_BY_LABELS && agg_hold_highest(&s->highest,
-								    rows, n))
+								    rows, &n))
 			err = -ENOMEM;
 	}
 	json_object_object_add(f, "by", json_object_new_string(

@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -36,11 +37,46 @@ static int connect_failed(const char *path, int err)
 			  "(an administrator runs: usermod -aG %s $USER; then "
 			  "log in again)", path, socket_group(path),
 			  socket_group(path));
-	else if (err == ENOENT || err == ECONNREFUSED)
-		log_warnx("pgoffd is not running (no broker at %s); start it "
+	else if (err == ECONNREFUSED)
+		/* pgoffd, no longer root, leaves its socket when it stops */
+		log_warnx("pgoffd is not running (stale socket %s); start it "
+			  "or pass --socket / PGOFF_SOCKET", path);
+	else if (err == ENOENT)
+		log_warnx("pgoffd is not running (no socket at %s); start it "
 			  "or pass --socket / PGOFF_SOCKET", path);
 	else
 		log_warnx("cannot connect to %s: %s", path, strerror(err));
+	return EXIT_NOCONNECT;
+}
+
+/*
+ * Who answers must be pgoffd before anything is sent: anyone can create a
+ * socket where --socket or PGOFF_SOCKET points and serve made-up data. A
+ * stream socket's SO_PEERCRED are the listener's at listen(), which pgoffd
+ * does as root before it drops; its own user (CONN_BROKER_USER) is
+ * accepted too.
+ */
+static int check_server(int fd, const char *path)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	const struct passwd *pw;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		log_warn("cannot tell who serves %s", path);
+		return EXIT_NOCONNECT;
+	}
+	if (cred.uid == 0)
+		return EXIT_OK;
+	pw = getpwnam(CONN_BROKER_USER);
+	if (pw && pw->pw_uid == cred.uid)
+		return EXIT_OK;
+	pw = getpwuid(cred.uid);
+	log_warnx("%s is served by uid %u (%s, pid %d), not by pgoffd (root "
+		  "or user %s): not talking to it; check --socket and "
+		  "PGOFF_SOCKET", path, (unsigned int)cred.uid,
+		  pw ? pw->pw_name : "no such user", (int)cred.pid,
+		  CONN_BROKER_USER);
 	return EXIT_NOCONNECT;
 }
 
@@ -75,6 +111,9 @@ int conn_open_quiet(struct conn *c, const char *path, bool quiet_absent)
 			return EXIT_ABSENT;
 		return connect_failed(path, errno);
 	}
+	ret = check_server(c->fd, path);
+	if (ret != EXIT_OK)
+		return ret;
 	hello.hello.version = PGOFF_PROTO_VERSION;
 	ret = conn_request(c, &hello, &reply);
 	if (ret == EXIT_OK)

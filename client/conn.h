@@ -19,6 +19,8 @@ enum {
 };
 
 #define CONN_JSON_DEPTH	64	/* nesting accepted from the broker */
+/* Besides root, the one user whose socket pgoffctl talks to. */
+#define CONN_BROKER_USER "pgoffd"
 
 struct conn {
 	int fd;
@@ -27,7 +29,11 @@ struct conn {
 	int64_t next_id;
 };
 
-/* Connect and say hello. On failure prints why and returns an exit code. */
+/*
+ * Connect, check that root (or CONN_BROKER_USER) serves the socket, and say
+ * hello. On failure prints why and returns an exit code (EXIT_NOCONNECT
+ * when nobody, or someone else, serves it).
+ */
 int conn_open(struct conn *c, const char *path);
 /* The same, but a broker that is not there is EXIT_ABSENT, unsaid. */
 int conn_open_quiet(struct conn *c, const char *path, bool quiet_absent);

@@ -251,10 +251,14 @@ static char *folded_path(const struct flame *f, uint32_t idx)
 		return NULL;
 	while (depth > 0) {
 		const char *s = f->nodes[chain[--depth]].name;
-		size_t n = pgoff_utf8_clean(s, strlen(s), p + pos);
+		size_t n = strlen(s);
 
+		/* separators first ('_'), then what no terminal may get
+		 * ('?': C1 controls, bad UTF-8), never longer than s */
 		for (size_t k = 0; k < n; k++)
-			p[pos + k] = folded_byte((unsigned char)p[pos + k]);
+			p[pos + k] = folded_byte((unsigned char)s[k]);
+		p[pos + n] = '\0';
+		n = pgoff_utf8_cell(p + pos, p + pos, n + 1, NULL);
 		pos += n;
 		p[pos++] = depth ? ';' : '\0';
 	}
@@ -386,9 +390,9 @@ static const char *fx(char *buf, size_t len, double v)
 }
 
 /*
- * s into s->buf as text XML accepts: invalid UTF-8, control bytes and
- * the non-characters U+FFFE/U+FFFF become '?' (XML 1.0 has no way to
- * write those). Returns the length, or -ENOMEM.
+ * s into s->buf as text XML accepts: what pgoff_utf8_cell replaces
+ * (invalid UTF-8, C0 and C1 controls) and the non-characters
+ * U+FFFE/U+FFFF become '?' (XML 1.0 has no way to write those). Returns the length, or -ENOMEM.
  */
 static long clean(struct svg *s, const char *in)
 {
@@ -403,12 +407,10 @@ static long clean(struct svg *s, const char *in)
 		s->buf = b;
 		s->cap = len + 1;
 	}
-	n = pgoff_utf8_clean(in, len, s->buf);
+	n = pgoff_utf8_cell(in, s->buf, len + 1, NULL);
 	p = (unsigned char *)s->buf;
 	for (size_t i = 0; i < n; i++) {
-		if (p[i] < 0x20 || p[i] == 0x7f) {
-			p[i] = '?';
-		} else if (p[i] == 0xef && i + 2 < n && p[i + 1] == 0xbf &&
+		if (p[i] == 0xef && i + 2 < n && p[i + 1] == 0xbf &&
 			   (p[i + 2] == 0xbe || p[i + 2] == 0xbf)) {
 			p[i] = p[i + 1] = p[i + 2] = '?';
 			i += 2;

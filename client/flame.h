@@ -43,7 +43,8 @@ uint64_t flame_total(const struct flame *f);
  * Folded stacks, one line per distinct full path with its own weight:
  * "root;child;leaf 1234\n", sorted bytewise by path. ';', whitespace
  * other than ' ' and control bytes in a frame become '_' (the format has
- * no escape), bytes of ill-formed UTF-8 '?' (so the output is UTF-8);
+ * no escape), C1 control characters and bytes of ill-formed UTF-8 '?'
+ * (pgoff_utf8_cell: the output is UTF-8 a terminal shows as it is);
  * paths that become equal that way are merged into one line.
  * Returns 0, -ENOMEM, or -EIO if out reports an error.
  */
@@ -65,8 +66,8 @@ struct flame_svg_opts {
  * least 3 characters fit, a <text> cut with "..". Frames named after a
  * PostgreSQL wait ("Lock:...", "LWLock:...", "(no PostgreSQL wait)", ...)
  * are blue-ish, the rest a warm colour hashed from the name. Names,
- * title and subtitle are XML-escaped; invalid UTF-8 and control bytes
- * become '?'. An empty tree gives a valid SVG that says so.
+ * title and subtitle are XML-escaped; invalid UTF-8 and control
+ * characters (C0 and C1) become '?'. An empty tree gives a valid SVG that says so.
  * o may be NULL. Returns 0, -EINVAL for a width out of range, -ENOMEM,
  * or -EIO if out reports an error.
  */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "client/cli.h"
 #include "client/conn.h"
+#include "client/json_out.h"
 #include "client/render.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
@@ -168,7 +169,7 @@ static int cmd_query(const struct query_cmd *cmd, int argc, char **argv,
 		if (json) {
 			json_object_object_del(reply, "id");
 			json_object_object_del(reply, "ok");
-			printf("%s\n", pgoff_json_line(reply, NULL));
+			json_out(stdout, reply);
 		} else {
 			cmd->render(stdout, reply);
 		}
@@ -282,7 +283,7 @@ static int handle_item(json_object *obj, bool json)
 	pgoff_get_string(obj, "type", &type);
 	if (strcmp(type, "offcpu") == 0 || strcmp(type, "episode") == 0) {
 		if (json)
-			printf("%s\n", pgoff_json_line(obj, NULL));
+			json_out(stdout, obj);
 		else
 			render_event(stdout, obj);
 		return 1;
@@ -354,8 +355,7 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 		/* --json: an event is printed as it came, neither parsed nor
 		 * encoded again (most of a reader's CPU under load) */
 		if (w->json && pgoff_is_event_line(line, len)) {
-			fwrite(line, 1, len, stdout);
-			putchar('\n');
+			json_out_line(stdout, line, len);
 			*seen += 1;
 			continue;
 		}

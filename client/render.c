@@ -1,17 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* render.c - tables for humans; --json output never passes through here. */
+/*
+ * render.c - tables for humans; --json output never passes through here.
+ * Every string from pgoffd is hostile (a comm, a data directory, a title
+ * any local user can set): each goes through pgoff_utf8_cell on its way
+ * to a cell, so no control character reaches the terminal.
+ */
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include "client/render.h"
 #include "protocol/protocol.h"
 #include "protocol/units.h"
+#include "protocol/utf8.h"
 
 static const char *str_or(json_object *o, const char *key, const char *dflt)
 {
 	const char *s;
 
 	return o && pgoff_get_string(o, key, &s) ? s : dflt;
+}
+
+/* A cell's room: the longest column here, or a whole value on its line. */
+#define CELL_MAX 512
+
+/* The member key of o (or dflt), made safe for a cell, into buf. */
+static const char *cell(json_object *o, const char *key, const char *dflt,
+			char buf[CELL_MAX])
+{
+	pgoff_utf8_cell(str_or(o, key, dflt), buf, CELL_MAX, NULL);
+	return buf;
 }
 
 static const char *dur(json_object *o, const char *key, char *buf, size_t len)
@@ -34,43 +52,37 @@ void render_event_header(FILE *out)
 
 /*
  * The SQL under its event, on one line: whitespace runs become one
- * space, control bytes (a terminal escape in a string literal) '?', and
- * a cut never splits a UTF-8 character.
+ * space, then control characters (a terminal escape in a string
+ * literal) and bad UTF-8 '?', and a cut never splits a character.
  */
 static void render_query(FILE *out, const char *q)
 {
-	char line[QUERY_COLS + 4];
+	char line[QUERY_COLS + 4], *folded;
 	size_t n = 0;
-	bool space = false;
+	bool space = false, cut;
 
 	if (!q)
 		return;
+	folded = malloc(strlen(q) + 1);
+	if (!folded)
+		return;
 	for (; *q; q++) {
-		unsigned char ch = (unsigned char)*q;
-
-		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+		if (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
 			space = n > 0;
 			continue;
 		}
-		if (n + space + 1 > QUERY_COLS)
-			break;
 		if (space)
-			line[n++] = ' ';
+			folded[n++] = ' ';
 		space = false;
-		line[n++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+		folded[n++] = *q;
 	}
-	if (*q) {
-		if (((unsigned char)*q & 0xc0) == 0x80) {
-			/* the cut fell inside a character: drop its start */
-			while (n > 0 && ((unsigned char)line[n - 1] & 0xc0) == 0x80)
-				n--;
-			if (n > 0)
-				n--;
-		}
-		memcpy(line + n, "...", 3);
+	folded[n] = '\0';
+	n = pgoff_utf8_cell(folded, line, QUERY_COLS + 1, &cut);
+	free(folded);
+	if (cut) {
+		memcpy(line + n, "...", 4);
 		n += 3;
 	}
-	line[n] = '\0';
 	fprintf(out, "%15s query: %s\n", "", line);
 }
 
@@ -87,45 +99,54 @@ static json_object *member(json_object *o, const char *key, json_type type)
 void render_event(FILE *out, json_object *ev)
 {
 	char d[PGOFF_DURATION_BUFSZ], rq[PGOFF_DURATION_BUFSZ];
-	char pgwait[64] = "-", waker[48] = "-", stack[160] = "";
-	json_object *pg = NULL, *w = NULL, *st = NULL;
+	char pgwait[64] = "-", waker[48] = "-", stack[160], raw[CELL_MAX] = "";
+	char t[16], wait[7], backend[CELL_MAX];
 	const char *time = str_or(ev, "time", "?");
+	json_object *pg = NULL, *w = NULL, *st = NULL;
 	int64_t pid = 0, wpid, n;
 
 	pg = member(ev, "pg", json_type_object);
 	w = member(ev, "waker", json_type_object);
 	st = member(ev, "stack", json_type_array);
 	pgoff_get_int64(ev, "pid", &pid);
-	if (pg && str_or(pg, "wait_event_type", NULL))
-		snprintf(pgwait, sizeof(pgwait), "%s:%s",
-			 str_or(pg, "wait_event_type", "?"),
+	/* each cell is put together from what came, then made safe whole */
+	if (pg && str_or(pg, "wait_event_type", NULL)) {
+		snprintf(raw, sizeof(raw), "%s:%s", str_or(pg, "wait_event_type", "?"),
 			 str_or(pg, "wait_event", "?"));
-	if (w && pgoff_get_int64(w, "pid", &wpid))
-		snprintf(waker, sizeof(waker), "%" PRId64 " %s", wpid,
+		pgoff_utf8_cell(raw, pgwait, sizeof(pgwait), NULL);
+	}
+	if (w && pgoff_get_int64(w, "pid", &wpid)) {
+		snprintf(raw, sizeof(raw), "%" PRId64 " %s", wpid,
 			 str_or(w, "comm", "?"));
+		pgoff_utf8_cell(raw, waker, sizeof(waker), NULL);
+	}
 	/* an episode: how it was made up; an interval: the first frames say
 	 * why (the full stack is in --json) */
+	raw[0] = '\0';
 	if (pgoff_get_int64(ev, "intervals", &n)) {
 		char oncpu[PGOFF_DURATION_BUFSZ];
 
-		snprintf(stack, sizeof(stack), "%" PRId64 " interval%s, %s on cpu",
+		snprintf(raw, sizeof(raw), "%" PRId64 " interval%s, %s on cpu",
 			 n, n == 1 ? "" : "s", dur(ev, "on_cpu_ns", oncpu, sizeof(oncpu)));
 	}
 	for (size_t i = 0; st && i < json_object_array_length(st) && i < 3; i++) {
 		const char *f = json_object_get_string(
 			json_object_array_get_idx(st, i));
-		size_t used = strlen(stack);
+		size_t used = strlen(raw);
 
-		snprintf(stack + used, sizeof(stack) - used, "%s%s",
+		snprintf(raw + used, sizeof(raw) - used, "%s%s",
 			 i ? " < " : "", f ? f : "?");
 	}
+	pgoff_utf8_cell(raw, stack, sizeof(stack), NULL);
 	/* "2026-12-02T14:26:25.178564Z" -> "14:26:25.178564" */
 	if (strlen(time) >= 26)
 		time += 11;
-	fprintf(out, "%-15.15s %7" PRId64 " %9s %9s %-6s %-28s %-18s %-22s %s\n",
-		time, pid, dur(ev, "duration_ns", d, sizeof(d)),
-		dur(ev, "runq_ns", rq, sizeof(rq)), str_or(ev, "wait", "?"),
-		pgwait, str_or(pg, "backend_type", "-"), waker, stack);
+	pgoff_utf8_cell(time, t, sizeof(t), NULL);
+	pgoff_utf8_cell(str_or(ev, "wait", "?"), wait, sizeof(wait), NULL);
+	fprintf(out, "%-15s %7" PRId64 " %9s %9s %-6s %-28s %-18s %-22s %s\n",
+		t, pid, dur(ev, "duration_ns", d, sizeof(d)),
+		dur(ev, "runq_ns", rq, sizeof(rq)), wait,
+		pgwait, cell(pg, "backend_type", "-", backend), waker, stack);
 	render_query(out, str_or(ev, "query", NULL));
 }
 
@@ -151,6 +172,7 @@ static void render_untraced(FILE *out, json_object *untraced)
 void render_ps(FILE *out, json_object *ps)
 {
 	json_object *clusters = NULL, *procs = NULL;
+	char c1[CELL_MAX], c2[CELL_MAX], c3[CELL_MAX];
 
 	clusters = member(ps, "clusters", json_type_array);
 	procs = member(ps, "processes", json_type_array);
@@ -163,8 +185,8 @@ void render_ps(FILE *out, json_object *ps)
 		pgoff_get_int64(c, "postmaster_pid", &pm);
 		fprintf(out, "cluster %" PRId64 ": PostgreSQL %s, port %" PRId64
 			", postmaster %" PRId64 ", %s\n", id,
-			str_or(c, "version", "?"), port, pm,
-			str_or(c, "data_dir", "?"));
+			cell(c, "version", "?", c1), port, pm,
+			cell(c, "data_dir", "?", c2));
 	}
 	fprintf(out, "%7s %7s  %-28s %-16s %s\n", "PID", "CLUSTER",
 		"BACKEND TYPE", "DATABASE", "USER");
@@ -175,25 +197,34 @@ void render_ps(FILE *out, json_object *ps)
 		pgoff_get_int64(p, "pid", &pid);
 		pgoff_get_int64(p, "cluster", &cl);
 		fprintf(out, "%7" PRId64 " %7" PRId64 "  %-28s %-16s %s\n", pid,
-			cl, str_or(p, "backend_type", "-"),
-			str_or(p, "database", "-"), str_or(p, "user", "-"));
+			cl, cell(p, "backend_type", "-", c1),
+			cell(p, "database", "-", c2), cell(p, "user", "-", c3));
 	}
 	render_untraced(out, member(ps, "untraced", json_type_array));
 }
 
+/* A key or a value of a status reply, as text, into a cell. */
+static const char *text_cell(const char *s, char buf[CELL_MAX])
+{
+	pgoff_utf8_cell(s ? s : "-", buf, CELL_MAX, NULL);
+	return buf;
+}
+
 void render_status(FILE *out, json_object *status)
 {
+	char k[CELL_MAX], v[CELL_MAX];
+
 	json_object_object_foreach(status, key, val) {
 		if (strcmp(key, "id") == 0 || strcmp(key, "ok") == 0)
 			continue;
 		if (json_object_is_type(val, json_type_object)) {
-			fprintf(out, "%s:\n", key);
+			fprintf(out, "%s:\n", text_cell(key, k));
 			json_object_object_foreach(val, k2, v2)
-				fprintf(out, "  %-20s %s\n", k2,
-					json_object_get_string(v2));
+				fprintf(out, "  %-20s %s\n", text_cell(k2, k),
+					text_cell(json_object_get_string(v2), v));
 		} else {
-			fprintf(out, "%-22s %s\n", key,
-				val ? json_object_get_string(val) : "-");
+			fprintf(out, "%-22s %s\n", text_cell(key, k),
+				text_cell(val ? json_object_get_string(val) : NULL, v));
 		}
 	}
 }

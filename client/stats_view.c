@@ -8,6 +8,7 @@
 #include "client/stats_view.h"
 #include "protocol/protocol.h"
 #include "protocol/units.h"
+#include "protocol/utf8.h"
 
 static int fail(char *err, size_t len, const char *fmt, ...)
 {
@@ -336,15 +337,17 @@ static void fmt_dur(uint64_t ns, char *buf, size_t len)
 		pgoff_format_duration(ns, buf, len);
 }
 
-/* Text from the broker on one table line: no control bytes. */
-static void put_cell(FILE *out, const char *fmt, const char *s)
+/*
+ * Text from the broker in one cell of the table, at most width bytes
+ * (0: no limit but the buffer's), made safe by pgoff_utf8_cell: no
+ * control character, no bad UTF-8, no character cut in two.
+ */
+static void put_cell(FILE *out, const char *fmt, size_t width, const char *s)
 {
 	char clean[256];
-	size_t i;
 
-	for (i = 0; s[i] && i < sizeof(clean) - 1; i++)
-		clean[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	clean[i] = '\0';
+	pgoff_utf8_cell(s, clean, width && width < sizeof(clean) ? width + 1 :
+			sizeof(clean), NULL);
 	fprintf(out, fmt, clean);
 }
 
@@ -375,23 +378,23 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 		fmt_dur(sv_quantile_ns(x->hist, unit_ns, 0.99), b3, sizeof(b3));
 		if (by == SV_BY_BACKEND) {
 			fprintf(out, "%7" PRIu32 " ", x->key.pid);
-			put_cell(out, "%-14.14s ", x->key.database[0] ?
+			put_cell(out, "%-14s ", 14, x->key.database[0] ?
 				 x->key.database : "-");
-			put_cell(out, "%-12.12s ", x->key.user[0] ?
+			put_cell(out, "%-12s ", 12, x->key.user[0] ?
 				 x->key.user : "-");
-			put_cell(out, "%-20.20s ", x->key.backend_type[0] ?
+			put_cell(out, "%-20s ", 20, x->key.backend_type[0] ?
 				 x->key.backend_type : "?");
 			fprintf(out, "%5.1f%% %9s %7" PRIu64 " %8s %8s  ",
 				100 * share, b1, x->count, b2, b3);
-			put_cell(out, "%s\n", x->top_wait);
+			put_cell(out, "%s\n", 0, x->top_wait);
 		} else if (by == SV_BY_WAIT) {
 			pg_wait_label(&x->key, pg, sizeof(pg));
-			put_cell(out, "%-34.34s ", pg);
-			put_cell(out, "%-6s ", x->key.wait);
+			put_cell(out, "%-34s ", 34, pg);
+			put_cell(out, "%-6s ", 0, x->key.wait);
 			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s %8zu\n",
 				share, b1, x->count, b2, b3, x->backends);
 		} else {
-			put_cell(out, "%-20.20s ", x->key.database[0] ?
+			put_cell(out, "%-20s ", 20, x->key.database[0] ?
 				 x->key.database : "(no database)");
 			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s %8zu\n",
 				share, b1, x->count, b2, b3, x->backends);
@@ -467,26 +470,46 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 	return top;
 }
 
-/* A label value, escaped as the text format wants (\\ \" \n), into
- * the series' label text; false when it does not fit (the series is then
- * left out, never cut into something else). */
+/*
+ * A label value, escaped as the text format wants (\\ \" \n), into the
+ * series' label text; every other control character and bad UTF-8 becomes
+ * '?' as in a table cell (pgoff_utf8_cell): a textfile collector refuses
+ * bad UTF-8, a terminal acts on controls. False when it does not fit (the
+ * series is then left out, never cut into something else).
+ */
 static bool put_label(char *buf, size_t size, size_t *len, const char *name,
 		      const char *v)
 {
+	char part[sizeof(((struct sv_row *)0)->data_dir)], clean[sizeof(part)];
 	size_t n = *len;
 	int w = snprintf(buf + n, size - n, "%s%s=\"", n ? "," : "", name);
 
 	if (w < 0 || (size_t)w >= size - n)
 		return false;
 	n += (size_t)w;
-	for (; *v; v++) {
-		bool esc = *v == '\\' || *v == '"' || *v == '\n';
+	for (const char *line = v; line; ) {
+		const char *nl = strchr(line, '\n');
+		size_t l = nl ? (size_t)(nl - line) : strlen(line);
 
-		if (n + 2 + 2 >= size)	/* the character, and the closing quote */
+		if (l >= sizeof(part))
 			return false;
-		if (esc)
+		memcpy(part, line, l);
+		part[l] = '\0';
+		pgoff_utf8_cell(part, clean, sizeof(clean), NULL);
+		for (const char *c = clean; *c; c++) {
+			if (n + 2 + 2 >= size)	/* the character, the closing quote */
+				return false;
+			if (*c == '\\' || *c == '"')
+				buf[n++] = '\\';
+			buf[n++] = *c;
+		}
+		line = nl ? nl + 1 : NULL;
+		if (line) {
+			if (n + 2 + 2 >= size)
+				return false;
 			buf[n++] = '\\';
-		buf[n++] = *v == '\n' ? 'n' : *v;
+			buf[n++] = 'n';
+		}
 	}
 	buf[n++] = '"';
 	buf[n] = '\0';

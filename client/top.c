@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "client/cli.h"
 #include "client/conn.h"
+#include "client/json_out.h"
 #include "client/stats_view.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
@@ -299,7 +300,7 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 				       json_object_new_int64((int64_t)cur->now_ns));
 		json_object_object_add(j, "truncated",
 				       json_object_new_boolean(cur->truncated));
-		printf("%s\n", pgoff_json_line(j, NULL));
+		json_out(stdout, j);
 		json_object_put(j);
 	} else {
 		char when[16], iv[32];

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* utf8.c - replace what is not well-formed UTF-8 (RFC 3629); see utf8.h. */
+#include <string.h>
 #include "protocol/utf8.h"
 
 /* Length of the well-formed sequence at s (at most n bytes), or 0. */
@@ -55,6 +56,58 @@ size_t pgoff_utf8_clean(const char *in, size_t len, char *out)
 		for (size_t k = 0; k < n; k++)
 			out[o++] = (char)s[i++];
 	}
+	out[o] = '\0';
+	return o;
+}
+
+size_t pgoff_utf8_char_len(const char *s, size_t n)
+{
+	return n ? sequence_len((const unsigned char *)s, n) : 0;
+}
+
+bool pgoff_utf8_is_control(const char *in, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)in;
+
+	if (len == 1)
+		return s[0] < 0x20 || s[0] == 0x7f;
+	/* U+0080..U+009F: 0xc2 0x80..0x9f */
+	return len == 2 && s[0] == 0xc2 && s[1] <= 0x9f;
+}
+
+size_t pgoff_utf8_cell(const char *in, char *out, size_t outsize, bool *cut)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t i = 0, o = 0, n;
+
+	if (cut)
+		*cut = false;
+	if (!outsize)
+		return 0;
+	while (s[i]) {
+		size_t end = i;
+
+		/* a sequence never runs past the NUL */
+		while (end - i < 4 && s[end])
+			end++;
+		n = sequence_len(s + i, end - i);
+		if (!n || pgoff_utf8_is_control(in + i, n)) {
+			/* a bad byte alone, or a control whole, is one '?' */
+			n = n ? n : 1;
+			if (o + 1 >= outsize)
+				break;
+			out[o++] = '?';
+			i += n;
+			continue;
+		}
+		if (o + n >= outsize)
+			break;
+		memmove(out + o, s + i, n);	/* out may be in */
+		o += n;
+		i += n;
+	}
+	if (cut)
+		*cut = s[i] != '\0';
 	out[o] = '\0';
 	return o;
 }

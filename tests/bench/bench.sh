@@ -29,10 +29,13 @@ cleanup() {
 	pkill -f "pgoffctl --socket $work" 2>/dev/null; [ -n "${broker:-}" ] && kill "$broker" 2>/dev/null
 	[ -n "$offcpu" ] && pkill -f "$offcpu 3600" 2>/dev/null
 	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -m immediate stop" >/dev/null 2>&1
-	sysctl -qw kernel.bpf_stats_enabled=0; groupdel pgoffbench 2>/dev/null; rm -rf "$work"
+	sysctl -qw kernel.bpf_stats_enabled=0; userdel pgoffbench 2>/dev/null; groupdel pgoffbench 2>/dev/null
+	rm -rf "$work"
 }
 trap cleanup EXIT
 getent group pgoffbench >/dev/null || groupadd --system pgoffbench
+# pgoffd runs as a user of its own (never nobody)
+id pgoffbench >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin -g pgoffbench pgoffbench
 chown postgres "$work"
 su postgres -s /bin/sh -c "$PGBIN/initdb -D $work/data -A trust -U postgres" >/dev/null 2>&1
 su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -w -l $work/pg.log -o '-p 45500 -k $work -c listen_addresses= -c shared_buffers=256MB' start" >/dev/null
@@ -49,7 +52,7 @@ start_tracer() {	# CONFIG: none idle one sixteen offcputime
 	case $1 in
 	none) ;;
 	offcputime) "$offcpu" 3600 >/dev/null 2>&1 & tracer=$!; sleep 2 ;;
-	*)	"$PGOFFD" --socket "$SOCK" --group pgoffbench 2>>"$work/pgoffd.log" & broker=$!
+	*)	"$PGOFFD" --socket "$SOCK" --group pgoffbench --user pgoffbench 2>>"$work/pgoffd.log" & broker=$!
 		for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
 		n=0; [ "$1" = one ] && n=1; [ "$1" = sixteen ] && n=16
 		for _ in $(seq $n); do "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms --json >/dev/null 2>&1 & done
@@ -91,7 +94,7 @@ done
 # pgoffctl into /dev/null, so that readers do not starve the broker on two
 # CPUs); delivered = kernel events x N - client queue drops, from status
 fanout=$work/fanout.txt; : >"$fanout"
-"$PGOFFD" --socket "$SOCK" --group pgoffbench --max-clients 80 --max-clients-per-user 80 \
+"$PGOFFD" --socket "$SOCK" --group pgoffbench --user pgoffbench --max-clients 80 --max-clients-per-user 80 \
 	2>>"$work/pgoffd.log" & broker=$!
 for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
 counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }

@@ -14,6 +14,7 @@ E2E_MEMBER=pgoffe2e_in
 E2E_OUTSIDER=pgoffe2e_out
 E2E_QUERY_GROUP=pgoffe2eq	# may see SQL (pgoffd --query-group)
 E2E_QUERIER=pgoffe2e_q		# in both groups
+E2E_BROKER_USER=pgoffe2e_d	# pgoffd's --user: a system user of its own
 E2E_BROKER_PID=
 
 # PGOFF_BUILD/PGOFF_SANITIZE: test another build (make asan); its lines
@@ -65,6 +66,10 @@ e2e_setup() {
 	id "$E2E_QUERIER" >/dev/null 2>&1 ||
 		useradd --system --no-create-home --shell /bin/sh \
 			-G "$E2E_GROUP,$E2E_QUERY_GROUP" "$E2E_QUERIER"
+	# pgoffd refuses nobody (other processes share its uid) and this
+	# machine need not have a pgoffd user
+	id "$E2E_BROKER_USER" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$E2E_BROKER_USER"
 	SOCK=$E2E_DIR/run/pgoffd.sock
 	# for jobs whose $! must be pgoffctl itself (a function call would fork)
 	AS_MEMBER=(setpriv --reuid="$E2E_MEMBER" --regid="$(id -g "$E2E_MEMBER")" --init-groups --)
@@ -85,10 +90,12 @@ e2e_cleanup() {
 	pkill -KILL -u "$E2E_MEMBER" 2>/dev/null
 	pkill -KILL -u "$E2E_OUTSIDER" 2>/dev/null
 	pkill -KILL -u "$E2E_QUERIER" 2>/dev/null
+	pkill -KILL -u "$E2E_BROKER_USER" 2>/dev/null	# a broker left behind
 	[ -n "${E2E_DIR:-}" ] && rm -rf "$E2E_DIR"
 	userdel "$E2E_MEMBER" 2>/dev/null
 	userdel "$E2E_OUTSIDER" 2>/dev/null
 	userdel "$E2E_QUERIER" 2>/dev/null
+	userdel "$E2E_BROKER_USER" 2>/dev/null
 	groupdel "$E2E_GROUP" 2>/dev/null
 	groupdel "$E2E_QUERY_GROUP" 2>/dev/null
 	return 0
@@ -115,7 +122,8 @@ sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 e2e_start_broker() {
 	# the sanitizer build: a small quarantine keeps its RSS meaningful
 	[ -n "${PGOFF_SANITIZE:-}" ] && export ASAN_OPTIONS=quarantine_size_mb=16
-	"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" "$@" 2>"$E2E_DIR/pgoffd.log" &
+	"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" --user "$E2E_BROKER_USER" "$@" \
+		2>"$E2E_DIR/pgoffd.log" &
 	E2E_BROKER_PID=$!
 	for _ in $(seq 100); do
 		"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0

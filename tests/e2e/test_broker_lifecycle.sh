@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # pgoffd's life: bad requests, clients killed mid-stream, clusters started
-# later, SIGTERM (bye, socket removed, nothing left in the kernel), and the
-# raw_tp fallback.
+# later, SIGTERM (bye, nothing left in the kernel, a stale socket that
+# pgoffctl recognizes and the next start replaces), and the raw_tp fallback.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -14,7 +14,10 @@ e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 check "BPF programs are loaded while pgoffd runs" [ "$(our_progs)" -gt "$progs_before" ]
 check "socket is 0660 with the access group" \
 	[ "$(stat -c '%a %G' "$SOCK")" = "660 $E2E_GROUP" ]
-check "socket directory is 0750" [ "$(stat -c '%a' "$(dirname "$SOCK")")" = 750 ]
+sockdir=$(stat -c '%a %U %G' "$(dirname "$SOCK")")
+check "socket directory is 0750 root:$E2E_GROUP (saw $sockdir)" [ "$sockdir" = "750 root $E2E_GROUP" ]
+sockfile=$(stat -c '%a %U %G' "$SOCK")
+check "socket is 0660 root:$E2E_GROUP (saw $sockfile)" [ "$sockfile" = "660 root $E2E_GROUP" ]
 
 # Requests that are wrong in every way get an error code; the connection
 # survives all but a framing error.
@@ -92,7 +95,8 @@ check "... and its backends' waits are reported" \
 	[ "$(jq -r '.pg.cluster.port' "$E2E_DIR/second.out" 2>/dev/null)" = "$port2" ]
 su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$second/data' -m fast stop" >/dev/null 2>&1
 
-# SIGTERM: subscribers are told, the socket goes, nothing stays loaded.
+# SIGTERM: subscribers are told, nothing stays loaded; the socket file
+# stays (pgoffd, no longer root, cannot remove it from root's directory).
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --json >/dev/null 2>"$E2E_DIR/bye.err" &
 w3=$!
 # --follow: the same subscription goes on with the next broker
@@ -104,7 +108,13 @@ e2e_stop_broker TERM
 wait "$w3"
 check "pgoffd exits 0 on SIGTERM" [ "$E2E_BROKER_RC" = 0 ]
 check "a subscriber is told the broker is shutting down" grep -q "closed the stream (shutdown)" "$E2E_DIR/bye.err"
-check "the socket is removed" [ ! -e "$SOCK" ]
+check "the socket file stays after SIGTERM, refusing connections" \
+	bash -c "[ -S '$SOCK' ] && ! python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' '$SOCK' 2>/dev/null"
+member status >"$E2E_DIR/stale.out" 2>&1
+rc=$?
+note "pgoffctl on the stale socket: $(cat "$E2E_DIR/stale.out") (exit $rc)"
+check "pgoffctl says pgoffd is not running (stale socket), exit 3" \
+	bash -c "[ $rc = 3 ] && grep -q 'pgoffd is not running (stale socket $SOCK)' '$E2E_DIR/stale.out'"
 check "no pgoff BPF program stays loaded" progs_settle "$progs_before"
 check "watch --follow is still running without a broker" kill -0 "$w4"
 e2e_start_broker || { not_ok "start pgoffd again"; exit 1; }
@@ -127,7 +137,8 @@ check "a killed broker leaves a stale socket" [ -S "$SOCK" ]
 check "... and its BPF programs are gone with it" progs_settle "$progs_before"
 e2e_start_broker --raw-tp
 check "a new broker replaces the stale socket" [ $? = 0 ]
-"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" 2>"$E2E_DIR/second-broker.log"
+check "... saying so in its log" grep -q "removing stale socket $SOCK" "$E2E_DIR/pgoffd.log"
+"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" --user "$E2E_BROKER_USER" 2>"$E2E_DIR/second-broker.log"
 check "a second broker on a live socket refuses to start" \
 	grep -q "another pgoffd is already serving" "$E2E_DIR/second-broker.log"
 hook=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq -r .hook)

@@ -8,16 +8,29 @@ e2e_require
 e2e_setup
 
 conf=$E2E_DIR/pgoffd.conf
-printf '# e2e\ngroup = %s\nmin-floor = 100us\n' "$E2E_GROUP" >"$conf"
+printf '# e2e\ngroup = %s\nuser = %s\nmin-floor = 100us\n' "$E2E_GROUP" "$E2E_BROKER_USER" >"$conf"
 "$PGOFFD" -n -c "$conf" >"$E2E_DIR/n.out" 2>&1
 check "pgoffd -n accepts a good file" [ $? = 0 ]
-printf 'group = %s\nmin-flor = 1ms\n' "$E2E_GROUP" >"$E2E_DIR/bad.conf"
+printf 'group = %s\nuser = %s\nmin-flor = 1ms\n' "$E2E_GROUP" "$E2E_BROKER_USER" >"$E2E_DIR/bad.conf"
 "$PGOFFD" -n -c "$E2E_DIR/bad.conf" >"$E2E_DIR/n.out" 2>&1
 rc=$?
 check "pgoffd -n rejects an unknown key, naming file and line (exit 2)" \
-	[ $rc = 2 ] && grep -q "bad.conf:2: unknown setting 'min-flor'" "$E2E_DIR/n.out"
+	[ $rc = 2 ] && grep -q "bad.conf:3: unknown setting 'min-flor'" "$E2E_DIR/n.out"
 "$PGOFFD" -n -c "$conf" --group no_such_group_e2e >"$E2E_DIR/n.out" 2>&1
 check "the command line wins over the file (a missing group: exit 2)" [ $? = 2 ]
+"$PGOFFD" -n -c "$conf" --user nobody >"$E2E_DIR/n.out" 2>&1
+rc=$?
+check "pgoffd refuses to run as nobody (exit 2, saw $rc: $(cat "$E2E_DIR/n.out"))" \
+	bash -c "[ $rc = 2 ] && grep -q 'must not be nobody' '$E2E_DIR/n.out'"
+if ! id pgoffd >/dev/null 2>&1; then
+	printf 'group = %s\n' "$E2E_GROUP" >"$E2E_DIR/nouser.conf"
+	"$PGOFFD" -n -c "$E2E_DIR/nouser.conf" >"$E2E_DIR/n.out" 2>&1
+	rc=$?
+	check "without a pgoffd user: exit 2, no fallback to nobody, says how to create it (saw $rc)" \
+		bash -c "[ $rc = 2 ] && grep -q 'user pgoffd does not exist; create it with .systemd-sysusers.' '$E2E_DIR/n.out'"
+else
+	note "this machine has a pgoffd user: the missing-user case is not tried"
+fi
 
 "$PGOFFD" -c "$conf" --socket "$SOCK" 2>"$E2E_DIR/pgoffd.log" &
 E2E_BROKER_PID=$!
@@ -33,7 +46,7 @@ floor() { "$PGOFFCTL" --socket "$SOCK" status --json | jq .kernel_min_duration_n
 check "before: the kernel threshold is the watchers' 1 ms" [ "$(floor)" = 1000000 ]
 
 # only the query group may connect now, and nothing below 50 ms
-printf 'group = %s\nmin-floor = 50ms\n' "$E2E_QUERY_GROUP" >"$conf"
+printf 'group = %s\nuser = %s\nmin-floor = 50ms\n' "$E2E_QUERY_GROUP" "$E2E_BROKER_USER" >"$conf"
 kill -HUP "$E2E_BROKER_PID"
 wait "$member_job"
 note "member: $(cat "$E2E_DIR/member.err")"
@@ -45,7 +58,7 @@ check "SIGHUP: the member cannot connect any more (exit 3)" [ $? = 3 ]
 check "SIGHUP: the query group's member still can" querier status --json >/dev/null
 check "SIGHUP: the reload is logged" grep -q "configuration reloaded" "$E2E_DIR/pgoffd.log"
 
-printf 'group = %s\nmax-clients = lots\n' "$E2E_GROUP" >"$conf"
+printf 'group = %s\nuser = %s\nmax-clients = lots\n' "$E2E_GROUP" "$E2E_BROKER_USER" >"$conf"
 kill -HUP "$E2E_BROKER_PID"
 sleep 0.3
 check "SIGHUP with a bad file: nothing changes, and the log says why" \

@@ -10,7 +10,7 @@ e2e_setup
 
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 prober=$(pgrep -P "$E2E_BROKER_PID" | head -n1)
-user=$(id -u pgoffd 2>/dev/null || id -u nobody)
+user=$(id -u "$E2E_BROKER_USER")
 # status FIELD PID: the value(s) of a /proc/PID/status line, tabs folded
 status() { awk -v f="$1:" '$1 == f { $1 = ""; sub(/^ /, ""); print }' "/proc/$2/status"; }
 
@@ -49,8 +49,9 @@ check "the prober holds the targets map read-write, the quotas mapped, and nothi
 pgoffd_targets=$(map_ids "$E2E_BROKER_PID" | tr ' ' '\n' | grep "^$targets_id:")
 check "pgoffd holds no descriptor of the targets map (${pgoffd_targets:-none})" \
 	[ -n "$targets_id" -a -z "$pgoffd_targets" ]
-check "the socket directory belongs to that user, mode 0750" \
-	[ "$(stat -c '%u %a' "$(dirname "$SOCK")")" = "$user 750" ]
+sockdir=$(stat -c '%U %G %a' "$(dirname "$SOCK")")
+check "the socket directory is root's, not that user's: root $E2E_GROUP 750 (saw $sockdir)" \
+	[ "$sockdir" = "root $E2E_GROUP 750" ]
 
 # discovery after the drop: exe, cwd, maps and postmaster.pid via the prober
 pg_start || { not_ok "start PostgreSQL 15"; exit 1; }

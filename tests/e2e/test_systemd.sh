@@ -32,5 +32,6 @@ check "sysusers creates the pgoff group and the pgoffd user" \
 systemd-tmpfiles --root="$root" --create "$E2E_DIR/prefix/lib/tmpfiles.d/pgoff.conf" >/dev/null 2>&1
 uid=$(awk -F: '$1 == "pgoffd" { print $3 }' "$root/etc/passwd")
 gid=$(awk -F: '$1 == "pgoff" { print $3 }' "$root/etc/group")
-check "tmpfiles creates /run/pgoff 0750 pgoffd:pgoff" \
-	[ "$(stat -c '%a %u %g' "$root/run/pgoff")" = "750 $uid $gid" ]
+made=$(stat -c '%a %u %g' "$root/run/pgoff")
+check "tmpfiles creates /run/pgoff 0750 root:pgoff (saw $made; pgoffd is uid $uid)" \
+	[ "$made" = "750 0 $gid" ]

@@ -39,6 +39,19 @@ static int check_current_failed;
 		}                                                          \
 	} while (0)
 
+/* haystack contains needle; on failure, both are shown. */
+#define CHECK_CONTAINS(haystack, needle)                                   \
+	do {                                                               \
+		const char *check_h_ = (haystack), *check_n_ = (needle);   \
+		if (!check_h_ || !strstr(check_h_, check_n_)) {            \
+			fprintf(stderr, "%s:%d: \"%s\" not in:\n%s\n",      \
+				__FILE__, __LINE__, check_n_,              \
+				check_h_ ? check_h_ : "(null)");           \
+			check_current_failed = 1;                          \
+			return;                                            \
+		}                                                          \
+	} while (0)
+
 #define RUN(test)                                                          \
 	do {                                                               \
 		check_current_failed = 0;                                  \

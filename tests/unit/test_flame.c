@@ -238,6 +238,26 @@ static void test_folded_replaces_separators(void)
 	flame_free(f);
 }
 
+/* C1 controls (CSI as U+009B), a lone 0x9b byte and an overlong form
+ * are '?' in folded output and the SVG as in every pgoffctl table. */
+static void test_folded_has_no_c1_controls(void)
+{
+	struct flame *f = flame_new();
+	char *out;
+
+	CHECK(f);
+	CHECK(ADD(f, 3, "c1\xc2\x9b" "2J", "lone\x9b" "1m", "nel\xc2\x85", "ov\xc0\x9b") == 0);
+	out = folded(f);
+	CHECK_STR(out, "c1?2J;lone?1m;nel?;ov?? 3\n");
+	free(out);
+	out = svg(f, NULL, NULL, 0);	/* the SVG's names too */
+	CHECK(out && well_formed(out));
+	CHECK_CONTAINS(out, "<title>c1?2J (");
+	CHECK_CONTAINS(out, "<title>nel? (");
+	free(out);
+	flame_free(f);
+}
+
 static void test_saturates(void)
 {
 	struct flame *f = flame_new();
@@ -749,6 +769,7 @@ int main(void)
 	RUN(test_merge_and_total);
 	RUN(test_folded_sorted);
 	RUN(test_folded_replaces_separators);
+	RUN(test_folded_has_no_c1_controls);
 	RUN(test_saturates);
 	RUN(test_invalid);
 	RUN(test_too_many_nodes);

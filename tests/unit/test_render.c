@@ -6,6 +6,7 @@
 #include "protocol/protocol.h"
 #include "protocol/utf8.h"
 #include "tests/unit/check.h"
+#include "tests/unit/terminal_safe.h"
 
 /* render_event's output for an event whose query is q. */
 static char *rendered(const char *q)
@@ -81,10 +82,112 @@ static void test_no_control_bytes_or_split_characters(void)
 	}
 }
 
+/* What every hostile string below tries: ESC sequences (CSI, OSC with
+ * BEL), CSI in its C1 form (U+009B), a lone 0x9b byte (CSI in 8-bit
+ * terminals), overlong encodings of it, newlines, DEL. */
+#define CSI_C1 "\xc2\x9b"
+
+static char *render_to_string(void (*fn)(FILE *, json_object *), json_object *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fn(f, o);
+	fclose(f);
+	return buf;
+}
+
+static json_object *str(const char *s)
+{
+	/* json-c keeps any bytes; pgoffctl gets whatever pgoffd sends */
+	return json_object_new_string(s);
+}
+
+static void test_event_cells_are_clean(void)
+{
+	json_object *ev = json_object_new_object();
+	json_object *pg = json_object_new_object();
+	json_object *w = json_object_new_object();
+	json_object *st = json_object_new_array();
+	char *out;
+
+	json_object_object_add(ev, "time", str("2026-12-02T14:26:25.1\x1b[2J78564Z"));
+	json_object_object_add(ev, "pid", json_object_new_int(42));
+	json_object_object_add(ev, "duration_ns", json_object_new_int(5000));
+	json_object_object_add(ev, "wait", str("\x1b[5m"));
+	json_object_object_add(pg, "wait_event_type", str("Lock\n\rfake"));
+	json_object_object_add(pg, "wait_event", str("a\x9b" "31m"));
+	json_object_object_add(pg, "backend_type", str("client" CSI_C1 "2Jbackend"));
+	json_object_object_add(ev, "pg", pg);
+	json_object_object_add(w, "pid", json_object_new_int(7));
+	json_object_object_add(w, "comm", str("\x1b]0;owned\x07"));
+	json_object_object_add(ev, "waker", w);
+	json_object_array_add(st, str("do_\xc0\x9b" "epoll"));
+	json_object_array_add(st, str("x\xe0\x82\x9b\x7f"));
+	json_object_array_add(st, str("\n"));
+	json_object_object_add(ev, "stack", st);
+	json_object_object_add(ev, "query", str("select '" CSI_C1 "2J\x9b'"));
+	out = render_to_string(render_event, ev);
+	CHECK(terminal_safe(out, 2));
+	CHECK_CONTAINS(out, "7 ?]0;owned?");
+	CHECK_CONTAINS(out, "client?2Jbackend");
+	CHECK_CONTAINS(out, "do_??epoll < x???? < ?");
+	CHECK_CONTAINS(out, "query: select '?2J?'");
+	free(out);
+	json_object_put(ev);
+}
+
+static void test_ps_cells_are_clean(void)
+{
+	json_object *ps = json_object_new_object();
+	json_object *cl = json_object_new_array(), *c = json_object_new_object();
+	json_object *procs = json_object_new_array(), *p = json_object_new_object();
+	char *out;
+
+	json_object_object_add(c, "id", json_object_new_int(1));
+	json_object_object_add(c, "data_dir", str("/home/x/\ncluster 2: PostgreSQL 99\x1b[8m"));
+	json_object_object_add(c, "version", str("15" CSI_C1 "8m"));
+	json_object_array_add(cl, c);
+	json_object_object_add(p, "pid", json_object_new_int(5));
+	json_object_object_add(p, "backend_type", str("\x07\x08"));
+	json_object_object_add(p, "database", str("db\x9b" "1;1H"));
+	json_object_object_add(p, "user", str("u\xc0\x80\r"));
+	json_object_array_add(procs, p);
+	json_object_object_add(ps, "clusters", cl);
+	json_object_object_add(ps, "processes", procs);
+	out = render_to_string(render_ps, ps);
+	CHECK(terminal_safe(out, 3));	/* the cluster, the header, the process */
+	CHECK_CONTAINS(out, "PostgreSQL 15?8m,");
+	CHECK_CONTAINS(out, "/home/x/?cluster 2: PostgreSQL 99?[8m");
+	CHECK_CONTAINS(out, "db?1;1H");
+	free(out);
+	json_object_put(ps);
+}
+
+static void test_status_cells_are_clean(void)
+{
+	json_object *st = json_object_new_object(), *cnt = json_object_new_object();
+	char *out;
+
+	json_object_object_add(st, "broker", str("pgoffd\n\x1b[1mfake: 1"));
+	json_object_object_add(st, "k\x1b[2J", json_object_new_int(1));
+	json_object_object_add(cnt, "x" CSI_C1, str("\x9b"));
+	json_object_object_add(st, "counters", cnt);
+	out = render_to_string(render_status, st);
+	CHECK(terminal_safe(out, 4));
+	CHECK_CONTAINS(out, "pgoffd??[1mfake: 1");
+	free(out);
+	json_object_put(st);
+}
+
 int main(void)
 {
 	RUN(test_whitespace_folds);
 	RUN(test_long_queries_are_cut);
 	RUN(test_no_control_bytes_or_split_characters);
+	RUN(test_event_cells_are_clean);
+	RUN(test_ps_cells_are_clean);
+	RUN(test_status_cells_are_clean);
 	return CHECK_DONE();
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "client/stats_view.h"
 #include "tests/unit/check.h"
+#include "tests/unit/terminal_safe.h"
 
 static int parse(const char *text, struct sv_snapshot *s)
 {
@@ -250,6 +251,49 @@ static void test_top_table_is_clean(void)
 	sv_free(&s);
 }
 
+/* Every cell of every table, and every label: C1 controls (as JSON
+ * escapes and as raw UTF-8), a lone 0x9b byte, overlong forms, ESC and
+ * newlines from the broker never reach the terminal. */
+static void test_tables_and_metrics_are_clean(void)
+{
+	static const enum sv_by bys[] = { SV_BY_BACKEND, SV_BY_WAIT, SV_BY_DATABASE };
+	struct sv_snapshot s;
+	struct sv_group *g;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"pid\":5,"
+		    "\"data_dir\":\"/d\\n\xc2\x9b" "2J\",\"database\":\"a\\u009b2J\","
+		    "\"user\":\"u\x9b" "1m\",\"backend_type\":\"b\\n\\u001b[1m\","
+		    "\"wait_event_type\":\"Lock\\u0085\",\"wait_event\":\"\xc0\x9b\","
+		    "\"wait\":\"io\\u001b\",\"count\":1,\"time_ns\":5}]}", &s) == 0);
+	for (size_t i = 0; i < sizeof(bys) / sizeof(bys[0]); i++) {
+		n = sv_group(&s, bys[i], &g);
+		CHECK(n == 1);
+		f = open_memstream(&buf, &len);
+		sv_render_top(f, g, 1, bys[i], 1000000000, 1024, 0);
+		fclose(f);
+		free(g);
+		if (!terminal_safe(buf, 2))
+			fprintf(stderr, "top --by %s\n", sv_by_name(bys[i]));
+		CHECK(terminal_safe(buf, 2));
+		CHECK_CONTAINS(buf, i == SV_BY_WAIT ? "Lock?:?? " : "a?2J");
+		free(buf);
+		buf = NULL;
+	}
+	f = open_memstream(&buf, &len);
+	CHECK(sv_render_metrics(f, &s, NULL, true) == 0);
+	fclose(f);
+	CHECK(terminal_safe(buf, 0));
+	CHECK_CONTAINS(buf, "{cluster=\"/d\\n?2J\",database=\"a?2J\","
+		       "backend_type=\"b\\n?[1m\",wait_event_type=\"Lock?\","
+		       "wait_event=\"??\",wait=\"io?\",pid=\"5\"}");
+	free(buf);
+	sv_free(&s);
+}
+
 /* The longest labels, all of them escapes: one whole, valid series. */
 static void test_metrics_longest_labels(void)
 {
@@ -313,6 +357,7 @@ int main(void)
 	RUN(test_metrics_escape_and_merge);
 	RUN(test_top_json);
 	RUN(test_top_table_is_clean);
+	RUN(test_tables_and_metrics_are_clean);
 	RUN(test_metrics_longest_labels);
 	RUN(test_delta_without_spikes);
 	return CHECK_DONE();

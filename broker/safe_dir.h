@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * safe_dir.h - open a directory, as root, that no other user can have
+ * had a hand in: neither the directory nor any directory on the way to
+ * it could have been replaced, renamed or filled by anyone but its owner.
+ * OpenSSH's safe_path in spirit, walked from / with O_PATH|O_NOFOLLOW
+ * file descriptors and openat(), so that nothing is looked up twice.
+ */
+#ifndef PGOFF_SAFE_DIR_H
+#define PGOFF_SAFE_DIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Open the directory path (absolute) and return an O_RDONLY|O_DIRECTORY
+ * fd, or -errno with why filled (naming the component at fault).
+ *
+ * Every component is a real directory (a symbolic link is refused) owned
+ * by root or owner. An ancestor may be writable by its group or others
+ * only with the sticky bit (/tmp): then only the owner of an entry may
+ * rename or remove it, and the next component's owner is checked too.
+ * The directory itself must be owned by owner and be writable by nobody
+ * else, sticky or not.
+ *
+ * If it does not exist and create is set, it is made (mkdirat in its
+ * checked parent) and given, through its fd, group `group` and mode
+ * 0750. An existing directory's group and mode are left as they are.
+ * pgoffd passes owner 0; the unit tests their own uid.
+ */
+int safe_dir_open(const char *path, uid_t owner, gid_t group, bool create,
+		  char *why, size_t whylen);
+
+#endif

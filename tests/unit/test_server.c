@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_server.c - pgoffd's socket server under clients that push: a
+ * share of requests per loop round, lines already read answered without
+ * a new EPOLLIN, no reading (and no replies computed) while a client's
+ * replies are unsent, status and ps from a cache, a client that shuts
+ * its side down still answered, log lines about one uid limited. The
+ * loop below is pgoffd's (main.c) without the BPF side; the hooks count
+ * their calls. Runs as any user, in a directory of its own.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "broker/server.h"
+#include "protocol/log.h"
+#include "tests/unit/check.h"
+
+static char dir[40], sock[80];
+static int epfd;
+static struct server *srv;
+static unsigned int status_calls, ps_calls, filter_calls;
+static size_t ps_rows = 10;
+static FILE *devnull;		/* the log, unless a test looks at it */
+
+static void status_hook(void *ctx, json_object *r)
+{
+	(void)ctx;
+	status_calls++;
+	json_object_object_add(r, "broker", json_object_new_string("test"));
+	json_object_object_add(r, "clients", json_object_new_int(-1));
+	json_object_object_add(r, "subscribers", json_object_new_int(-1));
+	json_object_object_add(r, "calls", json_object_new_int((int)status_calls));
+}
+
+/* A ps reply of ps_rows rows of about 100 bytes. */
+static void ps_hook(void *ctx, json_object *r)
+{
+	json_object *a = json_object_new_array();
+
+	(void)ctx;
+	ps_calls++;
+	for (size_t i = 0; i < ps_rows; i++) {
+		json_object *p = json_object_new_object();
+
+		json_object_object_add(p, "pid", json_object_new_int64((int64_t)i));
+		json_object_object_add(p, "backend_type", json_object_new_string(
+			"client backend, with a long enough description here"));
+		json_object_array_add(a, p);
+	}
+	json_object_object_add(r, "processes", a);
+}
+
+static void filter_hook(void *ctx)
+{
+	(void)ctx;
+	filter_calls++;
+}
+
+/* One round of pgoffd's loop; returns how many events epoll gave. */
+static int loop_round(int timeout_ms)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(epfd, evs, 64, timeout_ms);
+
+	for (int i = 0; i < n; i++)
+		server_handle(srv, evs[i].data.ptr, evs[i].events);
+	server_flush(srv);
+	server_reap(srv);
+	return n;
+}
+
+static int client(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		perror("connect");
+		close(fd);
+		return -1;
+	}
+	loop_round(100);	/* accepted */
+	return fd;
+}
+
+/* Write all of text (the socket buffer holds what these tests send). */
+static bool say(int fd, const char *text)
+{
+	size_t len = strlen(text);
+
+	while (len) {
+		ssize_t n = send(fd, text, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return false;
+		text += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static char *repeat(const char *line, size_t n)
+{
+	size_t l = strlen(line);
+	char *s = malloc(l * n + 1);
+
+	for (size_t i = 0; i < n; i++)
+		memcpy(s + i * l, line, l);
+	s[l * n] = '\0';
+	return s;
+}
+
+/* Read what is there now; lines counted, the last one kept. */
+struct reader {
+	size_t lines, bytes;
+	char last[4096];
+	size_t last_len;
+	bool eof;
+};
+
+static void drain(int fd, struct reader *r)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		r->bytes += (size_t)n;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				r->lines++;
+				r->last[r->last_len < sizeof(r->last) ?
+					r->last_len : sizeof(r->last) - 1] = '\0';
+				r->last_len = 0;
+			} else if (r->last_len < sizeof(r->last) - 1) {
+				r->last[r->last_len++] = buf[i];
+			}
+		}
+	}
+	if (n == 0)
+		r->eof = true;
+}
+
+#define HELLO "{\"op\":\"hello\",\"version\":1}\n"
+#define STATUS "{\"op\":\"status\"}\n"
+#define PS "{\"op\":\"ps\"}\n"
+
+/* 100 requests in one write: LINES_PER_ROUND a round, and the lines
+ * read but not answered need no new EPOLLIN (the socket is empty). */
+static void test_share_per_round(void)
+{
+	int fd = client();
+	char *many = repeat(STATUS, 99);
+	struct reader r = { 0 };
+	struct timespec t0, t1;
+	int rounds = 0;
+
+	CHECK(fd >= 0);
+	CHECK(say(fd, HELLO) && say(fd, many));
+	free(many);
+	loop_round(100);
+	drain(fd, &r);
+	if (r.lines != SERVER_LINES_PER_ROUND)
+		fprintf(stderr, "round 1: %zu replies\n", r.lines);
+	CHECK(r.lines == SERVER_LINES_PER_ROUND);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (r.lines < 100 && rounds < 20) {
+		loop_round(1000);	/* would sleep a second without the eventfd */
+		rounds++;
+		drain(fd, &r);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r.lines != 100 || rounds != 6)
+		fprintf(stderr, "%zu replies after %d more rounds\n", r.lines, rounds);
+	CHECK(r.lines == 100 && rounds == 6);	/* 84 more, 16 a round */
+	CHECK((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 500);
+	/* the status hook ran once for all of them: a tick has not passed */
+	if (status_calls != 1)
+		fprintf(stderr, "status hook called %u times\n", status_calls);
+	CHECK(status_calls == 1);
+	close(fd);
+	loop_round(100);
+}
+
+/* One client floods, another asks once: answered in the same round. */
+static void test_flood_does_not_delay_others(void)
+{
+	int a = client(), b = client();
+	char *flood = repeat(STATUS, 3000);
+	struct reader ra = { 0 }, rb = { 0 };
+
+	CHECK(a >= 0 && b >= 0);
+	CHECK(say(a, HELLO) && say(a, flood));
+	free(flood);
+	CHECK(say(b, HELLO STATUS));
+	loop_round(100);
+	drain(a, &ra);
+	drain(b, &rb);
+	if (rb.lines != 2 || ra.lines > SERVER_LINES_PER_ROUND)
+		fprintf(stderr, "quiet client: %zu replies; flooder %zu\n",
+			rb.lines, ra.lines);
+	CHECK(rb.lines == 2 && ra.lines <= SERVER_LINES_PER_ROUND);
+	/* the counts are the server's own, whatever the cache holds */
+	CHECK_CONTAINS(rb.last, "\"clients\":2,\"subscribers\":0");
+	close(a);
+	close(b);
+	for (int i = 0; i < 5; i++)
+		loop_round(10);
+}
+
+/*
+ * A client that asks for large replies and never reads: once the socket
+ * takes no more and REPLY_BACKLOG bytes wait, it is not read and no reply
+ * is made; epoll does not wake the loop for it. When it reads, it is
+ * served again, to the last request.
+ */
+static void test_unread_replies_stop_reading(void)
+{
+	int fd = client();
+	char *many = repeat(PS, 4000);
+	struct reader r = { 0 };
+	size_t sent = strlen(many), off = 0;
+	int rounds = 0, idle;
+
+	CHECK(fd >= 0);
+	ps_rows = 20;		/* about 2 KB a reply */
+	CHECK(say(fd, HELLO));
+	/* feed what the socket takes while the broker answers */
+	while (off < sent && rounds < 2000) {
+		ssize_t n = send(fd, many + off, sent - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n > 0)
+			off += (size_t)n;
+		loop_round(0);
+		rounds++;
+	}
+	free(many);
+	for (int i = 0; i < 50; i++)
+		loop_round(0);
+	/* nothing to do for it now: epoll must let the loop sleep */
+	idle = loop_round(200);
+	if (idle != 0)
+		fprintf(stderr, "epoll woke the loop %d times for a client not read\n", idle);
+	CHECK(idle == 0);
+	drain(fd, &r);
+	/* answered: what filled its socket buffer and queue, not 4000 */
+	printf("# before reading: %zu replies (%zu bytes) of 4001\n",
+	       r.lines, r.bytes);
+	CHECK(r.lines < 1000);
+	CHECK(ps_calls == 1);
+	for (int i = 0; i < 20000 && r.lines < 4001; i++) {
+		loop_round(10);
+		drain(fd, &r);
+	}
+	if (r.lines != 4001)
+		fprintf(stderr, "%zu replies once it read\n", r.lines);
+	CHECK(r.lines == 4001);
+	close(fd);
+	loop_round(100);
+	ps_rows = 10;
+}
+
+/* status and ps: cached within a tick; status also anew when the
+ * subscriptions change. */
+static void test_reply_cache(void)
+{
+	int fd = client();
+	struct reader r = { 0 };
+	unsigned int s0 = status_calls, p0 = ps_calls;
+
+	CHECK(fd >= 0);
+	server_tick(srv);	/* a new tick: nothing cached */
+	CHECK(say(fd, HELLO "{\"op\":\"status\",\"id\":7}\n" PS PS STATUS));
+	loop_round(100);
+	drain(fd, &r);
+	CHECK(r.lines == 5);
+	CHECK(status_calls == s0 + 1 && ps_calls == p0 + 1);
+	server_tick(srv);
+	CHECK(say(fd, STATUS PS));
+	loop_round(100);
+	drain(fd, &r);
+	CHECK(status_calls == s0 + 2 && ps_calls == p0 + 2);
+	CHECK(say(fd, "{\"op\":\"subscribe\",\"min_duration_ns\":1000000}\n" STATUS));
+	loop_round(100);
+	drain(fd, &r);
+	CHECK(filter_calls > 0);
+	CHECK(status_calls == s0 + 3 && ps_calls == p0 + 2);
+	CHECK_CONTAINS(r.last, "\"subscribers\":1");
+	/* the id is the request's own, the fields the cache's */
+	CHECK(say(fd, "{\"op\":\"status\",\"id\":42}\n"));
+	loop_round(100);
+	drain(fd, &r);
+	CHECK_CONTAINS(r.last, "{\"id\":42,\"ok\":true,\"broker\":\"test\",\"clients\":1,");
+	close(fd);
+	loop_round(100);
+}
+
+/* Requests, then shutdown(SHUT_WR): every reply comes, then the close. */
+static void test_half_close_gets_its_replies(void)
+{
+	int fd = client();
+	struct reader r = { 0 };
+
+	CHECK(fd >= 0);
+	CHECK(say(fd, HELLO STATUS STATUS STATUS));
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 10 && !r.eof; i++) {
+		loop_round(100);
+		drain(fd, &r);
+	}
+	if (r.lines != 4 || !r.eof)
+		fprintf(stderr, "%zu replies, eof %d\n", r.lines, r.eof);
+	CHECK(r.lines == 4 && r.eof);
+	close(fd);
+}
+
+/* 200 connections of one uid in a second: its lines are limited. */
+static void test_log_lines_per_uid(void)
+{
+	char *buf = NULL;
+	size_t len = 0, lines = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	log_set_output(f);
+	for (int i = 0; i < 200; i++) {
+		int fd = client();
+
+		close(fd);
+		loop_round(10);
+	}
+	server_tick(srv);	/* within the second: nothing told yet */
+	log_set_output(devnull);
+	fclose(f);
+	for (char *p = buf; p && *p; p++)
+		lines += *p == '\n';
+	if (lines > 12)
+		fprintf(stderr, "%zu log lines:\n%s", lines, buf);
+	CHECK(lines <= 12);	/* 10 in a second, a summary at most, and a
+				 * second boundary crossed at most once */
+	free(buf);
+}
+
+int main(void)
+{
+	struct server_opts o = {
+		.socket_path = sock, .group_name = "test", .group = getegid(),
+		.max_clients = 64, .max_clients_per_uid = 32,
+		.queue_bytes = 1 << 20, .stuck_timeout_s = 30,
+		.min_floor_ns = 100000,
+	};
+	struct server_hooks h = { .status = status_hook, .ps = ps_hook,
+				  .filter_changed = filter_hook };
+	int rc, err;
+
+	snprintf(dir, sizeof(dir), "/tmp/pgoff-test-server.XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	chmod(dir, 0755);
+	snprintf(sock, sizeof(sock), "%s/run/pgoffd.sock", dir);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	log_init("pgoffd", LOG_LEVEL_INFO);
+	devnull = fopen("/dev/null", "w");
+	log_set_output(devnull);
+	err = server_open(&srv, &o, &h, epfd);
+	if (err) {
+		fprintf(stderr, "server_open: %s\n", strerror(-err));
+		return 1;
+	}
+	RUN(test_share_per_round);
+	RUN(test_flood_does_not_delay_others);
+	RUN(test_unread_replies_stop_reading);
+	RUN(test_reply_cache);
+	RUN(test_half_close_gets_its_replies);
+	RUN(test_log_lines_per_uid);
+	rc = CHECK_DONE();
+	server_close(srv, "shutdown");
+	unlink(sock);
+	snprintf(sock, sizeof(sock), "%s/run", dir);
+	rmdir(sock);
+	rmdir(dir);
+	log_set_output(NULL);
+	fclose(devnull);
+	return rc;
+}
