@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A local user outside the group attacks pgoffd all at once: 300 fake
+# "postmasters" (copies of sleep named postgres) run from a directory
+# whose postmaster.pid is a FIFO; clusters of their own (the
+# distribution's binary: trusted), more than max-clusters-per-user; a
+# child of their backend that execs a setuid program through a symlink
+# named postgres; control characters in a data directory's name and in
+# a client's name. Meanwhile a group member's status answers fast, the
+# real cluster's waits keep coming, no fake process is traced, nothing
+# raw reaches a terminal or the log, and SIGTERM ends pgoffd at once.
+# Then again with the attacker's uid in --trust-uids: the FIFO itself is
+# refused, never opened.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+evil=$E2E_DIR/evil
+mkdir -p "$evil" && chown "$E2E_OUTSIDER" "$evil"
+bad() { as "$E2E_OUTSIDER" "$@"; }
+out_uid=$(id -u "$E2E_OUTSIDER")
+
+pg_start || { not_ok "start PostgreSQL 15"; exit 1; }
+
+# --- the attacker's processes, before pgoffd starts and after
+bad sh -c "mkdir -p '$evil/fifo' '$evil/bin' && cp /bin/sleep '$evil/bin/postgres' &&
+	mkfifo '$evil/fifo/postmaster.pid'"
+start_fakes() {	# N: fake postmasters, each a root of its own
+	bad sh -c "cd '$evil/fifo' && for i in \$(seq $1); do ../bin/postgres 600 & done" \
+		>/dev/null 2>&1
+}
+start_fakes 150
+# clusters of their own: the distribution's binary in a directory of
+# theirs, whose name holds ESC and TAB
+own=$evil/own$'\e'[31mred$'\t'x
+bad "$PGBIN/initdb" -D "$own.0" -A trust -U evil >"$E2E_DIR/evil-initdb.log" 2>&1 ||
+	{ not_ok "the attacker's initdb"; cat "$E2E_DIR/evil-initdb.log"; exit 1; }
+bad cp -a "$own.0" "$own.1"
+bad cp -a "$own.0" "$own.2"
+ports=()
+for i in 0 1 2; do
+	p=$((20000 + RANDOM % 20000))
+	ports+=("$p")
+	bad "$PGBIN/pg_ctl" -D "$own.$i" -w -l "$evil/log$i" \
+		-o "-p $p -k $evil -c listen_addresses=" start >/dev/null 2>&1 ||
+		{ not_ok "the attacker's cluster $i"; cat "$evil/log$i"; exit 1; }
+done
+e2e_start_broker --max-clusters-per-user 2 || { not_ok "start pgoffd"; exit 1; }
+start_fakes 150	# and as many after it started
+
+# a setuid program (root-owned, 4755), run by their backend through a
+# symlink named postgres: COPY TO PROGRAM, as the cluster's superuser
+mkdir -p "$E2E_DIR/suid"
+cp /bin/sleep "$E2E_DIR/suid/sleep" && chmod 4755 "$E2E_DIR/suid/sleep"
+bad ln -s "$E2E_DIR/suid/sleep" "$evil/bin/suid-link"
+bad mkdir "$evil/s" && bad ln -s "$E2E_DIR/suid/sleep" "$evil/s/postgres"
+bad "$PGBIN/psql" -X -q -h "$evil" -p "${ports[0]}" -U evil -d postgres \
+	-c "copy (select 1) to program '$evil/s/postgres 600'" >/dev/null 2>&1 &
+copy_job=$!
+suid=
+for _ in $(seq 100); do
+	suid=$(ps -eo pid=,ruid=,euid=,comm= | awk -v u="$out_uid" '$2 == u && $3 == 0 && $4 == "postgres" { print $1; exit }')
+	[ -n "$suid" ] && break
+	sleep 0.05
+done
+check "the attacker's setuid child runs (ruid $out_uid, euid 0, named postgres): ${suid:-none}" [ -n "$suid" ]
+
+# --- a client named with an escape sequence wakes a real backend
+evilclient=$evil/bin/$'\e]0;pwned\a'
+bad cp "$PGBIN/psql" "$evilclient"
+
+sleep 2	# a scan or two with all of it in place
+fake_list=$(pgrep -u "$out_uid" -f "bin/postgres 600")
+fakes=$(wc -w <<<"$fake_list")
+note "attacker: $fakes processes named postgres, clusters on ports ${ports[*]}"
+
+read -r p50 p99 max <<<"$(/usr/bin/python3 "$E2E_TOP/tests/e2e/status_latency.py" "$SOCK" 100 2>&1)"
+note "status round trips under attack: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms"
+check "a member's status answers within 100 ms at p99 (${p99} ms)" between "${p99:-999}" 0 100
+
+member ps --json >"$E2E_DIR/ps.json"
+traced=$(jq '[.processes[].pid]' "$E2E_DIR/ps.json")
+fake_pids=$(jq -s . <<<"$fake_list")
+check "no fake postmaster is traced" \
+	jqe --argjson f "$fake_pids" --argjson t "$traced" '($f - ($f - $t)) | length == 0' <<<null
+check "the setuid child is not traced" \
+	jqe --argjson s "${suid:-0}" '[.processes[] | select(.pid == $s)] | length == 0' "$E2E_DIR/ps.json"
+# each is refused for its binary, or, once the user has two clusters
+# traced, without being asked about at all
+check "the fakes are listed as not traced, with why" \
+	jqe --argjson f "$fake_pids" '[.untraced[] | select(.pid as $p | $f | index($p)) |
+		select(.why | test("not a root-owned|max-clusters-per-user"))] | length >= 250' "$E2E_DIR/ps.json"
+pms=$(for i in 0 1 2; do head -n1 "$own.$i/postmaster.pid"; done | jq -s .)
+check "two of the attacker's clusters are traced, the third refused (max-clusters-per-user)" \
+	jqe --argjson pm "$pms" '([.clusters[] | select(.postmaster_pid as $p | $pm | index($p))] | length == 2) and
+		([.untraced[] | select((.pid as $p | $pm | index($p)) and (.why | test("max-clusters-per-user")))] | length == 1)' "$E2E_DIR/ps.json"
+note "untraced (first 3): $(jq -c '.untraced[:3]' "$E2E_DIR/ps.json")"
+
+member ps >"$E2E_DIR/ps.txt" 2>&1
+check "ps as a table carries no raw control character (ESC, C1 CSI)" \
+	bash -c "! grep -qP '[\x1b\x9b\x07]' '$E2E_DIR/ps.txt'"
+check "... and shows the attacker's data directory, made printable" \
+	grep -q "own" "$E2E_DIR/ps.txt"
+
+# the real cluster's waits keep coming, and the evil client is a waker
+member watch --db postgres --pg-wait Client:ClientRead --min 300ms --count 1 \
+	--timeout 20s >"$E2E_DIR/client.txt" 2>&1 &
+w=$!
+watchers 1
+{ echo "select 1;"; sleep 0.6; echo "select 2;"; } |
+	bad "$evilclient" -X -q -h "$PGHOST" -p "$PGPORT" -U postgres -d postgres >/dev/null 2>&1
+wait "$w"
+member watch --pg-wait Timeout:PgSleep --min 200ms --json --count 1 --timeout 20s \
+	>"$E2E_DIR/sleep.json" 2>&1 &
+w=$!
+watchers 1
+sql -c "select pg_sleep(0.3)" >/dev/null
+wait "$w"
+check "the real cluster's pg_sleep is reported under attack" \
+	jqe --argjson p "$PGPORT" '.type == "episode" and .pg.wait_event == "PgSleep" and .pg.cluster.port == $p' "$E2E_DIR/sleep.json"
+check "a table with the escape-named client as a waker has no raw control character" \
+	bash -c "[ -s '$E2E_DIR/client.txt' ] && ! grep -qP '[\x1b\x9b\x07]' '$E2E_DIR/client.txt'"
+note "watch table: $(head -c 300 "$E2E_DIR/client.txt" | cat -v)"
+
+check "the log carries no raw control character" \
+	bash -c "! grep -qP '[\x1b\x9b\x07\x09]' '$E2E_DIR/pgoffd.log'"
+check "each fake is logged once, not at every scan" \
+	[ "$(grep -c 'named postgres is not traced' "$E2E_DIR/pgoffd.log")" -le "$((fakes + 10))" ]
+
+t0=$(date +%s%N)
+e2e_stop_broker TERM
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "SIGTERM ends pgoffd under attack within 1 s ($ms ms), exit 0" [ "$ms" -lt 1000 -a "$E2E_BROKER_RC" = 0 ]
+
+# --- the attacker's uid trusted: the FIFO is reached, and refused
+: >"$E2E_DIR/pgoffd.log"
+e2e_start_broker --max-clusters-per-user 2 --trust-uids "$E2E_OUTSIDER" ||
+	{ not_ok "start pgoffd trusting the attacker"; exit 1; }
+sleep 2
+read -r p50 p99 max <<<"$(/usr/bin/python3 "$E2E_TOP/tests/e2e/status_latency.py" "$SOCK" 100 2>&1)"
+note "status round trips, attacker trusted: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms"
+check "trusted attacker: status within 100 ms at p99 (${p99} ms)" between "${p99:-999}" 0 100
+member ps --json >"$E2E_DIR/ps2.json"
+check "trusted attacker: the FIFO postmaster.pid is refused, never opened" \
+	jqe '[.untraced[] | select(.why | test("not a regular file"))] | length >= 50' "$E2E_DIR/ps2.json"
+check "trusted attacker: still no fake traced" \
+	jqe --argjson f "$fake_pids" '[.processes[].pid] as $t | ($f - ($f - $t)) | length == 0' "$E2E_DIR/ps2.json"
+t0=$(date +%s%N)
+e2e_stop_broker TERM
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "trusted attacker: SIGTERM ends pgoffd within 1 s ($ms ms)" [ "$ms" -lt 1000 -a "$E2E_BROKER_RC" = 0 ]
+
+kill "$copy_job" 2>/dev/null
+for i in 0 1 2; do bad "$PGBIN/pg_ctl" -D "$own.$i" -m immediate stop >/dev/null 2>&1; done
