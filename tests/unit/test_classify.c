@@ -243,6 +243,15 @@ static const char *const pipe_read_61[] = {
 	"entry_SYSCALL_64_after_hwframe",
 };
 
+/*
+ * real: io_uring_enter(GETEVENTS) waiting for a completion, as PostgreSQL
+ * 18's io_method=io_uring does for a read (pgaio_uring_wait_one)
+ */
+static const char *const io_uring_wait[] = {
+	"io_cqring_wait", "__do_sys_io_uring_enter", "do_syscall_64",
+	"entry_SYSCALL_64_after_hwframe",
+};
+
 static const char *const pread_515[] = {
 	"io_schedule", "wait_on_page_bit_common", "filemap_get_pages",
 	"filemap_read", "ext4_file_read_iter", "vfs_read",
@@ -491,6 +500,7 @@ static void test_io(void)
 	CHECK(CLASSIFY(fsync_xfs) == PGOFF_WAIT_IO);
 	CHECK(CLASSIFY(pread_uncached) == PGOFF_WAIT_IO);
 	CHECK(CLASSIFY(pread_515) == PGOFF_WAIT_IO);
+	CHECK(CLASSIFY(io_uring_wait) == PGOFF_WAIT_IO);
 	/* fault-in of a file page is io, not memory */
 	CHECK(CLASSIFY(file_fault) == PGOFF_WAIT_IO);
 }

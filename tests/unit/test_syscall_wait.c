@@ -32,6 +32,8 @@ static void test_postgres_calls(void)
 	CHECK(pgoff_classify_syscall(SYS_fdatasync, D) == PGOFF_WAIT_IO);
 	CHECK(pgoff_classify_syscall(SYS_fdatasync, S) == PGOFF_WAIT_IO);
 	CHECK(pgoff_classify_syscall(SYS_wait4, S) == PGOFF_WAIT_IPC);
+	/* io_uring_enter(GETEVENTS) sleeps interruptibly for its completions */
+	CHECK(pgoff_classify_syscall(SYS_io_uring_enter, S) == PGOFF_WAIT_IO);
 }
 
 /* read and write are disk I/O only in uninterruptible sleep */
