@@ -184,6 +184,8 @@ static void status_hook(void *ctx, json_object *r)
 			       json_object_new_int64(now.tv_sec - b->started.tv_sec));
 	json_object_object_add(r, "hook", json_object_new_string(
 				       tracer_hook(b->tracer)));
+	json_object_object_add(r, "bpf_programs_attached", json_object_new_int64(
+				       tracer_attached_programs(b->tracer)));
 	json_object_object_add(r, "clients", json_object_new_int64(
 				       (int64_t)server_client_count(b->server)));
 	json_object_object_add(r, "subscribers", json_object_new_int64(

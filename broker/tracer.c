@@ -184,6 +184,18 @@ const char *tracer_hook(const struct tracer *t)
 	return t->raw_tp ? "raw_tp" : "tp_btf";
 }
 
+unsigned int tracer_attached_programs(const struct tracer *t)
+{
+	const struct bpf_object_skeleton *s = t->skel->skeleton;
+	unsigned int n = 0;
+
+	/* the twin of the hook not chosen is not loaded and has no link */
+	for (int i = 0; i < s->prog_cnt; i++)
+		if (*s->progs[i].link)
+			n++;
+	return n;
+}
+
 int tracer_consume(struct tracer *t, int budget, bool *more)
 {
 	int n;

@@ -28,6 +28,8 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 void tracer_close(struct tracer *t);	/* NULL-safe; detaches everything */
 
 const char *tracer_hook(const struct tracer *t);	/* "tp_btf" / "raw_tp" */
+/* How many BPF programs are attached (the links pgoffd holds). */
+unsigned int tracer_attached_programs(const struct tracer *t);
 /*
  * Hand at most budget records to the callback; *more says the budget ran
  * out with records left (call again soon). Returns records handled, or -errno.

@@ -121,6 +121,9 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		     "PostgreSQL clusters pgoffd traces.");
 	status_gauge(out, st, "traced_processes", "pgoff_traced_processes",
 		     "PostgreSQL processes pgoffd traces.");
+	status_gauge(out, st, "bpf_programs_attached", "pgoff_bpf_programs_attached",
+		     "BPF programs pgoffd has attached to the scheduler's "
+		     "tracepoints (5 when it traces; fewer: an alert).");
 	status_gauge(out, st, "clients", "pgoff_broker_clients",
 		     "Connections to pgoffd, this exporter's included.");
 	status_gauge(out, st, "subscribers", "pgoff_broker_subscribers",

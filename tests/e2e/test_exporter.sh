@@ -89,6 +89,8 @@ check "pgoff_broker_up 1 with pgoffd running" grep -qx 'pgoff_broker_up 1' "$E2E
 check "pgoff_build_info has the version" grep -q '^pgoff_build_info{version="0.1.0",revision="' "$E2E_DIR/first.prom"
 check "pgoff_broker_info names the hook" grep -qE '^pgoff_broker_info\{version="[^"]+",hook="(tp_btf|raw_tp)"\} 1$' "$E2E_DIR/first.prom"
 check "pgoff_clusters 1" grep -qx 'pgoff_clusters 1' "$E2E_DIR/first.prom"
+check "pgoff_bpf_programs_attached 5: switch, waking, fork, exit, exec" \
+	grep -qx 'pgoff_bpf_programs_attached 5' "$E2E_DIR/first.prom"
 curl -s "$EXP/" >"$E2E_DIR/landing.html"
 check "the landing page at / links to /metrics" grep -q 'href="/metrics"' "$E2E_DIR/landing.html"
 check "an unknown path is 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "$EXP/nope")" = 404 ]
@@ -278,7 +280,7 @@ hm=$(promql 'sum by (le) (increase(pgoff_wait_duration_seconds_bucket{wait_event
 	jq '.data.result | length')
 check "the heatmap's query has one series per bucket (32, got $hm)" [ "$hm" = 32 ]
 rules=$(curl -s "$PROM/api/v1/rules" | jq -r '[.data.groups[].rules[] | select(.health == "ok")] | length')
-check "Prometheus loaded the 4 alert rules of alerts.yml, all healthy ($rules)" [ "$rules" = 4 ]
+check "Prometheus loaded the 5 alert rules of alerts.yml, all healthy ($rules)" [ "$rules" = 5 ]
 
 # --- HTTPS with basic auth ----------------------------------------------------
 code=$(curl -s -o "$E2E_DIR/noauth.out" -D "$E2E_DIR/noauth.h" -w '%{http_code}' \

@@ -185,13 +185,14 @@ static void test_broker_down(void)
 	CHECK(lacks("pgoff_offcpu_seconds_total"));
 	CHECK(lacks("pgoff_wait_duration_seconds"));
 	CHECK(lacks("pgoff_traced_processes"));
+	CHECK(lacks("pgoff_bpf_programs_attached"));
 }
 
 static void test_broker_up(void)
 {
 	json_object *st = json_tokener_parse(
 		"{\"ok\":true,\"broker\":\"pgoffd 0.1.0\",\"uptime_s\":100,"
-		"\"hook\":\"tp_btf\",\"clients\":2,\"subscribers\":0,\"clusters\":1,"
+		"\"hook\":\"tp_btf\",\"bpf_programs_attached\":5,\"clients\":2,\"subscribers\":0,\"clusters\":1,"
 		"\"traced_processes\":6,\"kernel_min_duration_ns\":null,"
 		"\"counters\":{\"switches\":68,\"events\":0,\"ringbuf_full\":3,"
 		"\"start_map_full\":0,\"stack_failed\":1,\"pg_read_failed\":0,"
@@ -211,6 +212,7 @@ static void test_broker_up(void)
 	CHECK(has_line("pgoff_broker_start_time_seconds 1700000000"));
 	CHECK(has_line("pgoff_clusters 1"));
 	CHECK(has_line("pgoff_traced_processes 6"));
+	CHECK(has_line("pgoff_bpf_programs_attached 5"));
 	CHECK(has_line("pgoff_lost_events_total{cause=\"ringbuf_full\"} 3"));
 	CHECK(has_line("pgoff_lost_events_total{cause=\"aggregate_map_full\"} 0"));
 	CHECK(has_line("pgoff_degraded_events_total{missing=\"stack\"} 1"));
