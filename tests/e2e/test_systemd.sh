@@ -12,7 +12,8 @@ if ! command -v systemd-analyze >/dev/null; then
 	not_ok "systemd-analyze is not installed (Debian package systemd)"
 	exit 1
 fi
-systemd-analyze verify "$unit" >"$E2E_DIR/verify.out" 2>&1
+# the unit names its man page, which the prefix holds
+MANPATH=$E2E_DIR/prefix/share/man systemd-analyze verify "$unit" >"$E2E_DIR/verify.out" 2>&1
 rc=$?
 sed 's/^/# /' "$E2E_DIR/verify.out"
 check "systemd-analyze verify accepts pgoffd.service, without a warning" \
@@ -35,3 +36,113 @@ gid=$(awk -F: '$1 == "pgoff" { print $3 }' "$root/etc/group")
 made=$(stat -c '%a %u %g' "$root/run/pgoff")
 check "tmpfiles creates /run/pgoff 0750 root:pgoff (saw $made; pgoffd is uid $uid)" \
 	[ "$made" = "750 0 $gid" ]
+
+# --- the unit under a real systemd (PID 1 of a booted Debian 12
+# container, systemd-nspawn): installed with make install DESTDIR=, into
+# an overlay of a cached root, so that the cache stays as built
+. "$E2E_TOP/tests/e2e/roots.sh"
+systemd_root_ensure || { not_ok "a Debian 12 root with systemd"; exit 1; }
+sys=$E2E_DIR/nspawn
+mkdir -p "$sys/upper" "$sys/work" "$sys/root"
+mount -t overlay overlay -o "lowerdir=$PGOFF_ROOTS/bookworm-systemd,upperdir=$sys/upper,workdir=$sys/work" \
+	"$sys/root" || { not_ok "an overlay of the root"; exit 1; }
+nspawn_job=
+stop_container() {
+	local leader
+	if [ -n "$nspawn_job" ] && kill -0 "$nspawn_job" 2>/dev/null; then
+		leader=$(pgrep -P "$nspawn_job" | head -n1)
+		[ -n "$leader" ] && nsenter -t "$leader" -a -r -w systemctl poweroff >/dev/null 2>&1
+		for _ in $(seq 100); do kill -0 "$nspawn_job" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$nspawn_job" 2>/dev/null
+		wait "$nspawn_job" 2>/dev/null
+	fi
+	nspawn_job=
+	umount "$sys/root" 2>/dev/null
+}
+trap 'stop_container; e2e_cleanup' EXIT
+make -s -C "$E2E_TOP" install DESTDIR="$sys/root" PREFIX=/usr BUILD="$PGOFF_BUILD" \
+	SANITIZE="${PGOFF_SANITIZE:-}" >"$E2E_DIR/install.log" 2>&1 ||
+	{ not_ok "make install DESTDIR= into the root"; cat "$E2E_DIR/install.log"; exit 1; }
+# the sanitizer build needs its runtime, which the root does not have
+if [ -n "${PGOFF_SANITIZE:-}" ]; then
+	for lib in $(ldd "$E2E_TOP/$PGOFF_BUILD/pgoffd" | awk '/lib(asan|ubsan)/ { print $3 }'); do
+		cp "$lib" "$sys/root$lib"
+	done
+fi
+in_root() { chroot "$sys/root" "$@"; }
+in_root systemd-sysusers >/dev/null 2>&1
+in_root systemctl enable pgoffd >/dev/null 2>&1
+in_root useradd -m -G pgoff alice
+in_root groupadd others
+systemd-nspawn -q -b -D "$sys/root" --register=no --keep-unit --capability=all \
+	--system-call-filter=bpf >"$sys/console.log" 2>&1 &
+nspawn_job=$!
+leader=
+for _ in $(seq 100); do leader=$(pgrep -P "$nspawn_job" | head -n1); [ -n "$leader" ] && break; sleep 0.1; done
+# -r -w: the container's root, not its mount namespace's first root (nspawn
+# moves the container's root over /, where the host's tree stays below)
+inside() { nsenter -t "$leader" -a -r -w "$@"; }
+# until its manager answers (before that: "Failed to connect to bus") and
+# has finished starting up
+state=
+for _ in $(seq 300); do
+	state=$(nsenter -t "${leader:-0}" -a -r -w systemctl is-system-running 2>&1)
+	case $state in running | degraded) break ;; esac
+	sleep 0.3
+done
+note "the container's systemd: $state; $(inside systemctl --version | head -n1)"
+check "the container boots with systemd as PID 1" [ -n "$leader" -a "$(cat "/proc/${leader:-0}/comm" 2>/dev/null)" = systemd ]
+active=$(inside systemctl is-active pgoffd)
+if [ "$active" != active ]; then
+	inside systemctl status pgoffd --no-pager -l 2>&1 | sed 's/^/# /' | tail -20
+fi
+check "systemctl: pgoffd.service is active ($active)" [ "$active" = active ]
+check "... running as pgoffd with no capabilities left" \
+	bash -c "[ \"\$(nsenter -t $leader -a -r -w systemctl show -p MainPID --value pgoffd | xargs -I{} nsenter -t $leader -a -r -w awk '\$1 == \"CapEff:\" { print \$2 }' /proc/{}/status)\" = 0000000000000000 ]"
+check "... serving /run/pgoff/pgoffd.sock in a root-only directory" \
+	bash -c "[ \"\$(nsenter -t $leader -a -r -w stat -c '%U %G %a' /run/pgoff)\" = 'root pgoff 750' ]"
+
+# the container's PostgreSQL 15 (Debian's package: a cluster made and
+# started the Debian way), found by the unit's prober and listed to a
+# member of pgoff. Its waits are not: pgoffd in a container's pid
+# namespace keys what it traces by that namespace's pids, the kernel's
+# records carry the host's (pgoffd runs on the host; README, Containers).
+inside pg_createcluster 15 main >"$sys/pg.out" 2>&1 &&
+	inside systemctl start postgresql@15-main >>"$sys/pg.out" 2>&1 ||
+	sed 's/^/# /' "$sys/pg.out"
+for _ in $(seq 100); do
+	inside su postgres -c "psql -X -q -At -c 'select 1'" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+for _ in $(seq 100); do
+	inside su alice -c "pgoffctl ps --json" >"$sys/ps.json" 2>"$sys/ps.err"
+	jq -e '.clusters[]? | select(.port == 5432)' "$sys/ps.json" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+note "ps in the container: $(jq -c '.clusters' "$sys/ps.json" 2>/dev/null | head -c 300) $(head -c 200 "$sys/ps.err")"
+check "a member of pgoff lists the container's PostgreSQL 15 cluster through the unit's socket" \
+	jqe '[.clusters[] | select(.port == 5432 and (.version | startswith("15")))] | length == 1' "$sys/ps.json"
+
+# systemctl reload: a changed group applies
+inside sh -c 'mkdir -p /etc/pgoff && echo "group = others" > /etc/pgoff/pgoffd.conf'
+inside systemctl reload pgoffd >"$sys/reload.out" 2>&1 ||
+	{ sed 's/^/# /' "$sys/reload.out"; inside journalctl -u pgoffd --no-pager | tail -n 20 | sed 's/^/# /'; }
+for _ in $(seq 50); do
+	inside su alice -c "pgoffctl status" >/dev/null 2>&1 || break
+	sleep 0.1
+done
+inside su alice -c "pgoffctl status" >"$sys/status.out" 2>&1
+rc=$?
+note "after reload, alice: exit $rc, $(head -c 200 "$sys/status.out")"
+check "systemctl reload applies a changed group: the member is refused (exit 3)" [ "$rc" = 3 ]
+check "... and pgoffd is still active" [ "$(inside systemctl is-active pgoffd)" = active ]
+
+# systemctl stop: nothing left loaded
+check "with pgoffd running, its BPF programs are loaded" [ "$(our_progs)" -ge 5 ]
+inside systemctl stop pgoffd
+check "systemctl stop leaves no BPF program" progs_settle 0
+check "... and the unit stopped cleanly (not failed)" \
+	[ "$(inside systemctl is-failed pgoffd)" = inactive ]
+stop_container
+check "the container powered off; the cached root is untouched" \
+	[ ! -e "$PGOFF_ROOTS/bookworm-systemd/usr/sbin/pgoffd" ]
