@@ -92,14 +92,15 @@ psa() {
 	echo "$row"
 }
 
-# agrees WHAT FILE ROW [JQ]: pgoff's first event in FILE says what
-# pg_stat_activity's ROW said: wait event (13: none, and why), backend
-# type, database, user, the server's major; JQ must hold too. Prints both
-# on failure.
+# agrees WHAT FILE ROW [JQ [WAIT]]: pgoff's first event in FILE says what
+# pg_stat_activity's ROW said: wait event (13: none, and why; WAIT, a jq
+# test of the event and $wet/$we, replaces "the same"), backend type,
+# database, user, the server's major; JQ must hold too. Prints both on
+# failure.
 agrees() {
 	local what=$1 file=$2 row=$3 extra=${4:-true} bt db us wet we st
 	IFS='|' read -r bt db us wet we st <<<"$row"
-	local want='.pg.wait_event_type == $wet and .pg.wait_event == $we'
+	local want=${5:-'.pg.wait_event_type == $wet and .pg.wait_event == $we'}
 	[ "$M" -lt 14 ] && want='.pg.wait_event == null and (.pg.missing.wait_event // "" | test("my_wait_event_info"))'
 	if [ -n "$row" ] && head -n1 "$file" | jqe --arg wet "$wet" --arg we "$we" --arg bt "$bt" \
 		--arg db "$db" --arg us "$us" --arg v "$M" "$want"' and .pg.backend_type == $bt and
@@ -332,7 +333,11 @@ version() {
 	watchers 1
 	row=$(psa "$S_NSPID" "wait_event_type = 'IO'")
 	wait "$wal_watch"
-	agrees "WAL flush" "$D/wal.json" "$row" '.wait == "io" and .kernel_wait == "io"'
+	# a commit writes, then syncs: pg_stat_activity's sample and pgoff's
+	# first long interval may each be either
+	agrees "WAL flush" "$D/wal.json" "$row" '.wait == "io" and .kernel_wait == "io"' \
+		'$wet == "IO" and ($we | IN("WalWrite", "WalSync")) and
+		.pg.wait_event_type == "IO" and (.pg.wait_event | IN("WalWrite", "WalSync"))'
 	wait "$S_JOB"
 
 	# ps, with a client backend in it (and 18's io workers)
