@@ -31,6 +31,61 @@ char LICENSE[] SEC("license") = "GPL";
  */
 #define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
 
+/*
+ * pgoffd's pid namespace, set before load: 0 for the initial one, where
+ * every pid is the kernel's own number and the branches below drop out at
+ * load; else the inode of its namespace, and every pid in a key or a
+ * record is the number pgoffd sees in its own /proc: a task's number in
+ * that namespace, 0 for a task outside it (never traced; a waker from
+ * outside shows as pid 0, as the idle task does on the host).
+ */
+const volatile __u32 pidns_ino;
+
+/*
+ * p's number in pgoffd's namespace, 0 if p has none: pgoffd's namespace is
+ * p's own, or up to PIDNS_DEPTH - 1 levels above it (nested containers).
+ */
+#define PIDNS_DEPTH 4
+static __always_inline __u32 pid_nr_in_ns(struct pid *p)
+{
+	unsigned int level = BPF_CORE_READ(p, level);
+	struct upid up;
+
+	for (int i = 0; i < PIDNS_DEPTH; i++) {
+		if ((unsigned int)i > level ||
+		    bpf_core_read(&up, sizeof(up), &p->numbers[level - i]))
+			return 0;
+		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
+			return (__u32)up.nr;
+	}
+	return 0;
+}
+
+static __always_inline __u32 task_pid(struct task_struct *t, bool btf)
+{
+	if (!pidns_ino)
+		return TASK_FIELD(btf, t, pid);
+	return pid_nr_in_ns(BPF_CORE_READ(t, thread_pid));
+}
+
+static __always_inline __u32 task_tgid(struct task_struct *t, bool btf)
+{
+	if (!pidns_ino)
+		return TASK_FIELD(btf, t, tgid);
+	return pid_nr_in_ns(BPF_CORE_READ(t, group_leader, thread_pid));
+}
+
+/* current's tgid << 32 | pid, as bpf_get_current_pid_tgid() */
+static __always_inline __u64 current_pid_tgid(void)
+{
+	struct task_struct *t;
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid();
+	t = (struct task_struct *)bpf_get_current_task();
+	return (__u64)task_tgid(t, false) << 32 | task_pid(t, false);
+}
+
 /* Written by pgoffd through the mmap'ed .data/.bss maps: the filter pushdown. */
 volatile __u64 min_duration_ns = ~0ULL;	/* ~0: no subscriber, send nothing */
 volatile __u32 filter_pids;		/* 1: only tgids in watch_pids */
@@ -594,7 +649,7 @@ static __always_inline void episode_switch_in(__u32 tgid,
 static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 					  bool btf)
 {
-	__u64 id = bpf_get_current_pid_tgid();	/* prev is current */
+	__u64 id = current_pid_tgid();	/* prev is current */
 	__u32 tgid = id >> 32, pid = (__u32)id;
 	struct pgoff_target *t;
 	struct pgoff_start s = {};
@@ -750,7 +805,7 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
 static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 					 bool btf)
 {
-	__u32 pid = TASK_FIELD(btf, next, pid);
+	__u32 pid = task_pid(next, btf);
 	__u32 tgid;
 	struct pgoff_start *s;
 	struct pgoff_record *r;
@@ -760,7 +815,7 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	if (!th || !th->s.start_ns)
 		return;		/* not traced, or its switch-out was not seen */
 	s = &th->s;
-	tgid = TASK_FIELD(btf, next, tgid);
+	tgid = task_tgid(next, btf);
 	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
 		thread_forget(pid, th);
 		return;
@@ -796,7 +851,7 @@ done:
  */
 static __always_inline void on_waking(struct task_struct *p, bool btf)
 {
-	__u32 pid = TASK_FIELD(btf, p, pid);
+	__u32 pid = task_pid(p, btf);
 	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
 	struct pgoff_start *s;
 	struct pgoff_target *t;
@@ -812,7 +867,7 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 		return;
 	s->wake_ns = bpf_ktime_get_ns();
 	s->flags |= PGOFF_F_WOKEN;
-	id = bpf_get_current_pid_tgid();
+	id = current_pid_tgid();
 	s->waker_pid = (__u32)id;
 	s->waker_tgid = id >> 32;
 	bpf_get_current_comm(s->waker_comm, sizeof(s->waker_comm));
@@ -836,8 +891,8 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 static __always_inline void on_fork(struct task_struct *parent,
 				    struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = task_tgid(parent, false);
+	__u32 ctgid = task_tgid(child, false);
 	struct pgoff_target *t, c;
 	struct pgoff_quota *q;
 	__u32 slot;
@@ -874,7 +929,7 @@ static __always_inline void thread_end(__u32 pid)
 
 static __always_inline void on_exit(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_pid_tgid();
 	__u32 pid = (__u32)id, tgid = id >> 32;
 
 	thread_end(pid);
@@ -886,7 +941,7 @@ static __always_inline void on_exit(void)
 /* After exec the process is no longer the postgres it was forked from. */
 static __always_inline void on_exec(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_pid_tgid();
 	__u32 tgid = id >> 32, pid = (__u32)id;
 
 	target_forget(tgid);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -115,6 +116,32 @@ static void preallocate_maps(struct offcpu_bpf *skel)
 		 "with 4096 entries each");
 }
 
+/* the initial pid namespace's inode (the kernel's PROC_PID_INIT_INO) */
+#define INITIAL_PIDNS_INO 0xEFFFFFFCU
+
+/*
+ * pgoffd's own pid namespace, for the BPF programs to report pids as
+ * pgoffd (its clients, and the prober that fills the targets table) see
+ * them. In a container's namespace the kernel's own numbers would match
+ * nothing.
+ */
+static int set_pid_namespace(struct offcpu_bpf *skel)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st)) {
+		log_warn("cannot stat /proc/self/ns/pid");
+		return -errno;
+	}
+	if (st.st_ino == INITIAL_PIDNS_INO)
+		return 0;
+	skel->rodata->pidns_ino = (__u32)st.st_ino;
+	log_info("in a pid namespace (inode %llu): processes are seen by their "
+		 "pids there, processes outside it are not traced",
+		 (unsigned long long)st.st_ino);
+	return 0;
+}
+
 int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		tracer_record_fn fn, void *ctx)
 {
@@ -135,6 +162,9 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		goto cleanup;
 	}
 	choose_programs(t->skel, t->raw_tp);
+	err = set_pid_namespace(t->skel);
+	if (err)
+		goto cleanup;
 	if (!kernel_at_least(6, 1))
 		preallocate_maps(t->skel);
 	err = bpf_map__set_max_entries(t->skel->maps.events,
