@@ -30,6 +30,7 @@
 #include "broker/privdrop.h"
 #include "broker/prober.h"
 #include "broker/ring_pace.h"
+#include "broker/sd_notify.h"
 #include "broker/server.h"
 #include "broker/stats.h"
 #include "broker/tracer.h"
@@ -788,6 +789,11 @@ int main(int argc, char **argv)
 		 "PostgreSQL processes in %zu clusters", so.socket_path,
 		 so.group_name, uid, pg_registry_proc_count(b.registry),
 		 pg_registry_cluster_count(b.registry));
+	/* systemd (Type=notify): started means serving, privileges dropped */
+	err = sd_notify_state("READY=1");
+	if (err < 0)
+		log_warnx("cannot tell systemd that pgoffd is ready "
+			  "($NOTIFY_SOCKET): %s", strerror(-err));
 
 	while (running) {
 		struct epoll_event evs[64];
@@ -820,6 +826,7 @@ int main(int argc, char **argv)
 					continue;
 				}
 				log_info("signal %u: exiting", si.ssi_signo);
+				sd_notify_state("STOPPING=1");
 				running = false;
 			} else {
 				server_handle(b.server, ptr, evs[i].events);
