@@ -373,6 +373,11 @@ int prober_start(struct prober **out, const struct prober_opts *o)
 		if (getppid() != parent)	/* pgoffd died before that */
 			_exit(0);
 		signal(SIGPIPE, SIG_IGN);
+		/* a signal to pgoffd's whole group (systemd's stop, Ctrl-C)
+		 * is pgoffd's to act on: the prober ends with it, not first */
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
 		serve(3, o);
 	}
 	close(sv[1]);

@@ -104,9 +104,21 @@ w3=$!
 	--min 200ms --count 1 --timeout 30s >"$E2E_DIR/follow.out" 2>"$E2E_DIR/follow.err" &
 w4=$!
 watchers 2
+# systemd's stop sends SIGTERM to the unit's every process, Ctrl-C SIGINT
+# to the foreground group: the prober must not go first and make pgoffd
+# exit 1 ("the prober is gone"), as it did one stop in four
+prober=$(pgrep -P "$E2E_BROKER_PID" | head -n1)
+kill -TERM "${prober:-0}" 2>/dev/null
+kill -INT "${prober:-0}" 2>/dev/null
+sleep 0.3
+pstate=$(awk '{ print $3 }' "/proc/${prober:-0}/stat" 2>/dev/null)
+check "the prober ($prober) ignores SIGTERM and SIGINT sent to the group (state ${pstate:-gone})" \
+	[ -n "$pstate" -a "$pstate" != Z ]
 e2e_stop_broker TERM
 wait "$w3"
-check "pgoffd exits 0 on SIGTERM" [ "$E2E_BROKER_RC" = 0 ]
+check "pgoffd exits 0 on SIGTERM (status $E2E_BROKER_RC)" [ "$E2E_BROKER_RC" = 0 ]
+for _ in $(seq 50); do kill -0 "${prober:-0}" 2>/dev/null || break; sleep 0.1; done
+check "... and the prober ends with it" bash -c "! kill -0 ${prober:-0} 2>/dev/null"
 check "a subscriber is told the broker is shutting down" grep -q "closed the stream (shutdown)" "$E2E_DIR/bye.err"
 check "the socket file stays after SIGTERM, refusing connections" \
 	bash -c "[ -S '$SOCK' ] && ! python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' '$SOCK' 2>/dev/null"
