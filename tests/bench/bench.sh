@@ -24,11 +24,13 @@ need jq "apt-get install jq"
 offcpu=$(command -v offcputime || echo /usr/sbin/offcputime)
 [ -x "$offcpu" ] || { offcpu=; echo "bench: offcputime not installed (apt-get install libbpf-tools): its column is left out" >&2; }
 
+# $work stays root's: pgoffd refuses a socket directory that anyone else
+# could change (since the socket hardening), so PostgreSQL gets $work/pg
 work=$(mktemp -d /tmp/pgoff-bench.XXXXXX); chmod 755 "$work"
 cleanup() {
 	pkill -f "pgoffctl --socket $work" 2>/dev/null; [ -n "${broker:-}" ] && kill "$broker" 2>/dev/null
 	[ -n "$offcpu" ] && pkill -f "$offcpu 3600" 2>/dev/null
-	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -m immediate stop" >/dev/null 2>&1
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pg/data -m immediate stop" >/dev/null 2>&1
 	sysctl -qw kernel.bpf_stats_enabled=0; userdel pgoffbench 2>/dev/null; groupdel pgoffbench 2>/dev/null
 	rm -rf "$work"
 }
@@ -36,14 +38,30 @@ trap cleanup EXIT
 getent group pgoffbench >/dev/null || groupadd --system pgoffbench
 # pgoffd runs as a user of its own (never nobody)
 id pgoffbench >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin -g pgoffbench pgoffbench
-chown postgres "$work"
-su postgres -s /bin/sh -c "$PGBIN/initdb -D $work/data -A trust -U postgres" >/dev/null 2>&1
-su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -w -l $work/pg.log -o '-p 45500 -k $work -c listen_addresses= -c shared_buffers=256MB' start" >/dev/null
-export PGHOST=$work PGPORT=45500 PGUSER=postgres PGDATABASE=postgres
+mkdir "$work/pg" && chown postgres "$work/pg"
+su postgres -s /bin/sh -c "$PGBIN/initdb -D $work/pg/data -A trust -U postgres" >/dev/null 2>&1
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pg/data -w -l $work/pg/log -o '-p 45500 -k $work/pg -c listen_addresses= -c shared_buffers=256MB' start" >/dev/null ||
+	{ echo "bench: PostgreSQL did not start:" >&2; cat "$work/pg/log" >&2; exit 1; }
+export PGHOST=$work/pg PGPORT=45500 PGUSER=postgres PGDATABASE=postgres
 "$PGBIN/pgbench" -i -s 10 -q >/dev/null 2>&1
 make -s -C "$top" all >/dev/null
 PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
 sysctl -qw kernel.bpf_stats_enabled=1
+
+# start_broker BINARY [options]: pgoffd in $broker, answering; if it does
+# not come up the bench stops with its log (a bench that measures no
+# pgoffd must not look like a cheap one)
+start_broker() {
+	local bin=$1; shift
+	"$bin" --socket "$SOCK" --group pgoffbench --user pgoffbench "$@" 2>>"$work/pgoffd.log" & broker=$!
+	for _ in $(seq 100); do
+		"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
+		kill -0 "$broker" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench: $bin did not come up; its log:" >&2; cat "$work/pgoffd.log" >&2
+	exit 1
+}
 
 # BPF programs: "name run_time_ns run_cnt" (ours end in _btf/_raw, cut at 15)
 stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^sched_")) |
@@ -52,14 +70,17 @@ start_tracer() {	# CONFIG: none idle one sixteen offcputime
 	case $1 in
 	none) ;;
 	offcputime) "$offcpu" 3600 >/dev/null 2>&1 & tracer=$!; sleep 2 ;;
-	*)	"$PGOFFD" --socket "$SOCK" --group pgoffbench --user pgoffbench 2>>"$work/pgoffd.log" & broker=$!
-		for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+	*)	start_broker "$PGOFFD"
 		n=0; [ "$1" = one ] && n=1; [ "$1" = sixteen ] && n=16
 		for _ in $(seq $n); do "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms --json >/dev/null 2>&1 & done
 		sleep 1 ;;
 	esac
 }
 stop_tracer() {
+	if [ -n "${broker:-}" ] && ! kill -0 "$broker" 2>/dev/null; then
+		echo "bench: pgoffd died during the run; its log:" >&2; cat "$work/pgoffd.log" >&2
+		exit 1
+	fi
 	pkill -f "pgoffctl --socket $SOCK" 2>/dev/null
 	[ -n "${broker:-}" ] && { kill "$broker"; wait "$broker"; } 2>/dev/null; broker=
 	[ -n "${tracer:-}" ] && { kill "$tracer"; wait "$tracer"; } 2>/dev/null; tracer=
@@ -80,6 +101,7 @@ for w in ${WORKLOADS:-select tpcb}; do
 			s0=$(stats); t0=$(date +%s.%N)
 			tps=$("$PGBIN/pgbench" $flag -c 8 -j 2 -T "$secs" 2>/dev/null | awk '/^tps = /{print $3; exit}')
 			t1=$(date +%s.%N); s1=$(stats)
+			[ -n "$tps" ] || { echo "bench: pgbench gave no TPS ($w, $c)" >&2; exit 1; }
 			echo "$w $r $c $tps - 0 0 0" >>"$raw"
 			join <(sort <<<"$s0") <(sort <<<"$s1") | awk -v w=$w -v r=$r -v c=$c -v tps="$tps" \
 				-v dt="$(echo "$t1 - $t0" | bc)" '{ dn = $4 - $2; dc = $5 - $3;
@@ -94,9 +116,7 @@ done
 # pgoffctl into /dev/null, so that readers do not starve the broker on two
 # CPUs); delivered = kernel events x N - client queue drops, from status
 fanout=$work/fanout.txt; : >"$fanout"
-"$PGOFFD" --socket "$SOCK" --group pgoffbench --user pgoffbench --max-clients 80 --max-clients-per-user 80 \
-	2>>"$work/pgoffd.log" & broker=$!
-for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+start_broker "$PGOFFD" --max-clients 80 --max-clients-per-user 80
 counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 # "pid ticks" (user + system) of each watching client
 clients_ticks() {
