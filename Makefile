@@ -300,8 +300,19 @@ selinux-test:
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
-bench: all
+bench: all $(BUILD)/bench/empty.bpf.o $(BUILD)/bench/empty_load
 	@tests/bench/bench.sh
+
+# The floor in make bench: programs that do nothing on pgoff's hooks.
+$(BUILD)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/empty_load: tests/bench/empty_load.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lbpf -o $@
 
 demo: deps all
 	@tests/e2e/demo.sh

@@ -154,7 +154,8 @@ struct thread {
 	struct pgoff_start s;
 	struct episode e;
 	__u16 quota;			/* its user's slot in `quotas` */
-	__u16 pad[3];
+	__u16 slot;			/* its count in `thread_slots` */
+	__u16 pad[2];
 };
 
 struct {
@@ -165,6 +166,40 @@ struct {
 } threads SEC(".maps");
 
 static const struct thread thread_zero;
+
+/*
+ * How many entries of `threads` each slot (kernel pid modulo
+ * THREAD_SLOTS) has. sched_waking and switch-in run for every task on the
+ * machine, nearly all of them not PostgreSQL: an array slot is read
+ * inline, one cache line, where a hash lookup that finds nothing costs
+ * more than the rest of the program. Kept exact (taken before an entry
+ * is made, given back when it is deleted), so a 0 means no entry; a
+ * collision costs only the lookup. The kernel pid: no namespace walk.
+ */
+#define THREAD_SLOTS PGOFF_MAX_STARTS
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, THREAD_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} thread_slots SEC(".maps");
+_Static_assert(THREAD_SLOTS <= 65536 && !(THREAD_SLOTS & (THREAD_SLOTS - 1)),
+	       "struct thread keeps a slot in 16 bits, found by a mask");
+
+static __always_inline __u32 *thread_slot(__u32 kpid)
+{
+	__u32 slot = kpid & (THREAD_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&thread_slots, &slot);
+}
+
+/* Whether the task of kernel pid kpid may have an entry in `threads`. */
+static __always_inline bool maybe_thread(__u32 kpid)
+{
+	__u32 *n = thread_slot(kpid);
+
+	return n && *n;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -397,10 +432,15 @@ static __always_inline void quota_give(__u32 slot, bool thread)
  * once, by whoever deleted it. */
 static __always_inline void thread_forget(__u32 pid, const struct thread *th)
 {
-	__u32 slot = th->quota;
+	__u32 slot = th->quota, kslot = th->slot;
+	__u32 *n;
 
-	if (bpf_map_delete_elem(&threads, &pid) == 0)
+	if (bpf_map_delete_elem(&threads, &pid) == 0) {
 		quota_give(slot, true);
+		n = bpf_map_lookup_elem(&thread_slots, &kslot);
+		if (n)
+			__sync_fetch_and_add(n, -1);
+	}
 }
 
 /* A process is no longer traced (exit, exec). */
@@ -665,18 +705,24 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 	th = bpf_map_lookup_elem(&threads, &pid);
 	if (!th) {
 		__u32 slot = t->quota;
+		__u32 kpid = TASK_FIELD(btf, prev, pid);
 		struct pgoff_quota *q = bpf_map_lookup_elem(&quotas, &slot);
+		__u32 *n = thread_slot(kpid);
 
-		if (!q || !quota_take(&q->threads, q->max_threads))
+		if (!n || !q || !quota_take(&q->threads, q->max_threads))
 			return;
+		/* counted first: a wakeup that sees the entry sees it too */
+		__sync_fetch_and_add(n, 1);
 		if (bpf_map_update_elem(&threads, &pid, &thread_zero,
 					BPF_NOEXIST) ||
 		    !(th = bpf_map_lookup_elem(&threads, &pid))) {
+			__sync_fetch_and_add(n, -1);
 			quota_give(slot, true);
 			count(PGOFF_CNT_START_FULL);
 			return;
 		}
 		th->quota = slot;
+		th->slot = kpid & (THREAD_SLOTS - 1);
 	}
 	s.tgid = tgid;
 	s.cluster = t->cluster;
@@ -805,12 +851,14 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
 static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 					 bool btf)
 {
-	__u32 pid = task_pid(next, btf);
-	__u32 tgid;
+	__u32 pid, tgid;
 	struct pgoff_start *s;
 	struct pgoff_record *r;
 	struct thread *th;
 
+	if (!maybe_thread(TASK_FIELD(btf, next, pid)))
+		return;
+	pid = task_pid(next, btf);
 	th = bpf_map_lookup_elem(&threads, &pid);
 	if (!th || !th->s.start_ns)
 		return;		/* not traced, or its switch-out was not seen */
@@ -851,12 +899,17 @@ done:
  */
 static __always_inline void on_waking(struct task_struct *p, bool btf)
 {
-	__u32 pid = task_pid(p, btf);
-	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
 	struct pgoff_start *s;
 	struct pgoff_target *t;
+	struct thread *th;
+	__u32 pid;
 	__u64 id;
 
+	/* most wakees are not PostgreSQL: one array read, nothing else */
+	if (!maybe_thread(TASK_FIELD(btf, p, pid)))
+		return;
+	pid = task_pid(p, btf);
+	th = bpf_map_lookup_elem(&threads, &pid);
 	if (!th)
 		return;
 	s = &th->s;

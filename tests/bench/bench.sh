@@ -6,10 +6,16 @@
 # TPS as ratios to the no-tracer run of the same round (this machine is
 # noisy: medians and spread are reported, never a single run); BPF time
 # per program run from kernel.bpf_stats_enabled, which is far steadier.
+# The floor in the same rounds: programs that do nothing on the same hooks
+# (empty), and pgoffd with one watcher while pgbench runs against a cluster
+# it does not trace (untraced: a postgres binary that is not root's).
+# BASE_PGOFFD=/path/to/another/build/pgoffd adds base_idle, base_one and
+# base_untraced, that broker in the same rounds: a change's effect is the
+# ratio of paired rounds.
 # usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15;
-#   WORKLOADS="select tpcb", CONFIGS="none idle one sixteen offcputime" and
-#   FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a part, for more
-#   rounds of the figures that need them)
+#   WORKLOADS="select tpcb", CONFIGS="none empty untraced idle one sixteen
+#   offcputime" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
+#   part, for more rounds of the figures that need them)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/bench/results.md}
@@ -24,11 +30,15 @@ need jq "apt-get install jq"
 offcpu=$(command -v offcputime || echo /usr/sbin/offcputime)
 [ -x "$offcpu" ] || { offcpu=; echo "bench: offcputime not installed (apt-get install libbpf-tools): its column is left out" >&2; }
 
+# $work stays root's: pgoffd refuses a socket directory that anyone else
+# could change (since the socket hardening), so PostgreSQL gets $work/pg
 work=$(mktemp -d /tmp/pgoff-bench.XXXXXX); chmod 755 "$work"
 cleanup() {
 	pkill -f "pgoffctl --socket $work" 2>/dev/null; [ -n "${broker:-}" ] && kill "$broker" 2>/dev/null
 	[ -n "$offcpu" ] && pkill -f "$offcpu 3600" 2>/dev/null
-	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -m immediate stop" >/dev/null 2>&1
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pg/data -m immediate stop" >/dev/null 2>&1
+	[ -d "$work/pgu/data" ] && su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pgu/data -m immediate stop" >/dev/null 2>&1
+	[ -n "${tracer:-}" ] && kill "$tracer" 2>/dev/null
 	sysctl -qw kernel.bpf_stats_enabled=0; userdel pgoffbench 2>/dev/null; groupdel pgoffbench 2>/dev/null
 	rm -rf "$work"
 }
@@ -36,37 +46,87 @@ trap cleanup EXIT
 getent group pgoffbench >/dev/null || groupadd --system pgoffbench
 # pgoffd runs as a user of its own (never nobody)
 id pgoffbench >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin -g pgoffbench pgoffbench
-chown postgres "$work"
-su postgres -s /bin/sh -c "$PGBIN/initdb -D $work/data -A trust -U postgres" >/dev/null 2>&1
-su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/data -w -l $work/pg.log -o '-p 45500 -k $work -c listen_addresses= -c shared_buffers=256MB' start" >/dev/null
-export PGHOST=$work PGPORT=45500 PGUSER=postgres PGDATABASE=postgres
+mkdir "$work/pg" && chown postgres "$work/pg"
+su postgres -s /bin/sh -c "$PGBIN/initdb -D $work/pg/data -A trust -U postgres" >/dev/null 2>&1
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pg/data -w -l $work/pg/log -o '-p 45500 -k $work/pg -c listen_addresses= -c shared_buffers=256MB' start" >/dev/null ||
+	{ echo "bench: PostgreSQL did not start:" >&2; cat "$work/pg/log" >&2; exit 1; }
+export PGHOST=$work/pg PGPORT=45500 PGUSER=postgres PGDATABASE=postgres
 "$PGBIN/pgbench" -i -s 10 -q >/dev/null 2>&1
-make -s -C "$top" all >/dev/null
+make -s -C "$top" all build/bench/empty.bpf.o build/bench/empty_load >/dev/null ||
+	{ echo "bench: make failed" >&2; exit 1; }
 PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
+[ -z "${BASE_PGOFFD:-}" ] || [ -x "$BASE_PGOFFD" ] || { echo "bench: BASE_PGOFFD=$BASE_PGOFFD is not executable" >&2; exit 2; }
+configs=(none empty untraced idle one sixteen); [ -n "$offcpu" ] && configs+=(offcputime)
+[ -n "${BASE_PGOFFD:-}" ] && configs+=(base_untraced base_idle base_one)
+[ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
+for c in "${configs[@]}"; do
+	case $c in
+	base_*) [ -n "${BASE_PGOFFD:-}" ] || { echo "bench: $c needs BASE_PGOFFD" >&2; exit 2; } ;;
+	offcputime) [ -n "$offcpu" ] || exit 2 ;;
+	none|empty|untraced|idle|one|sixteen) ;;
+	*) echo "bench: unknown configuration $c" >&2; exit 2 ;;
+	esac
+done
+# The untraced cluster: the same postgres, copied and owned by postgres,
+# which pgoffd does not trust (so never traces); port 45501.
+if [[ " ${configs[*]} " == *untraced* ]]; then
+	# (it finds its libraries at ../lib, relative to itself)
+	mkdir -p "$work/pgu/bin" && cp "$PGBIN/postgres" "$work/pgu/bin/postgres" && chown -R postgres "$work/pgu"
+	ln -s "$PGBIN/../lib" "$work/pgu/lib"
+	su postgres -s /bin/sh -c "$PGBIN/initdb -D $work/pgu/data -A trust -U postgres" >/dev/null 2>&1
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pgu/data -p $work/pgu/bin/postgres -w -l $work/pgu/log -o '-p 45501 -k $work/pgu -c listen_addresses= -c shared_buffers=256MB' start" >/dev/null ||
+		{ echo "bench: the untraced PostgreSQL did not start:" >&2; cat "$work/pgu/log" >&2; exit 1; }
+	PGHOST=$work/pgu PGPORT=45501 "$PGBIN/pgbench" -i -s 10 -q >/dev/null 2>&1
+	untraced_pm=$(head -1 "$work/pgu/data/postmaster.pid")
+fi
 sysctl -qw kernel.bpf_stats_enabled=1
+
+# start_broker BINARY [options]: pgoffd in $broker, answering; if it does
+# not come up the bench stops with its log (a bench that measures no
+# pgoffd must not look like a cheap one)
+start_broker() {
+	local bin=$1; shift
+	"$bin" --socket "$SOCK" --group pgoffbench --user pgoffbench "$@" 2>>"$work/pgoffd.log" & broker=$!
+	for _ in $(seq 100); do
+		"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
+		kill -0 "$broker" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench: $bin did not come up; its log:" >&2; cat "$work/pgoffd.log" >&2
+	exit 1
+}
 
 # BPF programs: "name run_time_ns run_cnt" (ours end in _btf/_raw, cut at 15)
 stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^sched_")) |
 	"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'; }
-start_tracer() {	# CONFIG: none idle one sixteen offcputime
-	case $1 in
+start_tracer() {	# CONFIG, see configs
+	local bin=$PGOFFD mode=${1#base_}
+	[ "$mode" != "$1" ] && bin=$BASE_PGOFFD
+	case $mode in
 	none) ;;
 	offcputime) "$offcpu" 3600 >/dev/null 2>&1 & tracer=$!; sleep 2 ;;
-	*)	"$PGOFFD" --socket "$SOCK" --group pgoffbench --user pgoffbench 2>>"$work/pgoffd.log" & broker=$!
-		for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
-		n=0; [ "$1" = one ] && n=1; [ "$1" = sixteen ] && n=16
+	empty)	"$top/build/bench/empty_load" "$top/build/bench/empty.bpf.o" & tracer=$!; sleep 1
+		kill -0 "$tracer" || { echo "bench: empty_load failed" >&2; exit 1; } ;;
+	*)	start_broker "$bin"
+		n=0; [ "$mode" = one ] || [ "$mode" = untraced ] && n=1; [ "$mode" = sixteen ] && n=16
 		for _ in $(seq $n); do "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms --json >/dev/null 2>&1 & done
-		sleep 1 ;;
+		sleep 1
+		if [ "$mode" = untraced ] && "$PGOFFCTL" --socket "$SOCK" ps --json | jq -e --argjson p "$untraced_pm" \
+			'any(.processes[]; .pid == $p)' >/dev/null; then
+			echo "bench: pgoffd traces the untraced cluster (postmaster $untraced_pm)" >&2; exit 1
+		fi ;;
 	esac
 }
 stop_tracer() {
+	if [ -n "${broker:-}" ] && ! kill -0 "$broker" 2>/dev/null; then
+		echo "bench: pgoffd died during the run; its log:" >&2; cat "$work/pgoffd.log" >&2
+		exit 1
+	fi
 	pkill -f "pgoffctl --socket $SOCK" 2>/dev/null
 	[ -n "${broker:-}" ] && { kill "$broker"; wait "$broker"; } 2>/dev/null; broker=
 	[ -n "${tracer:-}" ] && { kill "$tracer"; wait "$tracer"; } 2>/dev/null; tracer=
 	sleep 1	# the kernel frees programs a little after their fds close
 }
-configs=(none idle one sixteen); [ -n "$offcpu" ] && configs+=(offcputime)
-[ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
 raw=$work/raw.txt; : >"$raw"	# workload round config tps prog ns_per_run runs_per_s cpu_pct
 [ -n "${FANOUT_ONLY:-}" ] && rounds=0	# for working on the fan-out part
 for w in ${WORKLOADS:-select tpcb}; do
@@ -78,8 +138,11 @@ for w in ${WORKLOADS:-select tpcb}; do
 		for c in "${order[@]}"; do
 			start_tracer "$c"
 			s0=$(stats); t0=$(date +%s.%N)
-			tps=$("$PGBIN/pgbench" $flag -c 8 -j 2 -T "$secs" 2>/dev/null | awk '/^tps = /{print $3; exit}')
+			db=(PGHOST="$work/pg" PGPORT=45500)
+			[ "${c#base_}" = untraced ] && db=(PGHOST="$work/pgu" PGPORT=45501)
+			tps=$(env "${db[@]}" "$PGBIN/pgbench" $flag -c 8 -j 2 -T "$secs" 2>/dev/null | awk '/^tps = /{print $3; exit}')
 			t1=$(date +%s.%N); s1=$(stats)
+			[ -n "$tps" ] || { echo "bench: pgbench gave no TPS ($w, $c)" >&2; exit 1; }
 			echo "$w $r $c $tps - 0 0 0" >>"$raw"
 			join <(sort <<<"$s0") <(sort <<<"$s1") | awk -v w=$w -v r=$r -v c=$c -v tps="$tps" \
 				-v dt="$(echo "$t1 - $t0" | bc)" '{ dn = $4 - $2; dc = $5 - $3;
@@ -94,9 +157,7 @@ done
 # pgoffctl into /dev/null, so that readers do not starve the broker on two
 # CPUs); delivered = kernel events x N - client queue drops, from status
 fanout=$work/fanout.txt; : >"$fanout"
-"$PGOFFD" --socket "$SOCK" --group pgoffbench --user pgoffbench --max-clients 80 --max-clients-per-user 80 \
-	2>>"$work/pgoffd.log" & broker=$!
-for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+start_broker "$PGOFFD" --max-clients 80 --max-clients-per-user 80
 counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 # "pid ticks" (user + system) of each watching client
 clients_ticks() {

@@ -30,8 +30,16 @@ print("# pgoff benchmark results\n")
 print("Machine: %s, %d vCPUs, kernel %s. %s rounds of %s s per configuration and workload, "
       "order rotated each round; pgbench scale 10, -c 8 -j 2. Produced by `make bench`.\n"
       % (cpu, os.cpu_count(), platform.release(), rounds, secs))
-names = {"none": "no tracer", "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --view intervals --min 1ms",
+names = {"none": "no tracer", "empty": "empty programs on the same hooks",
+         "untraced": "pgoffd, 1 watch, pgbench on an untraced cluster",
+         "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --view intervals --min 1ms",
          "sixteen": "pgoffd, 16 such watchers", "offcputime": "libbpf-tools offcputime"}
+for c in ("untraced", "idle", "one"):
+    names["base_" + c] = "base pgoffd: " + names[c].split(", ", 1)[1]
+# the hooks, by the names bench.sh sees (pgoffd's tp_btf, raw_tp twins,
+# the empty programs, offcputime's)
+HOOKS = {"sched_switch": ("sched_switch_btf", "sched_switch_raw", "sched_sw_empty", "sched_switch"),
+         "sched_waking": ("sched_waking_btf", "sched_waking_raw", "sched_wk_empty")}
 for w in tps:
     print("## pgbench %s\n" % ("select-only (-S)" if w == "select" else "TPC-B-like"))
     print("| configuration | TPS median (IQR, min, max) | TPS ratio to no tracer, same round: median (IQR, min, max) |")
@@ -44,6 +52,43 @@ for w in tps:
         ratios = [runs[r] / base[r] for r in runs if base.get(r)]
         print("| %s | %s | %s |" % (names[c], spread(list(runs.values())),
                                     spread(ratios, "{:.3f}") if c != "none" else "1"))
+    # per round: ns per run of each hook, by configuration
+    per_round = {}
+    for line in open(raw):
+        ww, r, c, t, prog, ns, _, _ = line.split()
+        for hook, progs_of in HOOKS.items():
+            if ww == w and prog in progs_of:
+                per_round.setdefault((c, hook), {})[int(r)] = float(ns)
+    floor = [c for c in ("empty", "untraced", "base_untraced", "idle", "base_idle", "one", "base_one",
+                         "sixteen", "offcputime") if (c, "sched_switch") in per_round]
+    if floor:
+        off = per_round.get(("offcputime", "sched_switch"), {})
+        print("\nThe floor, ns per run (median of the rounds, IQR):\n")
+        print("| configuration | sched_switch | sched_waking | sched_switch / offcputime's, same round |")
+        print("|---|---|---|---|")
+        for c in floor:
+            sw = per_round[(c, "sched_switch")]
+            wk = per_round.get((c, "sched_waking"), {})
+            rel = [sw[r] / off[r] for r in sw if off.get(r)]
+            print("| %s | %s | %s | %s |" % (names[c], spread(list(sw.values())),
+                  spread(list(wk.values())) if wk else "-",
+                  spread(rel, "{:.3f}") if rel and c != "offcputime" else "-"))
+    paired = [c for c in ("untraced", "idle", "one") if "base_" + c in tps[w]]
+    if paired:
+        print("\nPaired with the base build (BASE_PGOFFD), ratio this / base of the same round: "
+              "median (IQR, min, max), %d rounds:\n" % len(tps[w]["base_" + paired[0]]))
+        print("| configuration | sched_switch ns | sched_waking ns | TPS |")
+        print("|---|---|---|---|")
+        for c in paired:
+            cells = []
+            for hook in HOOKS:
+                a, b = per_round.get((c, hook), {}), per_round.get(("base_" + c, hook), {})
+                rs = [a[r] / b[r] for r in a if b.get(r)]
+                cells.append(spread(rs, "{:.3f}") if rs else "-")
+            a, b = tps[w][c], tps[w]["base_" + c]
+            rs = [a[r] / b[r] for r in a if b.get(r)]
+            cells.append(spread(rs, "{:.3f}") if rs else "-")
+            print("| %s | %s |" % (names[c], " | ".join(cells)))
     print("\n| configuration | BPF program | ns per run: median (IQR, min, max) | runs/s (median) | % of one CPU (median) |")
     print("|---|---|---|---|---|")
     for (ww, c, prog), xs in sorted(progs.items()):
