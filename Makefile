@@ -63,7 +63,7 @@ msg = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c \
-		 protocol/utf8.c
+		 protocol/utf8.c protocol/since.c
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
