@@ -832,6 +832,9 @@ int main(int argc, char **argv)
 			log_fatal(0, "state directory: %s (or set record = no)",
 				  err_msg);
 		err = recorder_open(&b.rec, dfd, &ro);
+		if (err == -EBUSY)
+			log_fatal(0, "another pgoffd records in %s",
+				  b.cfg.state_dir);
 		if (err)
 			log_fatal(-err, "cannot open the record in %s",
 				  b.cfg.state_dir);

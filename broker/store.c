@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -355,6 +356,12 @@ int store_open(struct store **out, int dirfd, const struct store_opts *o)
 	s->dirfd = dirfd;
 	s->fd = -1;
 	s->opts = *o;
+	/* one writer: a second pgoffd would cut the first one's tail */
+	if (flock(dirfd, LOCK_EX | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		store_close(s);
+		return err;
+	}
 	err = load(s);
 	if (err) {
 		store_close(s);
