@@ -57,7 +57,8 @@ int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
 			 size_t whylen)
 {
 	char why_root[300];
-	int fd = safe_dir_open(path, uid, gid, false, why, whylen);
+	struct stat st;
+	int fd = safe_dir_open(path, uid, gid, false, why, whylen), err;
 
 	if (fd < 0) {
 		/* new, or made by systemd's StateDirectory=: root's */
@@ -69,16 +70,23 @@ int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
 			return fd;
 		}
 	}
-	if (fchown(fd, uid, gid) || fchmod(fd, 0700)) {
-		int err = -errno;
-
-		snprintf(why, whylen, "cannot give %s to uid %u with mode 0700: "
-			 "%s", path, (unsigned int)uid, strerror(-err));
-		close(fd);
-		return err;
-	}
+	if (fstat(fd, &st))
+		goto failed;
+	/* the mode first, while root owns it: root changes the mode of
+	 * another's directory only with CAP_FOWNER, which the unit lacks */
+	if (st.st_uid != uid && (fchmod(fd, 0700) || fchown(fd, uid, gid)))
+		goto failed;
+	if (st.st_uid == uid && (st.st_mode & 077))
+		log_warnx("state directory %s has mode %04o: 0700 is enough",
+			  path, (unsigned int)(st.st_mode & 07777));
 	chown_entries(fd, uid, gid);
 	return fd;
+failed:
+	err = -errno;
+	snprintf(why, whylen, "cannot give %s to uid %u with mode 0700: %s",
+		 path, (unsigned int)uid, strerror(-err));
+	close(fd);
+	return err;
 }
 
 static void store_opts(const struct recorder_opts *o, struct store_opts *so)
