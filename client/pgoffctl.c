@@ -141,8 +141,8 @@ static const struct query_cmd history_cmd = {
 	PGOFF_OP_HISTORY,
 	"usage: pgoffctl history [--json] [--socket PATH]\n"
 	"What pgoffd's flight record holds: the first and last time, bytes,\n"
-	"segments, records, and what was lost and why. Replay it with\n"
-	"pgoffctl watch --since.\n",
+	"segments, records, and what was lost and why; pgoffctl watch\n"
+	"replays it (see its help).\n",
 	render_status,
 };
 
