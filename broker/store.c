@@ -171,7 +171,7 @@ static int cmp_seg(const void *a, const void *b)
 {
 	const struct store_seg *x = a, *y = b;
 
-	return x->first_seq < y->first_seq ? -1 : x->first_seq > y->first_seq;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /*
@@ -241,7 +241,7 @@ static int scan_seg(int fd, struct store_seg *seg, uint64_t *size,
 static int load_seg(struct store *s, uint64_t first_seq, bool newest)
 {
 	char name[SEG_NAME_LEN + 1];
-	struct store_seg seg = { .first_seq = first_seq };
+	struct store_seg seg = { .id = first_seq };
 	uint64_t size;
 	bool torn;
 	int fd = open_seg(s->dirfd, first_seq, newest ? O_RDWR : O_RDONLY);
@@ -392,7 +392,7 @@ static void remove_oldest(struct store *s, size_t k, const char *why)
 	for (size_t i = 0; i < k; i++) {
 		char name[SEG_NAME_LEN + 1];
 
-		seg_name(name, sizeof(name), s->segs[i].first_seq);
+		seg_name(name, sizeof(name), s->segs[i].id);
 		if (unlinkat(s->dirfd, name, 0) && errno != ENOENT)
 			log_warn("record store: cannot remove %s", name);
 		s->removed++;
@@ -407,7 +407,7 @@ static void remove_oldest(struct store *s, size_t k, const char *why)
 /* A new segment for records from seq on. */
 static int start_seg(struct store *s, uint64_t seq)
 {
-	struct store_seg seg = { .first_seq = seq };
+	struct store_seg seg = { .id = seq, .first_seq = seq };
 	char name[SEG_NAME_LEN + 1];
 	int fd, err;
 
@@ -456,8 +456,10 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 	if (s->stopped && mono_ms < s->retry_ms)
 		goto dropped;
 	cur = s->fd >= 0 ? &s->segs[s->nsegs - 1] : NULL;
-	if (!cur || s->stopped || cur->bytes + size > seg_limit(s)) {
-		/* after an error: a fresh segment, as a torn write may linger */
+	/* after an error: a fresh segment, as a torn write may linger;
+	 * but one still empty (its first write failed) is used again */
+	if (!cur || (cur->records && (s->stopped ||
+				      cur->bytes + size > seg_limit(s)))) {
 		err = start_seg(s, seq);
 		if (err)
 			goto failed;
@@ -542,7 +544,7 @@ static const struct store_seg *cursor_seg(const struct store *s,
 					  const struct store_cursor *c)
 {
 	for (size_t i = 0; i < s->nsegs; i++)
-		if (s->segs[i].first_seq >= c->seg_first_seq)
+		if (s->segs[i].id >= c->seg_id)
 			return &s->segs[i];
 	return NULL;
 }
@@ -557,7 +559,7 @@ void store_cursor_init(struct store *s, struct store_cursor *c,
 	/* the first segment with a record at or after since */
 	for (i = 0; i < s->nsegs && s->segs[i].last_wall < since_wall; i++)
 		;
-	c->seg_first_seq = i < s->nsegs ? s->segs[i].first_seq :
+	c->seg_id = i < s->nsegs ? s->segs[i].id :
 			   s->last_seq + 1;
 	c->off = 0;
 }
@@ -578,15 +580,15 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 
 		if (!g)
 			return 0;
-		if (g->first_seq != c->seg_first_seq || c->fd < 0) {
+		if (g->id != c->seg_id || c->fd < 0) {
 			store_cursor_close(c);
-			if (g->first_seq != c->seg_first_seq)
+			if (g->id != c->seg_id)
 				c->off = 0;
-			c->seg_first_seq = g->first_seq;
-			c->fd = open_seg(s->dirfd, g->first_seq, O_RDONLY);
+			c->seg_id = g->id;
+			c->fd = open_seg(s->dirfd, g->id, O_RDONLY);
 			if (c->fd < 0) {
 				/* gone (retention): the next one */
-				c->seg_first_seq++;
+				c->seg_id++;
 				c->off = 0;
 				continue;
 			}
@@ -595,7 +597,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 			if (g == &s->segs[s->nsegs - 1])
 				return 0;	/* caught up with the writer */
 			store_cursor_close(c);
-			c->seg_first_seq++;
+			c->seg_id++;
 			c->off = 0;
 			continue;
 		}
@@ -615,9 +617,9 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		/* changed under us: what is after it is not to be trusted */
 		log_warnx("record store: segment %016" PRIx64 ": unreadable "
 			  "record at byte %" PRIu64 ", rest of it skipped",
-			  g->first_seq, c->off);
+			  g->id, c->off);
 		store_cursor_close(c);
-		c->seg_first_seq = g->first_seq + 1;
+		c->seg_id = g->id + 1;
 		c->off = 0;
 	}
 }

@@ -45,6 +45,7 @@ enum store_check store_check(const void *buf, size_t avail,
 
 /* What the store knows of one segment. */
 struct store_seg {
+	uint64_t id;			/* its file's name: the seq it was made for */
 	uint64_t first_seq, last_seq;
 	int64_t first_wall, last_wall;
 	uint64_t bytes;			/* readable: up to the last good record */
@@ -104,7 +105,7 @@ uint64_t store_last_seq(const struct store *s);
 /* A reader's position; survives appends, rotation and retention. */
 struct store_cursor {
 	int fd;				/* -1: not open */
-	uint64_t seg_first_seq;		/* which segment */
+	uint64_t seg_id;		/* which segment */
 	uint64_t off;
 };
 /* Position c at the first segment holding records stored at or after
