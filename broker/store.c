@@ -326,7 +326,8 @@ static int load(struct store *s)
 		}
 	for (size_t i = 0; i < n && !err; i++)
 		err = load_seg(s, found[i], i + 1 == n);
-	qsort(s->segs, s->nsegs, sizeof(*s->segs), cmp_seg);
+	if (s->nsegs)	/* qsort(NULL, 0, …) is undefined */
+		qsort(s->segs, s->nsegs, sizeof(*s->segs), cmp_seg);
 out:
 	free(found);
 	closedir(dir);
