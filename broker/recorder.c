@@ -41,6 +41,9 @@ static int chown_entries(int dirfd, uid_t uid, gid_t gid)
 		close(dfd);
 		return -errno;
 	}
+	/* dup() shares the offset with dirfd: read from the start, and
+	 * leave it at the start for the store's own listing */
+	rewinddir(dir);
 	while ((d = readdir(dir))) {
 		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
 			continue;
@@ -49,6 +52,7 @@ static int chown_entries(int dirfd, uid_t uid, gid_t gid)
 			log_warn("record store: cannot give %s to uid %u",
 				 d->d_name, (unsigned int)uid);
 	}
+	rewinddir(dir);
 	closedir(dir);
 	return 0;
 }

@@ -299,6 +299,7 @@ static int load(struct store *s)
 		close(dfd);
 		return -errno;
 	}
+	rewinddir(dir);	/* dup() shares the offset: read from the start */
 	while ((d = readdir(dir))) {
 		uint64_t seq;
 
