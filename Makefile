@@ -63,7 +63,7 @@ msg = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c \
-		 protocol/utf8.c
+		 protocol/utf8.c protocol/since.c
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
@@ -71,7 +71,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
-	broker/holdback.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c
+	broker/holdback.c broker/store.c broker/replay_meta.c broker/recorder.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c
 CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/json_out.c
@@ -161,7 +161,9 @@ TEST_LIBS_exporter_exposition := -lyaml -lcrypt
 TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 TEST_NEEDS_control_socket := broker/safe_dir.c
 TEST_NEEDS_json_out := client/json_out.c
+TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
+	broker/store.c broker/replay_meta.c \
 	broker/filter.c broker/classify.c $(PG_WAIT_NAMES)
 
 .SECONDEXPANSION:

@@ -8,7 +8,10 @@
 #include "broker/config.h"
 #include "broker/pg_trust.h"
 #include "protocol/protocol.h"
+#include "protocol/since.h"
 #include "protocol/units.h"
+
+static int set_str(char *dst, size_t len, const char *v);
 
 void config_defaults(struct pgoffd_config *c)
 {
@@ -24,6 +27,44 @@ void config_defaults(struct pgoffd_config *c)
 	c->stuck_timeout_s = 30;
 	c->max_clusters_per_uid = 8;
 	c->max_procs_per_uid = 4096;
+	c->record = true;
+	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/pgoff");
+	c->record_min_ns = 10000000;
+	c->record_max_bytes = 1ULL << 30;
+	c->record_max_age_ns = 7ULL * 86400 * 1000000000ULL;
+}
+
+/* Bytes with an optional binary suffix: 1048576, 512K, 64M, 1G. */
+static int set_size(uint64_t *dst, const char *v, uint64_t min, uint64_t max)
+{
+	char num[32];
+	size_t len = strlen(v);
+	unsigned int shift = 0;
+	uint64_t n;
+
+	if (!len || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, v, len + 1);
+	switch (num[len - 1]) {
+	case 'K': shift = 10; break;
+	case 'M': shift = 20; break;
+	case 'G': shift = 30; break;
+	case 'T': shift = 40; break;
+	}
+	if (shift)
+		num[len - 1] = '\0';
+	if (pgoff_parse_u64(num, 0, max >> shift, &n) || (n << shift) < min)
+		return -EINVAL;
+	*dst = n << shift;
+	return 0;
+}
+
+/* An absolute path, no "..": safe_dir walks it component by component. */
+static int set_dir(char *dst, size_t len, const char *v)
+{
+	if (v[0] != '/' || strstr(v, "/..") || set_str(dst, len, v))
+		return -EINVAL;
+	return 0;
 }
 
 /* A list checked as pg_trust reads it, kept as text. */
@@ -117,7 +158,18 @@ int config_set(struct pgoffd_config *c, const char *key, const char *v,
 			return -EINVAL;
 		}
 		ret = 0;
-	} else if (strcmp(key, "raw-tp") == 0)
+	} else if (strcmp(key, "record") == 0)
+		ret = set_flag(&c->record, v);
+	else if (strcmp(key, "state-directory") == 0)
+		ret = set_dir(c->state_dir, sizeof(c->state_dir), v);
+	else if (strcmp(key, "record-min") == 0)
+		ret = pgoff_parse_duration(v, &c->record_min_ns);
+	else if (strcmp(key, "record-max-size") == 0)
+		ret = set_size(&c->record_max_bytes, v, 1ULL << 20, 1ULL << 40);
+	else if (strcmp(key, "record-max-age") == 0)
+		ret = pgoff_parse_ago(v, &c->record_max_age_ns) ||
+		      !c->record_max_age_ns ? -EINVAL : 0;
+	else if (strcmp(key, "raw-tp") == 0)
 		ret = set_flag(&c->raw_tp, v);
 	else if (strcmp(key, "verbose") == 0)
 		ret = set_flag(&c->verbose, v);

@@ -29,6 +29,11 @@ struct pgoffd_config {
 	uint64_t max_procs_per_uid;	/* also their threads */
 	char trust_uids[512];		/* "" = none; see broker/pg_trust.h */
 	char trust_data_dirs[2048];
+	bool record;			/* the flight recorder */
+	char state_dir[256];
+	uint64_t record_min_ns;
+	uint64_t record_max_bytes;
+	uint64_t record_max_age_ns;
 	bool raw_tp;
 	bool verbose;
 };

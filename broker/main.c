@@ -29,6 +29,7 @@
 #include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
+#include "broker/recorder.h"
 #include "broker/ring_pace.h"
 #include "broker/sd_notify.h"
 #include "broker/server.h"
@@ -49,6 +50,7 @@ struct broker {
 	struct timespec started;		/* CLOCK_MONOTONIC */
 	struct ring_pace ring;			/* while someone subscribes */
 	struct holdback *held;			/* records awaiting a title */
+	struct recorder *rec;			/* NULL: record = no */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 };
 
@@ -101,6 +103,13 @@ static void usage(FILE *f)
 "  --max-clusters-per-user N  clusters traced per user (default 8)\n"
 "  --max-processes-per-user N  processes (and threads) traced per user\n"
 "                       (default 4096)\n"
+"  --record yes|no      keep a flight record of every wait and interval at or\n"
+"                       above --record-min, without subscribers (default yes)\n"
+"  --state-directory PATH  where the record is kept (default /var/lib/pgoff;\n"
+"                       made 0700 and given to --user)\n"
+"  --record-min DUR     shortest wait or interval recorded (default 10ms)\n"
+"  --record-max-size BYTES  the record's size cap, K/M/G suffixes (default 1G)\n"
+"  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
 "  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
 "  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
@@ -204,6 +213,9 @@ static void status_hook(void *ctx, json_object *r)
 				       json_object_new_int64((int64_t)cnt[i]));
 	json_object_object_add(c, "client_queue_full", json_object_new_int64(
 		(int64_t)server_queue_drops(b->server)));
+	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
+	if (b->rec)
+		recorder_counters(b->rec, c);
 	json_object_object_add(r, "counters", c);
 }
 
@@ -286,15 +298,29 @@ static void stats_hook(void *ctx, const struct pgoff_request *req,
 	stats_answer(&b->stats, req->stats.by, r);
 }
 
+static void history_hook(void *ctx, json_object *r)
+{
+	struct broker *b = ctx;
+
+	if (b->rec)
+		recorder_history(b->rec, r);
+}
+
 static void filter_hook(void *ctx)
 {
 	struct broker *b = ctx;
 	struct kernel_filter k;
+	bool any;
 	int err;
 
 	b->events.want_query = false;
 	ring_pace_reset(&b->ring);
-	if (!server_filter_union(b->server, &k)) {
+	any = server_filter_union(b->server, &k);
+	if (b->rec) {	/* the recorder is a subscriber that never leaves */
+		recorder_widen(b->rec, &k);
+		any = true;
+	}
+	if (!any) {
 		tracer_mute(b->tracer);
 		log_debug("no subscriber: kernel sends nothing");
 		return;
@@ -319,11 +345,15 @@ static void publish(void *ctx, const void *data, size_t size)
 	struct event_meta meta;
 	int err = event_encode(&b->events, data, size, &lines, &meta);
 
-	if (err)
+	if (err) {
 		log_warnx("kernel record of %zu bytes not sent: %s", size,
 			  strerror(-err));
-	else
-		server_publish(b->server, &lines, &meta);
+		return;
+	}
+	/* stored first: a replay that reaches the store's end has seen it */
+	if (b->rec)
+		recorder_record(b->rec, &lines, &meta, b->events.seq);
+	server_publish(b->server, &lines, &meta);
 }
 
 /* The process an interval or episode record is about, and its
@@ -497,6 +527,8 @@ static void on_tick(struct broker *b, int tfd, bool *ring_more)
 	report_kernel_losses(b);
 	stats_retire_exited(&b->stats);	/* while the registry knows them */
 	tracer_starts_foreach(b->tracer, learn_thread, b);
+	if (b->rec)
+		recorder_tick(b->rec);
 	if (pg_registry_scan(b->registry, monotonic_ms()))
 		log_warn("scanning /proc for PostgreSQL");
 	probe_next(b);
@@ -549,6 +581,11 @@ static const struct option long_opts[] = {
 	{ "trust-data-dirs", required_argument, NULL, 0 },
 	{ "max-clusters-per-user", required_argument, NULL, 0 },
 	{ "max-processes-per-user", required_argument, NULL, 0 },
+	{ "record", required_argument, NULL, 0 },
+	{ "state-directory", required_argument, NULL, 0 },
+	{ "record-min", required_argument, NULL, 0 },
+	{ "record-max-size", required_argument, NULL, 0 },
+	{ "record-max-age", required_argument, NULL, 0 },
 	{ "raw-tp", no_argument, NULL, 0 },
 	{ "config", required_argument, NULL, 'c' },
 	{ "check", no_argument, NULL, 'n' },
@@ -642,6 +679,7 @@ static int resolve(const struct pgoffd_config *cfg, struct server_opts *so,
 	so->queue_bytes = cfg->queue_bytes;
 	so->stuck_timeout_s = (unsigned int)cfg->stuck_timeout_s;
 	so->min_floor_ns = cfg->min_floor_ns;
+	so->record_min_ns = cfg->record_min_ns;
 	to->ringbuf_bytes = cfg->ringbuf_bytes;
 	to->force_raw_tp = cfg->raw_tp;
 	po->proc_root = "/proc";
@@ -674,10 +712,15 @@ static void reload(struct broker *b, int argc, char **argv)
 	    cfg.raw_tp != b->cfg.raw_tp ||
 	    strcmp(cfg.trust_uids, b->cfg.trust_uids) ||
 	    strcmp(cfg.trust_data_dirs, b->cfg.trust_data_dirs) ||
-	    cfg.max_procs_per_uid != b->cfg.max_procs_per_uid)
+	    cfg.max_procs_per_uid != b->cfg.max_procs_per_uid ||
+	    cfg.record != b->cfg.record ||
+	    strcmp(cfg.state_dir, b->cfg.state_dir))
 		log_warnx("SIGHUP: socket, user, ringbuf-size, raw-tp, "
-			  "trust-uids, trust-data-dirs and max-processes-per-user "
-			  "change only with a restart; kept as they were");
+			  "trust-uids, trust-data-dirs, max-processes-per-user, "
+			  "record and state-directory change only with a "
+			  "restart; kept as they were");
+	cfg.record = b->cfg.record;
+	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", b->cfg.state_dir);
 	snprintf(cfg.socket, sizeof(cfg.socket), "%s", b->cfg.socket);
 	snprintf(cfg.user, sizeof(cfg.user), "%s", b->cfg.user);
 	snprintf(cfg.trust_uids, sizeof(cfg.trust_uids), "%s", b->cfg.trust_uids);
@@ -690,6 +733,14 @@ static void reload(struct broker *b, int argc, char **argv)
 	/* names into b->cfg */
 	resolve(&b->cfg, &so, &to, &po, err, sizeof(err));
 	log_init("pgoffd", cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (b->rec) {
+		struct recorder_opts ro = { cfg.record_min_ns,
+					    cfg.record_max_bytes,
+					    cfg.record_max_age_ns };
+
+		recorder_set_opts(b->rec, &ro);
+		so.store = recorder_store(b->rec);
+	}
 	server_reconfigure(b->server, &so);
 	pg_registry_set_limit(b->registry, (uint32_t)cfg.max_clusters_per_uid);
 	log_info("SIGHUP: configuration reloaded from %s: group %s, query "
@@ -707,6 +758,7 @@ int main(int argc, char **argv)
 	struct prober_opts po = { 0 };
 	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
 				      .stats = stats_hook,
+				      .history = history_hook,
 				      .filter_changed = filter_hook };
 	static struct broker b;
 	char path[PATH_MAX], err_msg[300];
@@ -769,6 +821,31 @@ int main(int argc, char **argv)
 	if (err)
 		log_fatal(-err, "cannot scan /proc");
 	probe_at_start(&b);
+	if (b.cfg.record) {
+		struct recorder_opts ro = { b.cfg.record_min_ns,
+					    b.cfg.record_max_bytes,
+					    b.cfg.record_max_age_ns };
+		int dfd = recorder_prepare_dir(b.cfg.state_dir, uid, gid,
+					       err_msg, sizeof(err_msg));
+
+		if (dfd < 0)
+			log_fatal(0, "state directory: %s (or set record = no)",
+				  err_msg);
+		err = recorder_open(&b.rec, dfd, &ro);
+		if (err == -EBUSY)
+			log_fatal(0, "another pgoffd records in %s",
+				  b.cfg.state_dir);
+		if (err)
+			log_fatal(-err, "cannot open the record in %s",
+				  b.cfg.state_dir);
+		so.store = recorder_store(b.rec);
+		/* events go on numbering after the stored ones */
+		b.events.seq = store_last_seq(so.store);
+		log_info("recording waits and intervals of %llu ns or more in "
+			 "%s (events go on from seq %llu)",
+			 (unsigned long long)ro.min_ns, b.cfg.state_dir,
+			 (unsigned long long)b.events.seq + 1);
+	}
 	b.events.ksyms = b.ksyms;
 	b.events.registry = b.registry;
 	b.stats.tracer = b.tracer;
@@ -781,6 +858,7 @@ int main(int argc, char **argv)
 	err = server_open(&b.server, &so, &hooks, epfd);
 	if (err)
 		log_fatal(-err, "cannot serve %s", so.socket_path);
+	filter_hook(&b);	/* the recorder's filter, before any client */
 	/* nothing below needs root: the BPF fds, the socket and /proc's
 	 * world-readable files do; the prober keeps what discovery needs */
 	if (privdrop(uid, gid, NULL, 0))
@@ -844,6 +922,7 @@ int main(int argc, char **argv)
 	}
 	holdback_expire(b.held, INT64_MAX, publish, &b);
 	server_close(b.server, "shutdown");
+	recorder_close(b.rec);
 	holdback_free(b.held);
 	event_ctx_free(&b.events);
 	stats_free(&b.stats);

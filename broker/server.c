@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "broker/control_socket.h"
 #include "broker/log_limit.h"
+#include "broker/replay_meta.h"
 #include "broker/server.h"
 #include "protocol/linebuf.h"
 #include "protocol/log.h"
@@ -38,6 +39,9 @@
 #define MAX_SUBSCRIPTIONS 8
 #define LINES_PER_ROUND	SERVER_LINES_PER_ROUND
 #define REPLY_BACKLOG	SERVER_REPLY_BACKLOG
+/* Stored records read for one replaying subscription in a loop round:
+ * replays share the loop with the live stream. */
+#define REPLAY_PER_ROUND 512
 
 /* What an epoll data pointer points at (the first member of each). */
 enum owner_kind { OWNER_LISTEN, OWNER_CLIENT, OWNER_PENDING };
@@ -45,6 +49,11 @@ enum owner_kind { OWNER_LISTEN, OWNER_CLIENT, OWNER_PENDING };
 struct subscription {
 	uint32_t id;
 	struct filter filter;
+	bool since;			/* asked with since_ns */
+	bool replaying;			/* reading the store, not yet live */
+	int64_t since_ns;
+	struct store_cursor cursor;
+	uint64_t replayed, last_seq;
 };
 
 struct client {
@@ -95,6 +104,8 @@ struct server {
 	uint64_t round;			/* loop rounds, for LINES_PER_ROUND */
 	struct reply_cache status, ps;
 	struct log_limit log_limit;
+	size_t replaying;		/* subscriptions reading the store */
+	char *replay_buf;		/* one stored record */
 };
 
 static int64_t mono_s(void)
@@ -178,6 +189,17 @@ static void set_pending(struct server *s, struct client *c)
 	s->pending = c;
 }
 
+static void end_replays(struct server *s, struct client *c)
+{
+	for (size_t i = 0; i < c->nsubs; i++) {
+		if (!c->subs[i].replaying)
+			continue;
+		store_cursor_close(&c->subs[i].cursor);
+		c->subs[i].replaying = false;
+		s->replaying--;
+	}
+}
+
 /*
  * Close now, free later: epoll may still hold this client's events in
  * the batch being handled.
@@ -207,6 +229,7 @@ static void drop_client(struct server *s, struct client *c, const char *why)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->dead = true;
+	end_replays(s, c);
 	c->nsubs = 0;
 	c->next = s->dead;
 	s->dead = c;
@@ -440,6 +463,21 @@ static void answer_stats(struct server *s, struct client *c,
 	send_obj(s, c, r);
 }
 
+static void answer_history(struct server *s, struct client *c,
+			   const struct pgoff_request *req)
+{
+	json_object *r;
+
+	if (!s->opts.store || !s->hooks.history) {
+		send_error(s, c, req, PGOFF_ERR_BAD_REQUEST,
+			   "no history: pgoffd does not record (record = no)");
+		return;
+	}
+	r = pgoff_reply_ok(req);
+	s->hooks.history(s->hooks.ctx, r);
+	send_obj(s, c, r);
+}
+
 static void answer_subscribe(struct server *s, struct client *c,
 			     const struct pgoff_request *req)
 {
@@ -462,6 +500,26 @@ static void answer_subscribe(struct server *s, struct client *c,
 		send_error(s, c, req, err.code, err.message);
 		return;
 	}
+	sub->since = req->subscribe.has_since;
+	if (sub->since && !s->opts.store) {
+		send_error(s, c, req, PGOFF_ERR_BAD_REQUEST,
+			   "nothing to replay: pgoffd does not record "
+			   "(record = no)");
+		return;
+	}
+	if (sub->since) {
+		/* below record-min nothing was stored: live alone would
+		 * give those, a gap in the replay's */
+		uint64_t floor = s->opts.min_floor_ns > s->opts.record_min_ns ?
+				 s->opts.min_floor_ns : s->opts.record_min_ns;
+
+		filter_set_floor(&sub->filter, floor);
+		sub->since_ns = req->subscribe.since_ns;
+		sub->replaying = true;
+		sub->replayed = sub->last_seq = 0;
+		store_cursor_init(s->opts.store, &sub->cursor, sub->since_ns);
+		s->replaying++;
+	}
 	c->nsubs++;
 	sub->id = ++c->next_sub_id;
 	client_log(s, c->peer.uid, LOG_LEVEL_INFO,
@@ -474,6 +532,8 @@ static void answer_subscribe(struct server *s, struct client *c,
 	json_object_object_add(r, "min_duration_ns", json_object_new_int64(
 		(int64_t)sub->filter.min_duration_ns));
 	json_object_object_add(r, "query", json_object_new_boolean(c->sees_query));
+	if (sub->since)
+		json_object_object_add(r, "replay", json_object_new_boolean(true));
 	send_obj(s, c, r);
 	subscriptions_changed(s);
 }
@@ -509,6 +569,9 @@ static void answer(struct server *s, struct client *c, const char *line,
 		break;
 	case PGOFF_OP_STATS:
 		answer_stats(s, c, &req);
+		break;
+	case PGOFF_OP_HISTORY:
+		answer_history(s, c, &req);
 		break;
 	}
 }
@@ -736,8 +799,9 @@ int server_open(struct server **out, const struct server_opts *opts,
 	s->opts.socket_path = s->socket_path;
 	s->hooks = *hooks;
 	s->round = 1;
+	s->replay_buf = malloc(STORE_MAX_PAYLOAD + 1);
 	ev.data.ptr = s;
-	err = !s->socket_path ? -ENOMEM :
+	err = !s->socket_path || !s->replay_buf ? -ENOMEM :
 	      epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 	ev.data.ptr = &s->pending_kind;
 	if (!err && epoll_ctl(epfd, EPOLL_CTL_ADD, s->pending_fd, &ev))
@@ -747,6 +811,7 @@ int server_open(struct server **out, const struct server_opts *opts,
 		close(fd);	/* the file stays: the next start removes it */
 		close(s->pending_fd);
 		free(s->socket_path);
+		free(s->replay_buf);
 		free(s);
 		return err;
 	}
@@ -788,6 +853,7 @@ void server_close(struct server *s, const char *reason)
 	 * pgoffd is not running), and the next start removes it. */
 	log_info("leaving %s for the next start to remove", s->socket_path);
 	free(s->socket_path);
+	free(s->replay_buf);
 	free(s);
 }
 
@@ -834,6 +900,7 @@ void server_reconfigure(struct server *s, const struct server_opts *o)
 	s->opts.queue_bytes = o->queue_bytes;	/* for new clients */
 	s->opts.stuck_timeout_s = o->stuck_timeout_s;
 	s->opts.min_floor_ns = o->min_floor_ns;
+	s->opts.record_min_ns = o->record_min_ns;
 	/* rights are checked again: a user removed from the group goes */
 	for (; c; c = next) {
 		next = c->next;
@@ -847,14 +914,93 @@ void server_reconfigure(struct server *s, const struct server_opts *o)
 		}
 		c->sees_query = sees_query(s, &c->peer);
 		for (size_t i = 0; i < c->nsubs; i++)
-			filter_set_floor(&c->subs[i].filter, o->min_floor_ns);
+			filter_set_floor(&c->subs[i].filter,
+					 c->subs[i].since &&
+					 o->record_min_ns > o->min_floor_ns ?
+					 o->record_min_ns : o->min_floor_ns);
 	}
 	subscriptions_changed(s);
+}
+
+/* The replay is done: said with the last seq, then the stream is live. */
+static void replay_done(struct server *s, struct client *c,
+			struct subscription *sub)
+{
+	char line[200];
+	int n = snprintf(line, sizeof(line),
+			 "{\"type\":\"replayed\",\"subscription\":%u,"
+			 "\"count\":%llu,\"last_seq\":%llu}", sub->id,
+			 (unsigned long long)sub->replayed,
+			 (unsigned long long)sub->last_seq);
+
+	store_cursor_close(&sub->cursor);
+	sub->replaying = false;
+	s->replaying--;
+	send_parts(s, c, (const char *const[]){ line }, (size_t[]){ (size_t)n },
+		   1);
+	client_log(s, c->peer.uid, LOG_LEVEL_INFO,
+		   "client uid %u pid %d: subscription %u replayed %llu stored "
+		   "events, now live", c->peer.uid, c->peer.pid, sub->id,
+		   (unsigned long long)sub->replayed);
+}
+
+/*
+ * Stored events for a replaying subscription, as its queue has room
+ * (a replay never drops: it waits for the client). Returns true when
+ * more could be read at once.
+ */
+static bool replay_some(struct server *s, struct client *c,
+			struct subscription *sub)
+{
+	for (unsigned int k = 0; k < REPLAY_PER_ROUND; k++) {
+		struct store_hdr h;
+		struct event_meta m;
+		json_object *ev;
+		int r;
+
+		/* room for the longest record and the end notice */
+		if (queued(c) + STORE_MAX_PAYLOAD + 256 > c->out_cap)
+			return false;	/* EPOLLOUT brings it back */
+		r = store_next(s->opts.store, &sub->cursor, &h, s->replay_buf,
+			       STORE_MAX_PAYLOAD + 1);
+		if (r <= 0) {
+			if (r < 0)
+				client_log(s, c->peer.uid, LOG_LEVEL_WARN,
+					   "replay for uid %u ended early: %s",
+					   c->peer.uid, strerror(-r));
+			replay_done(s, c, sub);
+			return false;
+		}
+		if (h.wall_ns < sub->since_ns)
+			continue;
+		ev = json_tokener_parse(s->replay_buf);
+		if (ev && replay_meta(ev, &m) == 0 &&
+		    filter_match(&sub->filter, &m) &&
+		    enqueue(c, s->replay_buf, h.len)) {
+			sub->replayed++;
+			sub->last_seq = h.seq;
+		}
+		json_object_put(ev);
+	}
+	return true;
 }
 
 void server_flush(struct server *s)
 {
 	struct client *c = s->clients, *next;
+	bool more = false;
+
+	for (c = s->replaying ? s->clients : NULL; c; c = c->next)
+		for (size_t i = 0; i < c->nsubs; i++)
+			if (c->subs[i].replaying && !c->closing)
+				more |= replay_some(s, c, &c->subs[i]);
+	if (more) {	/* the next round goes on without sleeping */
+		uint64_t one = 1;
+
+		if (write(s->pending_fd, &one, sizeof(one)) < 0)
+			log_warn("eventfd");
+	}
+	c = s->clients;
 
 	for (; c; c = next) {
 		next = c->next;	/* flush may drop c */
@@ -918,7 +1064,8 @@ void server_publish(struct server *s, const struct event_lines *lines,
 	for (; c; c = next) {
 		next = c->next;	/* deliver may drop c */
 		for (size_t i = 0; i < c->nsubs; i++) {
-			if (!filter_match(&c->subs[i].filter, meta))
+			if (c->subs[i].replaying ||
+			    !filter_match(&c->subs[i].filter, meta))
 				continue;
 			if (c->sees_query && lines->with_query)
 				deliver(s, c, lines->with_query,

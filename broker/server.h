@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include "broker/event.h"
 #include "broker/filter.h"
+#include "broker/store.h"
 #include "protocol/protocol.h"
 
 struct server;
@@ -35,6 +36,8 @@ struct server_opts {
 	size_t queue_bytes;		/* per-client output queue */
 	unsigned int stuck_timeout_s;	/* queue full this long: cut off */
 	uint64_t min_floor_ns;		/* no subscription goes below this */
+	struct store *store;		/* the flight recorder's; NULL: off */
+	uint64_t record_min_ns;		/* what it holds: a replay's floor */
 };
 
 struct server_hooks {
@@ -47,6 +50,8 @@ struct server_hooks {
 	/* fill a stats reply: the kernel's aggregation */
 	void (*stats)(void *ctx, const struct pgoff_request *req,
 		      json_object *reply);
+	/* fill a history reply: what the flight recorder holds */
+	void (*history)(void *ctx, json_object *reply);
 	/* the union of subscriptions changed: push it into the kernel */
 	void (*filter_changed)(void *ctx);
 	void *ctx;
@@ -84,7 +89,8 @@ void server_tick(struct server *s);
 
 
 /* An event to every subscriber whose filter matches, with SQL to those
- * allowed to see it. */
+ * allowed to see it; not to a subscription still replaying the store
+ * (the event is stored before it is published: the replay gets to it). */
 void server_publish(struct server *s, const struct event_lines *lines,
 		    const struct event_meta *meta);
 /* Tell every subscriber of a loss that happened before any filter. */

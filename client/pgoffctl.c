@@ -22,6 +22,7 @@
 #include "client/json_out.h"
 #include "client/render.h"
 #include "protocol/log.h"
+#include "protocol/since.h"
 #include "protocol/units.h"
 
 #define DEFAULT_SOCKET "/run/pgoff/pgoffd.sock"
@@ -43,6 +44,7 @@ static void usage(FILE *f)
 "  status    the broker: version, uptime, clients, traced processes, losses\n"
 "  ps        the PostgreSQL processes pgoffd traces\n"
 "  watch     live off-CPU waits and intervals, one line each\n"
+"  history   what pgoffd's flight record holds: span, size, losses\n"
 "  top       where off-CPU time went in the last seconds, refreshed\n"
 "  flame     an off-CPU flame graph (SVG) or folded stacks\n"
 "  metrics   the totals in the Prometheus text format\n"
@@ -73,6 +75,11 @@ static void watch_usage(FILE *f)
 "                    autovacuum worker, …, as in pg_stat_activity)\n"
 "  --min DURATION    only waits and intervals at least this long (default 1ms);\n"
 "                    units ns, us, ms, s, m: 500us, 5ms, 1.5s\n"
+"  --since WHEN      first the stored events since WHEN, in order, then\n"
+"                    live with none missed or repeated: a duration back\n"
+"                    from now (10m, 2h, 1d) or an RFC 3339 time\n"
+"                    (2026-12-04T02:55:00Z); what pgoffd recorded, waits\n"
+"                    and intervals of record-min (10ms) or more, no SQL\n"
 "  --count N         exit 0 after N events\n"
 "  --timeout DUR     exit 4 if --count events did not come in time\n"
 "                    (without --count: exit 0 after DUR)\n"
@@ -128,6 +135,15 @@ static const struct query_cmd ps_cmd = {
 	"The PostgreSQL processes pgoffd traces, as of its last scan of /proc\n"
 	"(once a second).\n",
 	render_ps,
+};
+
+static const struct query_cmd history_cmd = {
+	PGOFF_OP_HISTORY,
+	"usage: pgoffctl history [--json] [--socket PATH]\n"
+	"What pgoffd's flight record holds: the first and last time, bytes,\n"
+	"segments, records, and what was lost and why; pgoffctl watch\n"
+	"replays it (see its help).\n",
+	render_status,
 };
 
 static int cmd_query(const struct query_cmd *cmd, int argc, char **argv,
@@ -201,6 +217,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "since", required_argument, NULL, 'S' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -253,6 +270,22 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		case 'f':
 			w->follow = true;
 			break;
+		case 'S': {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			if (pgoff_parse_since(optarg, (int64_t)now.tv_sec *
+					      1000000000LL + now.tv_nsec,
+					      &f->since_ns) || f->since_ns < 0) {
+				log_warnx("--since: '%s' is neither a duration "
+					  "such as 10m, 2h or 1d nor an RFC 3339 "
+					  "time such as 2026-12-04T02:55:00Z",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			f->has_since = true;
+			break;
+		}
 		case 's':
 			*sock = optarg;
 			break;
@@ -289,7 +322,11 @@ static int handle_item(json_object *obj, bool json)
 		return 1;
 	}
 	check_stdout();	/* what came before a notice is shown before it */
-	if (strcmp(type, "dropped") == 0) {
+	if (strcmp(type, "replayed") == 0) {
+		pgoff_get_int64(obj, "count", &n);
+		log_info("%lld stored events replayed; live from here",
+			 (long long)n);
+	} else if (strcmp(type, "dropped") == 0) {
 		pgoff_get_int64(obj, "count", &n);
 		pgoff_get_string(obj, "cause", &cause);
 		log_warnx("%lld events lost before this point (%s)",
@@ -322,6 +359,8 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 	if (ret != EXIT_OK)
 		return ret;
 	json_object_put(reply);
+	/* a replay once: after a reconnection, the stream goes on live */
+	w->req.subscribe.has_since = false;
 	if (resumed)	/* said once subscribed: from here on nothing is missed */
 		log_warnx("reconnected to pgoffd and subscribed again; events "
 			  "in the gap were not seen");
@@ -478,6 +517,8 @@ int main(int argc, char **argv)
 		return cmd_watch(argc, argv, sock);
 	if (strcmp(cmd, "ps") == 0)
 		return cmd_query(&ps_cmd, argc, argv, sock);
+	if (strcmp(cmd, "history") == 0)
+		return cmd_query(&history_cmd, argc, argv, sock);
 	if (strcmp(cmd, "top") == 0)
 		return cmd_top(argc, argv, sock);
 	if (strcmp(cmd, "metrics") == 0)

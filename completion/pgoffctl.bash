@@ -9,9 +9,9 @@
 # them (tests/unit/test_docs.sh checks that every one is here), into opts.
 _pgoffctl_options() {
 	case $1 in
-	status | ps) opts=(--json --socket --help) ;;
+	status | ps | history) opts=(--json --socket --help) ;;
 	watch) opts=(--view --pid --type --pg-wait --db --backend-type --min
-		--count --timeout --follow --json --socket --help) ;;
+		--since --count --timeout --follow --json --socket --help) ;;
 	top) opts=(--interval --by --once --json --pid --db --limit --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
 		--backend-type --title --socket --help) ;;
@@ -133,7 +133,7 @@ _pgoffctl() {
 	esac
 
 	if [[ -z $cmd && $cur != -* ]]; then
-		_pgoffctl_words status ps watch top flame metrics
+		_pgoffctl_words status ps history watch top flame metrics
 		return 0
 	fi
 	_pgoffctl_options "$cmd"

@@ -171,6 +171,12 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 		       &min, err))
 		return -EINVAL;
 	f->min_duration_ns = (uint64_t)min;
+	if (json_object_object_get_ex(obj, "since_ns", NULL)) {
+		if (get_ranged(obj, "since_ns", 0, INT64_MAX, true,
+			       &f->since_ns, err))
+			return -EINVAL;
+		f->has_since = true;
+	}
 	if (json_object_object_get_ex(obj, "view", NULL)) {
 		const char *view = "";
 
@@ -290,6 +296,8 @@ int pgoff_request_decode(const char *line, size_t len,
 	} else if (strcmp(op, "subscribe") == 0) {
 		req->op = PGOFF_OP_SUBSCRIBE;
 		ret = decode_subscribe(obj, &req->subscribe, err);
+	} else if (strcmp(op, "history") == 0) {
+		req->op = PGOFF_OP_HISTORY;
 	} else if (strcmp(op, "stats") == 0) {
 		req->op = PGOFF_OP_STATS;
 		ret = decode_stats(obj, &req->stats.by, err);
@@ -308,6 +316,7 @@ static const char *const op_names[] = {
 	[PGOFF_OP_SUBSCRIBE] = "subscribe",
 	[PGOFF_OP_PS] = "ps",
 	[PGOFF_OP_STATS] = "stats",
+	[PGOFF_OP_HISTORY] = "history",
 };
 
 const char *pgoff_stats_by_name(enum pgoff_stats_by by)
@@ -366,6 +375,9 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		put_names(obj, "pg_waits", &f->pg_waits);
 		put_names(obj, "databases", &f->databases);
 		put_names(obj, "backend_types", &f->backend_types);
+		if (f->has_since)
+			json_object_object_add(obj, "since_ns",
+				json_object_new_int64(f->since_ns));
 		break;
 	case PGOFF_OP_STATS:
 		json_object_object_add(obj, "by", json_object_new_string(
@@ -373,6 +385,7 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		break;
 	case PGOFF_OP_STATUS:
 	case PGOFF_OP_PS:
+	case PGOFF_OP_HISTORY:
 		break;
 	}
 	return obj;

@@ -48,6 +48,7 @@ enum pgoff_op {
 	PGOFF_OP_SUBSCRIBE,
 	PGOFF_OP_PS,
 	PGOFF_OP_STATS,
+	PGOFF_OP_HISTORY,
 };
 
 /* How a stats reply groups the kernel's aggregation. */
@@ -81,6 +82,8 @@ struct pgoff_filter {
 	struct pgoff_names pg_waits;		/* "Lock" or "Lock:transactionid" */
 	struct pgoff_names databases;
 	struct pgoff_names backend_types;	/* "client backend", … */
+	bool has_since;				/* replay the store first */
+	int64_t since_ns;			/* wall clock, ns since the epoch */
 };
 
 struct pgoff_request {

@@ -122,7 +122,9 @@ sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 e2e_start_broker() {
 	# the sanitizer build: a small quarantine keeps its RSS meaningful
 	[ -n "${PGOFF_SANITIZE:-}" ] && export ASAN_OPTIONS=quarantine_size_mb=16
-	"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" --user "$E2E_BROKER_USER" "$@" \
+	# a state directory of its own: no test reads another's record
+	"$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" --user "$E2E_BROKER_USER" \
+		--state-directory "$E2E_DIR/state" "$@" \
 		2>"$E2E_DIR/pgoffd.log" &
 	E2E_BROKER_PID=$!
 	for _ in $(seq 100); do

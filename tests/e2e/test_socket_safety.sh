@@ -15,6 +15,7 @@ e2e_setup
 refused() {
 	local sock=$1 words=$2 name=$3 rc
 	timeout 60 "$PGOFFD" --socket "$sock" --group "$E2E_GROUP" --user "$E2E_BROKER_USER" \
+		--record no \
 		>/dev/null 2>"$E2E_DIR/refused.log"
 	rc=$?
 	if [ $rc = 1 ] && grep -qF -- "$words" "$E2E_DIR/refused.log"; then

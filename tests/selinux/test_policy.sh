@@ -183,6 +183,10 @@ has "pgoffd_t: listens on its socket" "create bind listen accept" -s pgoffd_t -t
 has "pgoffd_t: creates and removes its socket in /run/pgoff" \
 	"create unlink setattr" -s pgoffd_t -t pgoffd_runtime_t -c sock_file
 has "pgoffd_t: creates /run/pgoff" "create setattr add_name" -s pgoffd_t -t pgoffd_runtime_t -c dir
+has "pgoffd_t: owns, locks and fills /var/lib/pgoff" "create setattr add_name remove_name lock" \
+	-s pgoffd_t -t pgoffd_var_lib_t -c dir
+has "pgoffd_t: writes, cuts and removes its record segments" \
+	"create open read append write setattr unlink" -s pgoffd_t -t pgoffd_var_lib_t -c file
 
 if q -T -s init_t -t pgoffd_exec_t -c process | grep -q 'type_transition init_t pgoffd_exec_t:process pgoffd_t;'; then
 	ok "init_t enters pgoffd_t through pgoffd_exec_t"
@@ -262,7 +266,8 @@ else
 	not_ok "file contexts validate (setfiles -c)"
 fi
 for path in /usr/sbin/pgoffd:pgoffd_exec_t /usr/local/sbin/pgoffd:pgoffd_exec_t \
-	/etc/pgoff/pgoffd.conf:pgoffd_conf_t /run/pgoff/pgoffd.sock:pgoffd_runtime_t; do
+	/etc/pgoff/pgoffd.conf:pgoffd_conf_t /run/pgoff/pgoffd.sock:pgoffd_runtime_t \
+	/var/lib/pgoff/0000000000000001.seg:pgoffd_var_lib_t; do
 	p=${path%%:*} t=${path##*:}
 	# the first regex that matches, as matchpathcon would (last one wins
 	# in file_contexts order; pgoffd.fc has one entry for each path)

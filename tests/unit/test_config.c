@@ -46,6 +46,40 @@ static void test_file(void)
 	CHECK(c.max_procs_per_uid == 4096);	/* default kept */
 }
 
+static void test_recorder_keys(void)
+{
+	struct pgoffd_config c;
+	char err[256];
+
+	config_defaults(&c);
+	CHECK(c.record && c.record_min_ns == 10000000);
+	CHECK(c.record_max_bytes == 1ULL << 30);
+	CHECK(c.record_max_age_ns == 7ULL * 86400 * 1000000000ULL);
+	CHECK_STR(c.state_dir, "/var/lib/pgoff");
+	CHECK(config_set(&c, "record", "no", err, sizeof(err)) == 0 && !c.record);
+	CHECK(config_set(&c, "record-min", "0", err, sizeof(err)) == 0 &&
+	      c.record_min_ns == 0);
+	CHECK(config_set(&c, "record-max-size", "64M", err, sizeof(err)) == 0 &&
+	      c.record_max_bytes == 64ULL << 20);
+	CHECK(config_set(&c, "record-max-size", "2097152", err, sizeof(err)) == 0 &&
+	      c.record_max_bytes == 2097152);
+	CHECK(config_set(&c, "record-max-age", "2h", err, sizeof(err)) == 0 &&
+	      c.record_max_age_ns == 7200ULL * 1000000000ULL);
+	CHECK(config_set(&c, "state-directory", "/srv/pgoff", err,
+			 sizeof(err)) == 0);
+	CHECK_STR(c.state_dir, "/srv/pgoff");
+	CHECK(config_set(&c, "record-max-size", "1K", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-max-size", "2P", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-max-size", "M", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-max-age", "0", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-max-age", "5ms", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "state-directory", "var/lib", err,
+			 sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "state-directory", "/var/../etc", err,
+			 sizeof(err)) == -EINVAL);
+	CHECK_STR(err, "invalid value '/var/../etc' for state-directory");
+}
+
 static void test_errors_name_the_line(void)
 {
 	static const struct {
@@ -97,6 +131,7 @@ static void test_missing_file(void)
 int main(void)
 {
 	RUN(test_file);
+	RUN(test_recorder_keys);
 	RUN(test_errors_name_the_line);
 	RUN(test_missing_file);
 	return CHECK_DONE();

@@ -347,6 +347,118 @@ static void test_log_lines_per_uid(void)
 	free(buf);
 }
 
+static struct store *store;
+static uint64_t last_seq;
+
+/* What pgoffd does with an event: store it, then publish it. */
+static void event(void)
+{
+	struct event_meta m = { .tgid = 7, .duration_ns = 5000000,
+				.wait = PGOFF_WAIT_IO };
+	struct event_lines l;
+	struct timespec t;
+	char line[600];
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	last_seq++;
+	n = snprintf(line, sizeof(line), "{\"type\":\"offcpu\",\"seq\":%llu,"
+		     "\"pid\":7,\"duration_ns\":5000000,\"wait\":\"io\","
+		     "\"pad\":\"%0400d\"}", (unsigned long long)last_seq, 0);
+	store_append(store, last_seq, (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec,
+		     line, (size_t)n, 0);
+	l = (struct event_lines){ .plain = line, .plain_len = (size_t)n };
+	server_publish(srv, &l, &m);
+}
+
+/* The lines of a stream: each event's seq must follow the last one. */
+struct seq_reader {
+	char part[4096];
+	size_t len;
+	uint64_t next;			/* the seq expected */
+	size_t events, bad, lines;
+	uint64_t replayed_at;		/* events read when "replayed" came */
+	bool replayed;
+};
+
+static void read_seqs(int fd, struct seq_reader *r)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			const char *p;
+
+			if (buf[i] != '\n') {
+				if (r->len < sizeof(r->part) - 1)
+					r->part[r->len++] = buf[i];
+				continue;
+			}
+			r->part[r->len] = '\0';
+			r->len = 0;
+			r->lines++;
+			if (strstr(r->part, "\"type\":\"replayed\"")) {
+				r->replayed = true;
+				r->replayed_at = r->events;
+			} else if ((p = strstr(r->part, "\"seq\":"))) {
+				if (strtoull(p + 6, NULL, 10) != r->next)
+					r->bad++;
+				r->next = strtoull(p + 6, NULL, 10) + 1;
+				r->events++;
+			}
+		}
+	}
+}
+
+/*
+ * A replay that takes many loop rounds while events keep coming: every
+ * event once, in seq order, stored ones first, then live, none lost
+ * between the two.
+ */
+static void test_replay_then_live(void)
+{
+	struct seq_reader r = { .next = 1 };
+	uint64_t stored, after;
+	int fd;
+
+	for (int i = 0; i < 5000; i++)
+		event();
+	stored = last_seq;
+	fd = client();
+	CHECK(fd >= 0);
+	CHECK(say(fd, HELLO "{\"op\":\"subscribe\",\"view\":\"both\","
+		       "\"since_ns\":0}\n"));
+	for (int round = 0; round < 20000 && !r.replayed; round++) {
+		event();	/* live, during the replay */
+		loop_round(0);
+		read_seqs(fd, &r);
+	}
+	after = last_seq;
+	for (int i = 0; i < 100; i++) {
+		event();
+		loop_round(0);
+	}
+	for (int i = 0; i < 50; i++) {
+		loop_round(10);
+		read_seqs(fd, &r);
+	}
+	if (r.bad || r.events != last_seq || r.replayed_at <= stored || r.replayed_at > after)
+		fprintf(stderr, "stored %llu, %llu by the replay's end, %llu in "
+			"all; read %zu events (%zu out of order), replayed "
+			"after %llu\n", (unsigned long long)stored,
+			(unsigned long long)after, (unsigned long long)last_seq,
+			r.events, r.bad, (unsigned long long)r.replayed_at);
+	CHECK(r.replayed);
+	CHECK(after > stored + 5);	/* events came during the replay */
+	/* the replay took in what was stored while it ran */
+	CHECK(r.replayed_at > stored && r.replayed_at <= after);
+	CHECK(r.bad == 0);
+	CHECK(r.events == last_seq);
+	close(fd);
+	loop_round(10);
+}
+
 int main(void)
 {
 	struct server_opts o = {
@@ -357,7 +469,10 @@ int main(void)
 	};
 	struct server_hooks h = { .status = status_hook, .ps = ps_hook,
 				  .filter_changed = filter_hook };
-	int rc, err;
+	struct store_opts so = { .max_bytes = 1ULL << 30,
+				 .max_age_ns = 86400000000000LL };
+	char state[80];
+	int rc, err, dfd;
 
 	snprintf(dir, sizeof(dir), "/tmp/pgoff-test-server.XXXXXX");
 	if (!mkdtemp(dir)) {
@@ -366,6 +481,14 @@ int main(void)
 	}
 	chmod(dir, 0755);
 	snprintf(sock, sizeof(sock), "%s/run/pgoffd.sock", dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	dfd = mkdir(state, 0700) ? -1 :
+	      open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || store_open(&store, dfd, &so)) {
+		perror(state);
+		return 1;
+	}
+	o.store = store;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	devnull = fopen("/dev/null", "w");
@@ -381,11 +504,16 @@ int main(void)
 	RUN(test_reply_cache);
 	RUN(test_half_close_gets_its_replies);
 	RUN(test_log_lines_per_uid);
+	RUN(test_replay_then_live);
 	rc = CHECK_DONE();
 	server_close(srv, "shutdown");
 	unlink(sock);
 	snprintf(sock, sizeof(sock), "%s/run", dir);
 	rmdir(sock);
+	store_close(store);
+	snprintf(sock, sizeof(sock), "rm -rf %s/state", dir);
+	if (system(sock))
+		fprintf(stderr, "%s failed\n", sock);
 	rmdir(dir);
 	log_set_output(NULL);
 	fclose(devnull);

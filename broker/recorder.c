@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* recorder.c - what pgoffd records, and where; see recorder.h. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "broker/recorder.h"
+#include "broker/safe_dir.h"
+#include "protocol/log.h"
+
+struct recorder {
+	struct store *store;
+	struct recorder_opts opts;
+};
+
+static int64_t now_ns(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Everything directly in the directory becomes uid's, no link followed. */
+static int chown_entries(int dirfd, uid_t uid, gid_t gid)
+{
+	int dfd = dup(dirfd);
+	struct dirent *d;
+	DIR *dir;
+
+	if (dfd < 0)
+		return -errno;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return -errno;
+	}
+	/* dup() shares the offset with dirfd: read from the start, and
+	 * leave it at the start for the store's own listing */
+	rewinddir(dir);
+	while ((d = readdir(dir))) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if (fchownat(dirfd, d->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) &&
+		    errno != ENOENT)
+			log_warn("record store: cannot give %s to uid %u",
+				 d->d_name, (unsigned int)uid);
+	}
+	rewinddir(dir);
+	closedir(dir);
+	return 0;
+}
+
+int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
+			 size_t whylen)
+{
+	char why_root[300];
+	struct stat st;
+	int fd = safe_dir_open(path, uid, gid, false, why, whylen), err;
+
+	if (fd < 0) {
+		/* new, or made by systemd's StateDirectory=: root's */
+		fd = safe_dir_open(path, 0, gid, true, why_root,
+				   sizeof(why_root));
+		if (fd < 0) {
+			if (fd != -ENOENT && strstr(why, "owned by uid 0"))
+				snprintf(why, whylen, "%s", why_root);
+			return fd;
+		}
+	}
+	if (fstat(fd, &st))
+		goto failed;
+	/* the mode first, while root owns it: root changes the mode of
+	 * another's directory only with CAP_FOWNER, which the unit lacks */
+	if (st.st_uid != uid && (fchmod(fd, 0700) || fchown(fd, uid, gid)))
+		goto failed;
+	if (st.st_uid == uid && (st.st_mode & 077))
+		log_warnx("state directory %s has mode %04o: 0700 is enough",
+			  path, (unsigned int)(st.st_mode & 07777));
+	chown_entries(fd, uid, gid);
+	return fd;
+failed:
+	err = -errno;
+	snprintf(why, whylen, "cannot give %s to uid %u with mode 0700: %s",
+		 path, (unsigned int)uid, strerror(-err));
+	close(fd);
+	return err;
+}
+
+static void store_opts(const struct recorder_opts *o, struct store_opts *so)
+{
+	memset(so, 0, sizeof(*so));
+	so->max_bytes = o->max_bytes;
+	so->max_age_ns = (int64_t)o->max_age_ns;
+}
+
+int recorder_open(struct recorder **out, int dirfd,
+		  const struct recorder_opts *o)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	struct store_opts so;
+	int err;
+
+	if (!r) {
+		close(dirfd);
+		return -ENOMEM;
+	}
+	r->opts = *o;
+	store_opts(o, &so);
+	err = store_open(&r->store, dirfd, &so);
+	if (err) {
+		free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+void recorder_close(struct recorder *r)
+{
+	if (!r)
+		return;
+	store_close(r->store);
+	free(r);
+}
+
+void recorder_set_opts(struct recorder *r, const struct recorder_opts *o)
+{
+	struct store_opts so;
+
+	r->opts = *o;
+	store_opts(o, &so);
+	store_set_limits(r->store, &so);
+}
+
+void recorder_widen(const struct recorder *r, struct kernel_filter *k)
+{
+	struct filter all = { .view = PGOFF_VIEW_BOTH,
+			      .min_duration_ns = r->opts.min_ns,
+			      .requested_min_ns = r->opts.min_ns };
+
+	/* may_see_query false: recording alone never captures SQL */
+	kernel_filter_add(k, &all, false);
+	kernel_filter_done(k);
+}
+
+void recorder_record(struct recorder *r, const struct event_lines *lines,
+		     const struct event_meta *meta, uint64_t seq)
+{
+	if (meta->duration_ns < r->opts.min_ns)
+		return;
+	/* the plain line: the one without the SQL; a failure is counted
+	 * by the store and said once */
+	store_append(r->store, seq, now_ns(CLOCK_REALTIME), lines->plain,
+		     lines->plain_len, now_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
+void recorder_tick(struct recorder *r)
+{
+	store_tick(r->store, now_ns(CLOCK_REALTIME));
+}
+
+uint64_t recorder_min(const struct recorder *r)
+{
+	return r->opts.min_ns;
+}
+
+struct store *recorder_store(struct recorder *r)
+{
+	return r->store;
+}
+
+/* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */
+static json_object *wall_time(int64_t ns)
+{
+	char buf[80];
+	time_t sec = (time_t)(ns / 1000000000LL);
+	struct tm tm;
+
+	if (!ns || !gmtime_r(&sec, &tm))
+		return NULL;
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (long long)(ns % 1000000000LL / 1000));
+	return json_object_new_string(buf);
+}
+
+static void add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
+}
+
+void recorder_history(struct recorder *r, json_object *reply)
+{
+	json_object *c = json_object_new_object();
+	struct store_info i;
+
+	store_info(r->store, &i);
+	json_object_object_add(reply, "recording",
+			       json_object_new_boolean(i.writing));
+	json_object_object_add(reply, "first_time", wall_time(i.first_wall));
+	json_object_object_add(reply, "last_time", wall_time(i.last_wall));
+	add_u64(reply, "first_seq", i.first_seq);
+	add_u64(reply, "last_seq", i.last_seq);
+	add_u64(reply, "bytes", i.bytes);
+	add_u64(reply, "segments", i.segments);
+	add_u64(reply, "records", i.records);
+	add_u64(reply, "record_min_ns", r->opts.min_ns);
+	add_u64(reply, "max_bytes", r->opts.max_bytes);
+	add_u64(reply, "max_age_ns", r->opts.max_age_ns);
+	recorder_counters(r, c);
+	add_u64(c, "segments_removed", i.removed_segments);
+	json_object_object_add(reply, "counters", c);
+}
+
+void recorder_counters(struct recorder *r, json_object *counters)
+{
+	struct store_info i;
+
+	store_info(r->store, &i);
+	add_u64(counters, "record_dropped_disk_full", i.dropped_disk_full);
+	add_u64(counters, "record_dropped_error", i.dropped_error);
+}

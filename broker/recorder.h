@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * recorder.h - the flight recorder: pgoffd stores every episode and
+ * off-CPU interval at or above record-min, with or without subscribers,
+ * into the store (store.h) in its state directory; the SQL text never
+ * (the line stored is the one without "query").
+ */
+#ifndef PGOFF_RECORDER_H
+#define PGOFF_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+#include "broker/event.h"
+#include "broker/filter.h"
+#include "broker/store.h"
+
+struct recorder;
+
+struct recorder_opts {
+	uint64_t min_ns;		/* record-min */
+	uint64_t max_bytes;		/* record-max-size */
+	uint64_t max_age_ns;		/* record-max-age */
+};
+
+/*
+ * As root, before privileges are dropped: open (or create) the state
+ * directory, 0700, owned by uid:gid with everything in it (systemd's
+ * StateDirectory= makes it root's). A symbolic link, or a directory
+ * another user owns or may write, is refused. Returns an fd, or -errno
+ * with why filled.
+ */
+int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
+			 size_t whylen);
+/* The store in dirfd (taken over). Returns 0 or -errno. */
+int recorder_open(struct recorder **out, int dirfd,
+		  const struct recorder_opts *o);
+void recorder_close(struct recorder *r);
+void recorder_set_opts(struct recorder *r, const struct recorder_opts *o);
+
+/* Widen the kernel's filter so that it sends what is recorded. */
+void recorder_widen(const struct recorder *r, struct kernel_filter *k);
+/* An event as published (seq: the one in its line). */
+void recorder_record(struct recorder *r, const struct event_lines *lines,
+		     const struct event_meta *meta, uint64_t seq);
+/* Once a second: age retention. */
+void recorder_tick(struct recorder *r);
+
+uint64_t recorder_min(const struct recorder *r);
+struct store *recorder_store(struct recorder *r);
+/* The history reply's fields. */
+void recorder_history(struct recorder *r, json_object *reply);
+/* The status counters: record_dropped_disk_full, record_dropped_error. */
+void recorder_counters(struct recorder *r, json_object *counters);
+
+#endif

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* replay_meta.c - filter fields of a stored event; see replay_meta.h. */
+#include <errno.h>
+#include <string.h>
+#include "broker/classify.h"
+#include "broker/replay_meta.h"
+#include "protocol/protocol.h"
+
+int replay_meta(json_object *ev, struct event_meta *m)
+{
+	const char *type, *wait, *s;
+	int64_t pid, dur, info;
+	json_object *pg;
+
+	memset(m, 0, sizeof(*m));
+	if (!json_object_is_type(ev, json_type_object) ||
+	    !pgoff_get_string(ev, "type", &type) ||
+	    !pgoff_get_int64(ev, "pid", &pid) ||
+	    !pgoff_get_int64(ev, "duration_ns", &dur) ||
+	    !pgoff_get_string(ev, "wait", &wait) || pid < 0 ||
+	    pid > PGOFF_PID_MAX || dur < 0)
+		return -EINVAL;
+	if (strcmp(type, "episode") == 0)
+		m->episode = true;
+	else if (strcmp(type, "offcpu") != 0)
+		return -EINVAL;
+	m->tgid = (uint32_t)pid;
+	m->duration_ns = (uint64_t)dur;
+	m->wait = PGOFF_WAIT__COUNT;
+	for (int w = 0; w < PGOFF_WAIT__COUNT; w++)
+		if (strcmp(wait, pgoff_wait_name((enum pgoff_wait)w)) == 0)
+			m->wait = (enum pgoff_wait)w;
+	if (m->wait == PGOFF_WAIT__COUNT)
+		return -EINVAL;
+	if (!json_object_object_get_ex(ev, "pg", &pg) ||
+	    !json_object_is_type(pg, json_type_object))
+		return 0;
+	if (pgoff_get_int64(pg, "wait_event_info", &info) && info >= 0 &&
+	    info <= UINT32_MAX) {
+		m->has_pg_wait = true;
+		m->pg_wait_event_info = (uint32_t)info;
+		if (pgoff_get_string(pg, "wait_event", &s))
+			m->pg_wait_event = s;
+	}
+	if (pgoff_get_string(pg, "database", &s))
+		m->database = s;
+	if (pgoff_get_string(pg, "backend_type", &s))
+		m->backend_type = s;
+	return 0;
+}

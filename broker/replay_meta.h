@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * replay_meta.h - what the subscription filters look at, read back from a
+ * stored event line, so that a replay is filtered as the live stream is.
+ */
+#ifndef PGOFF_REPLAY_META_H
+#define PGOFF_REPLAY_META_H
+
+#include <json-c/json.h>
+#include "broker/filter.h"
+
+/*
+ * From an event object ("offcpu" or "episode", as event.c encodes it):
+ * strings borrowed from ev. Returns 0, or -EINVAL for another object
+ * (a damaged or foreign record: not replayed).
+ */
+int replay_meta(json_object *ev, struct event_meta *m);
+
+#endif

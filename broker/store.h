@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * store.h - the flight recorder's append-only store: records in segment
+ * files under pgoffd's state directory, each with a CRC-32, so that after
+ * kill -9 or a power cut everything up to the last whole record reads
+ * back. Segments rotate at a size; the oldest whole segment goes first
+ * when the store is over its size or age. Single-threaded: pgoffd's loop
+ * writes, and reads for replays between writes.
+ */
+#ifndef PGOFF_STORE_H
+#define PGOFF_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_MAGIC	0x52464f50u	/* "POFR" little-endian */
+/* A payload is one event line: never longer than the broker sends. */
+#define STORE_MAX_PAYLOAD (256u * 1024u)
+#define STORE_SEG_MAX	(16ull << 20)
+
+/* On disk, little-endian (the host's: the store is not portable). */
+struct store_hdr {
+	uint32_t magic;
+	uint32_t len;		/* payload bytes */
+	uint32_t crc;		/* CRC-32 of seq, wall_ns, len, then payload */
+	uint32_t reserved;	/* 0 */
+	uint64_t seq;		/* the event's seq */
+	int64_t wall_ns;	/* CLOCK_REALTIME when stored */
+};
+
+enum store_check {
+	STORE_OK,		/* a whole, intact record */
+	STORE_TORN,		/* the bytes end inside a record */
+	STORE_CORRUPT,		/* not a record: bad magic, length or CRC */
+};
+
+/* Header + payload into buf (cap bytes). Returns the record's size, 0 if
+ * it does not fit or len > STORE_MAX_PAYLOAD. */
+size_t store_frame(void *buf, size_t cap, uint64_t seq, int64_t wall_ns,
+		   const void *payload, size_t len);
+/* Whether buf (avail bytes) starts with a record; *h filled on STORE_OK. */
+enum store_check store_check(const void *buf, size_t avail,
+			     struct store_hdr *h);
+
+/* What the store knows of one segment. */
+struct store_seg {
+	uint64_t id;			/* its file's name: the seq it was made for */
+	uint64_t first_seq, last_seq;
+	int64_t first_wall, last_wall;
+	uint64_t bytes;			/* readable: up to the last good record */
+	uint64_t records;
+};
+
+/*
+ * How many of the oldest segments to remove (never the newest, n - 1):
+ * while the total is above max_bytes - room (room: the bytes about to be
+ * written), or the segment's newest record is older than now - max_age_ns.
+ */
+size_t store_retention(const struct store_seg *segs, size_t n,
+		       uint64_t max_bytes, uint64_t room, int64_t max_age_ns,
+		       int64_t now_wall);
+
+struct store;
+
+struct store_opts {
+	uint64_t max_bytes;		/* record-max-size */
+	int64_t max_age_ns;		/* record-max-age */
+	uint64_t seg_bytes;		/* 0: min(STORE_SEG_MAX, max_bytes / 4) */
+};
+
+/*
+ * Open the store in dirfd (taken over: closed by store_close), checking
+ * every segment; a torn or corrupt tail of the newest is cut, a corrupt
+ * record elsewhere ends that segment; each said in one log line. Writes
+ * go to a new segment. Returns 0 or -errno (only for memory or the
+ * directory itself: what a segment holds never fails the open).
+ */
+int store_open(struct store **out, int dirfd, const struct store_opts *o);
+void store_close(struct store *s);
+void store_set_limits(struct store *s, const struct store_opts *o);
+
+/*
+ * Append a record. A full disk or an I/O error stops writing, counted,
+ * until retry (10 s later, then at each call); returns -errno then.
+ */
+int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
+		 const char *payload, size_t len, int64_t mono_ms);
+/* Age retention, once a second. */
+void store_tick(struct store *s, int64_t now_wall);
+
+struct store_info {
+	size_t segments;
+	uint64_t bytes, records;
+	uint64_t first_seq, last_seq;
+	int64_t first_wall, last_wall;		/* 0: empty */
+	uint64_t dropped_disk_full, dropped_error;
+	uint64_t removed_segments;		/* by retention, since start */
+	bool writing;				/* false: stopped by an error */
+};
+void store_info(const struct store *s, struct store_info *i);
+/* The last seq stored, read at open (0: empty): events go on after it. */
+uint64_t store_last_seq(const struct store *s);
+
+/* A reader's position; survives appends, rotation and retention. */
+struct store_cursor {
+	int fd;				/* -1: not open */
+	uint64_t seg_id;		/* which segment */
+	uint64_t off;
+};
+/* Position c at the first segment holding records stored at or after
+ * since_wall (the reader skips the older records in it). */
+void store_cursor_init(struct store *s, struct store_cursor *c,
+		       int64_t since_wall);
+void store_cursor_close(struct store_cursor *c);
+/*
+ * The next record into buf (STORE_MAX_PAYLOAD + 1 bytes at least; the
+ * payload NUL-terminated). Returns 1, or 0 when every stored record was
+ * read (more may come), or -errno. A corrupt record ends its segment.
+ */
+int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
+	       char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The flight recorder: a lock wait that ended before any client connected
+# is replayed by watch --since with the duration PostgreSQL logged; a
+# replay goes on live with no gap and no duplicate; the record survives
+# kill -9, a corrupted segment, and stays under its size cap; outsiders
+# are refused; stored events never carry SQL.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+# log_lock_waits logs "acquired ... after N ms" for a wait longer than
+# deadlock_timeout
+pg_start log_lock_waits=on deadlock_timeout=100ms autovacuum=off ||
+	{ not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+STATE=$E2E_DIR/state
+e2e_start_broker --record-min 1ms || { not_ok "start pgoffd"; exit 1; }
+check "the state directory is 0700 and pgoffd's user's" \
+	[ "$(stat -c '%a %U' "$STATE")" = "700 $E2E_BROKER_USER" ]
+check "with no subscriber, the kernel sends what is recorded (1 ms)" \
+	[ "$(member status --json | jq .kernel_min_duration_ns)" = 1000000 ]
+
+# A lock wait of ~0.8 s with no client connected.
+cat >"$E2E_DIR/a.sql" <<'SQL'
+select pg_backend_pid();
+begin;
+update t set v = 1 where id = 1;
+select pg_sleep(0.8);
+commit;
+SQL
+sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
+a_job=$!
+for _ in $(seq 50); do [ -s "$E2E_DIR/a.out" ] && break; sleep 0.02; done
+sleep 0.05
+sql -c "update t set v = 2 where id = 1" >/dev/null &
+b_job=$!
+IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
+wait "$a_job" "$b_job"
+sleep 0.5
+pg_ms=$(sed -n "s/.*process $b_pid acquired ShareLock on transaction [0-9]* after \([0-9.]*\) ms.*/\1/p" \
+	"$E2E_DIR/pg/log" | head -n1)
+check "PostgreSQL logged B's ($b_pid) lock wait (saw '${pg_ms}' ms)" [ -n "$pg_ms" ]
+
+member watch --since 1m --view waits --pg-wait Lock --json --count 1 --timeout 10s \
+	>"$E2E_DIR/lock.json" 2>"$E2E_DIR/lock.err"
+rc=$?
+ev=$(head -n1 "$E2E_DIR/lock.json")
+note "replayed: $(cut -c1-300 <<<"$ev")"
+note "stderr: $(head -c 300 "$E2E_DIR/lock.err")"
+check "watch --since finds the wait that ended before it connected (exit $rc)" \
+	bash -c "[ $rc = 0 ] && jq -e '.type == \"episode\" and .pid == $b_pid' <<<'$ev' >/dev/null"
+pgoff_ms=$(jq '.duration_ns / 1e6' <<<"$ev")
+note "PostgreSQL: ${pg_ms} ms; pgoff: ${pgoff_ms} ms"
+# Both time the same wait from inside the backend: PostgreSQL from its
+# wait start to the wakeup it handles, pgoff from the wait event being set
+# to being cleared; the difference is the few instructions between them
+# and the wakeup's trip through the run queue on a loaded machine (2 ms).
+check "its duration is PostgreSQL's within 2 ms" \
+	between "$(awk -v a="${pgoff_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 2
+
+# replay_all OUT ERR WHO [watch options]: watch --since 1h as WHO until
+# the replay has reached the store's end (and 0.3 s more), then stop it
+replay_all() {
+	local out=$1 err=$2 who=$3; shift 3
+	as "$who" "$PGOFFCTL" --socket "$SOCK" watch --since 1h --json --timeout 60s "$@" \
+		>"$out" 2>"$err" &
+	local job=$!
+	for _ in $(seq 600); do grep -q "stored events replayed" "$err" && break; sleep 0.1; done
+	sleep 0.3
+	kill "$job" 2>/dev/null; wait "$job" 2>/dev/null
+}
+
+# Replay while events keep coming: every stored event once, in order.
+# (Intervals: the sleeps of one statement are one PostgreSQL wait, one
+# episode.)
+# load N: 4 backends sleeping 1.2 ms N times; load_wait waits for them
+# (a bare wait would wait for pgoffd too)
+load() {
+	LOAD_JOBS=()
+	for _ in $(seq 4); do
+		sql -c "select pg_sleep(0.0012) from generate_series(1, $1)" >/dev/null &
+		LOAD_JOBS+=($!)
+	done
+}
+load_wait() { wait "${LOAD_JOBS[@]}"; }
+load 4000
+sleep 2	# thousands stored: the replay takes many loop rounds
+member watch --since 1h --view intervals --pg-wait Timeout:PgSleep --json --timeout 5s \
+	>"$E2E_DIR/w1.json" 2>"$E2E_DIR/w1.err"
+load_wait
+replay_all "$E2E_DIR/w2.json" "$E2E_DIR/w2.err" "$E2E_MEMBER" --view intervals --pg-wait Timeout:PgSleep
+jq -r .seq "$E2E_DIR/w1.json" >"$E2E_DIR/w1.seq"
+jq -r .seq "$E2E_DIR/w2.json" >"$E2E_DIR/w2.seq"
+first=$(head -n1 "$E2E_DIR/w1.seq"); last=$(tail -n1 "$E2E_DIR/w1.seq")
+awk -v f="$first" -v l="$last" '$1 >= f && $1 <= l' "$E2E_DIR/w2.seq" >"$E2E_DIR/w2.range"
+replayed=$(sed -n 's/.*: \([0-9]*\) stored events replayed.*/\1/p' "$E2E_DIR/w1.err")
+note "watch --since under load: $(wc -l <"$E2E_DIR/w1.seq") events ($replayed replayed, then live), seq $first..$last; the store holds $(wc -l <"$E2E_DIR/w2.range") of them"
+check "the replay says where it ended" grep -q "stored events replayed; live from here" "$E2E_DIR/w1.err"
+check "the replay was long and live events followed it" \
+	bash -c "[ '${replayed:-0}' -gt 2000 ] && [ $(wc -l <"$E2E_DIR/w1.seq") -gt '${replayed:-0}' ]"
+check "replay then live: in seq order, none twice" \
+	bash -c "sort -n -c -u '$E2E_DIR/w1.seq'"
+check "replay then live: no gap (the same events as a later replay of the store)" \
+	cmp -s "$E2E_DIR/w1.seq" "$E2E_DIR/w2.range"
+
+# Stored events carry no SQL, even for root, who sees it live.
+hist=$(member history --json)
+note "history: $hist"
+stored_last=$(jq .last_seq <<<"$hist")
+"$PGOFFCTL" --socket "$SOCK" watch --since 1h --view both --json --timeout 60s \
+	>"$E2E_DIR/root.json" 2>"$E2E_DIR/root.err" &
+root_job=$!
+for _ in $(seq 600); do grep -q "stored events replayed" "$E2E_DIR/root.err" && break; sleep 0.1; done
+sql -c "select pg_sleep(0.05)" >/dev/null
+sleep 0.5
+kill "$root_job" 2>/dev/null; wait "$root_job" 2>/dev/null
+check "root's replay: no stored event carries query" \
+	jqe -s "[.[] | select(.seq <= $stored_last)] | (length > 0) and all(has(\"query\") | not)" "$E2E_DIR/root.json"
+check "root's live events after the replay do carry it" \
+	jqe -s "[.[] | select(.seq > $stored_last and .type == \"offcpu\" and .query != null)] | length > 0" "$E2E_DIR/root.json"
+check "history: span, bytes, segments, records, drop counters" \
+	jqe '(.first_time | test("^[0-9-]{10}T")) and .bytes > 0 and .segments >= 1 and .records > 0 and .counters.record_dropped_disk_full == 0 and .counters.record_dropped_error == 0' <<<"$hist"
+check "status counts the recorder's losses" \
+	jqe '.recording and .counters.record_dropped_disk_full == 0' <<<"$(member status --json)"
+
+# The outsider: neither history nor a replay.
+as "$E2E_OUTSIDER" "$PGOFFCTL" --socket "$SOCK" history >"$E2E_DIR/o1.out" 2>&1
+check "an outsider is refused history (exit 3)" [ $? = 3 ]
+as "$E2E_OUTSIDER" "$PGOFFCTL" --socket "$SOCK" watch --since 1h --json --timeout 2s \
+	>"$E2E_DIR/o2.out" 2>/dev/null
+check "an outsider is refused watch --since (exit 3, no event)" \
+	bash -c "[ $? = 3 ] && [ ! -s '$E2E_DIR/o2.out' ]"
+
+# kill -9 while recording, then a restart: everything up to it reads back.
+load 400
+sleep 1
+before=$(member history --json | jq .last_seq)
+kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
+load_wait
+e2e_start_broker --record-min 1ms || { not_ok "restart pgoffd after kill -9"; exit 1; }
+after=$(member history --json)
+note "before kill -9: last seq $before; after the restart: $after"
+check "after kill -9: the history goes at least to the last seq seen before" \
+	jqe ".last_seq >= $before" <<<"$after"
+member watch --since 1h --view waits --pg-wait Lock --json --count 1 --timeout 10s \
+	>"$E2E_DIR/lock2.json" 2>/dev/null
+check "... and the lock wait is still there" jqe ".pid == $b_pid" "$E2E_DIR/lock2.json"
+sql -c "select pg_sleep(0.02)" >/dev/null
+replay_all "$E2E_DIR/all.json" "$E2E_DIR/all.err" "$E2E_MEMBER" --view both
+check "... every record reads back, numbered on after the old ones" \
+	bash -c "jq -r .seq '$E2E_DIR/all.json' | sort -n -c -u && [ \$(jq -s 'map(.seq) | max' '$E2E_DIR/all.json') -gt $(jq .last_seq <<<"$after") ]"
+
+# A damaged record: bytes flipped in the oldest segment, garbage after the
+# newest one's last record.
+e2e_stop_broker TERM
+segs=("$STATE"/*.seg)
+note "segments: ${segs[*]##*/}"
+oldest=${segs[0]}; newest=${segs[-1]}
+check "the restart started a segment of its own" [ "${#segs[@]}" -ge 2 ]
+printf 'XXXXXXXX' | dd of="$oldest" bs=1 seek=$(( $(stat -c %s "$oldest") / 2 )) conv=notrunc 2>/dev/null
+head -c 1000 /dev/urandom >>"$newest"
+newest_size=$(stat -c %s "$newest")
+e2e_start_broker --record-min 1ms || { not_ok "start pgoffd on a damaged record"; exit 1; }
+check "a corrupt record ends its segment's reading, with a log line" \
+	grep -q "record store: ${oldest##*/}: a corrupt record at byte" "$E2E_DIR/pgoffd.log"
+check "a garbage tail is cut, with a log line" \
+	grep -q "record store: ${newest##*/}: .* tail of 1000 bytes cut" "$E2E_DIR/pgoffd.log"
+check "... the file is as long as before the garbage" \
+	[ "$(stat -c %s "$newest")" = $((newest_size - 1000)) ]
+member watch --since 1h --view waits --pg-wait Lock --json --count 1 --timeout 10s \
+	>"$E2E_DIR/lock3.json" 2>/dev/null
+check "the rest of the record still replays" jqe ".pid == $b_pid" "$E2E_DIR/lock3.json"
+
+# A size cap: filled past it, the store stays under it.
+e2e_stop_broker TERM
+e2e_start_broker --record-min 0 --record-max-size 1M || { not_ok "start pgoffd, 1 MiB cap"; exit 1; }
+load 3000
+load_wait
+sleep 1.5
+total=$(cat "$STATE"/*.seg | wc -c)
+h=$(member history --json)
+note "with a 1 MiB cap: $total bytes in segments; history $h"
+check "filled past a 1 MiB cap, the store stays under it ($total bytes)" \
+	bash -c "[ $total -le 1048576 ] && jq -e '.bytes <= 1048576 and .counters.segments_removed > 0' <<<'$h' >/dev/null"
+
+# The state directory is refused when it is a symbolic link.
+e2e_stop_broker TERM
+ln -s "$STATE" "$E2E_DIR/link"
+timeout 60 "$PGOFFD" --socket "$SOCK" --group "$E2E_GROUP" --user "$E2E_BROKER_USER" \
+	--state-directory "$E2E_DIR/link" 2>"$E2E_DIR/link.log"
+rc=$?
+note "pgoffd on a link: $(tail -n1 "$E2E_DIR/link.log")"
+check "a state directory that is a symbolic link is refused (exit $rc)" \
+	bash -c "[ $rc = 1 ] && grep -q 'symbolic link' '$E2E_DIR/link.log'"

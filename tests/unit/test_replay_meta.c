@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_replay_meta.c - a stored event line gives back the fields the
+ * filters match on, and a replay is filtered as live.
+ */
+#include "broker/replay_meta.h"
+#include "tests/unit/check.h"
+
+#include <errno.h>
+
+static json_object *parse(const char *s)
+{
+	return json_tokener_parse(s);
+}
+
+static void test_offcpu(void)
+{
+	json_object *ev = parse("{\"type\":\"offcpu\",\"seq\":3,\"pid\":42,"
+				"\"duration_ns\":12000000,\"wait\":\"lock\","
+				"\"pg\":{\"wait_event_info\":50331652,"
+				"\"wait_event\":\"transactionid\","
+				"\"database\":\"db1\",\"backend_type\":"
+				"\"client backend\"}}");
+	struct event_meta m;
+
+	CHECK(replay_meta(ev, &m) == 0);
+	CHECK(!m.episode && m.tgid == 42 && m.duration_ns == 12000000);
+	CHECK(m.wait == PGOFF_WAIT_LOCK && m.has_pg_wait);
+	CHECK(m.pg_wait_event_info == 50331652);
+	CHECK_STR(m.pg_wait_event, "transactionid");
+	CHECK_STR(m.database, "db1");
+	CHECK_STR(m.backend_type, "client backend");
+	json_object_put(ev);
+}
+
+static void test_episode_no_pg(void)
+{
+	json_object *ev = parse("{\"type\":\"episode\",\"pid\":7,"
+				"\"duration_ns\":5,\"wait\":\"io\"}");
+	struct event_meta m;
+
+	CHECK(replay_meta(ev, &m) == 0);
+	CHECK(m.episode && m.wait == PGOFF_WAIT_IO && !m.has_pg_wait);
+	CHECK(!m.database && !m.backend_type);
+	json_object_put(ev);
+}
+
+static void test_refused(void)
+{
+	static const char *bad[] = {
+		"{\"type\":\"dropped\",\"pid\":7,\"duration_ns\":5,\"wait\":\"io\"}",
+		"{\"type\":\"offcpu\",\"pid\":-1,\"duration_ns\":5,\"wait\":\"io\"}",
+		"{\"type\":\"offcpu\",\"pid\":1,\"duration_ns\":-5,\"wait\":\"io\"}",
+		"{\"type\":\"offcpu\",\"pid\":1,\"duration_ns\":5,\"wait\":\"nap\"}",
+		"{\"type\":\"offcpu\",\"pid\":1,\"wait\":\"io\"}",
+		"[1,2]",
+	};
+	struct event_meta m;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_object *ev = parse(bad[i]);
+
+		CHECK(replay_meta(ev, &m) == -EINVAL);
+		json_object_put(ev);
+	}
+}
+
+int main(void)
+{
+	RUN(test_offcpu);
+	RUN(test_episode_no_pg);
+	RUN(test_refused);
+	return CHECK_DONE();
+}
