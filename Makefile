@@ -44,7 +44,8 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # Debian 12 packages needed to build, test and run. The SELinux ones
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
 # check it offline (link, expand, setools); SELinux stays disabled.
-# debootstrap makes the root file systems other PostgreSQL majors run in
+# debhelper, dpkg-dev and lintian build and check the Debian packages
+# (make deb). debootstrap makes the root file systems other PostgreSQL majors run in
 # (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
 # systemd-container boots one with systemd (systemd-nspawn).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
@@ -52,7 +53,8 @@ DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-de
 	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
-	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2
+	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2 \
+	debhelper dpkg-dev lintian
 
 ifeq ($(V),1)
 Q :=
@@ -93,7 +95,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
 .PHONY: FORCE all deps test unit-test e2e-test demo install uninstall clean asan fuzz bench \
-	unit-binaries pg-wait-names \
+	unit-binaries pg-wait-names deb \
 	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl $(BUILD)/pgoff_exporter
 
@@ -318,6 +320,32 @@ $(BUILD)/bench/empty_load: tests/bench/empty_load.c
 
 demo: deps all
 	@tests/e2e/demo.sh
+
+# The Debian packages (debian/): pgoffd, pgoffctl, pgoff-exporter and
+# their -dbgsym, in $(BUILD)/deb/, checked by lintian (any error or
+# warning fails). Built from a copy of the tree in $(BUILD)/deb/ (not
+# build/ nor .git): dpkg-buildpackage writes to the parent directory and
+# its clean step removes $(BUILD). Rebuilt only when a file changed.
+DEB_DIR := $(BUILD)/deb
+DEB_FILES = find . -path ./$(BUILD) -prune -o -path ./build -prune -o -path ./.git -prune \
+	-o -type f -print
+deb: $(DEB_DIR)/.built
+
+$(DEB_DIR)/.built: $(shell $(DEB_FILES))
+	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = $(VERSION) ] || \
+		{ echo "make deb: debian/changelog is at $$v, the Makefile's VERSION at $(VERSION)" >&2; \
+		exit 1; }
+	$(call msg,DEB,$(DEB_DIR))
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/pgoff-$(VERSION)
+	$(Q)$(DEB_FILES) | tar -c -T - | tar -x -C $(DEB_DIR)/pgoff-$(VERSION)
+	$(Q)cd $(DEB_DIR)/pgoff-$(VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; echo "make deb: dpkg-buildpackage failed, see $(DEB_DIR)/build.log" >&2; \
+		exit 1; }
+	$(call msg,LINTIAN,$(DEB_DIR))
+	$(Q)lintian --fail-on error,warning $(DEB_DIR)/pgoff_$(VERSION)_*.changes
+	$(Q)rm -rf $(DEB_DIR)/pgoff-$(VERSION)
+	$(Q)touch $@
+	@cd $(DEB_DIR) && ls -l *.deb
 
 SYSTEMD_FILES := lib/systemd/system/pgoffd.service lib/sysusers.d/pgoff.conf \
 	lib/tmpfiles.d/pgoff.conf lib/systemd/system/pgoff_exporter.service \

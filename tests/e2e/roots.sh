@@ -196,10 +196,11 @@ pg_root_ensure() {	# MAJOR: sets PGROOT_NAME
 }
 
 # bookworm with systemd as init, for pgoffd under a real systemd
-# (systemd-nspawn -b)
+# (systemd-nspawn -b); with what the Debian packages depend on
+# (test_deb.sh installs them there without a network)
 systemd_root_ensure() {
 	root_ensure bookworm-systemd bookworm systemd systemd-sysv dbus libbpf1 libelf1 libcap2 \
-		libjson-c5 postgresql-15
+		libjson-c5 postgresql-15 libmicrohttpd12 libyaml-0-2
 }
 
 # _pgr_root NAME: the root's directory; "host" is the host's own / (its
@@ -350,4 +351,66 @@ pgroot_stop_all() {
 		pgroot_stop "$name" || rc=1
 	done
 	return $rc
+}
+
+# The systemd root booted as a container (systemd-nspawn -b), on an
+# overlay of the cached root so that the cache stays as built:
+#   ct_mount DIR   the overlay at DIR/root (its upper and work dirs in
+#                  DIR); sets CT_ROOT; the root can be changed (chroot)
+#                  before it boots
+#   ct_boot        boot it, wait until its systemd has started up; sets
+#                  CT_LEADER (its PID 1, on the host) and CT_STATE (what
+#                  systemctl is-system-running said last); 0 if running or
+#                  degraded, else 1 and the console's last lines
+#   inside CMD...  a command in the container (all its namespaces, its root)
+#   ct_stop        power it off (SIGKILL after 10 s), unmount; also fine
+#                  when nothing was booted (an EXIT trap calls it)
+CT_DIR= CT_ROOT= CT_JOB= CT_LEADER= CT_STATE=
+ct_mount() {
+	CT_DIR=$1 CT_ROOT=$1/root
+	mkdir -p "$CT_DIR/upper" "$CT_DIR/work" "$CT_ROOT" &&
+		mount -t overlay overlay \
+			-o "lowerdir=$PGOFF_ROOTS/bookworm-systemd,upperdir=$CT_DIR/upper,workdir=$CT_DIR/work" \
+			"$CT_ROOT"
+}
+
+ct_boot() {
+	systemd-nspawn -q -b -D "$CT_ROOT" --register=no --keep-unit --capability=all \
+		--system-call-filter=bpf >"$CT_DIR/console.log" 2>&1 &
+	CT_JOB=$! CT_LEADER= CT_STATE=
+	# nspawn's child that is systemd: before the exec it is nspawn itself,
+	# which may fork on (so a child seen early may be gone)
+	for _ in $(seq 100); do
+		CT_LEADER=$(pgrep -x -P "$CT_JOB" systemd | head -n1)
+		[ -n "$CT_LEADER" ] && break
+		sleep 0.1
+	done
+	# until its manager answers (before that: "Failed to connect to bus")
+	# and has finished starting up
+	for _ in $(seq 300); do
+		CT_STATE=$(nsenter -t "${CT_LEADER:-0}" -a -r -w systemctl is-system-running 2>&1)
+		case $CT_STATE in running | degraded) return 0 ;; esac
+		kill -0 "$CT_JOB" 2>/dev/null || break
+		sleep 0.3
+	done
+	tail -n 15 "$CT_DIR/console.log" | sed 's/^/# console: /'
+	return 1
+}
+
+# -r -w: the container's root, not its mount namespace's first root (nspawn
+# moves the container's root over /, where the host's tree stays below)
+inside() { nsenter -t "$CT_LEADER" -a -r -w "$@"; }
+
+ct_stop() {
+	local leader
+	if [ -n "$CT_JOB" ] && kill -0 "$CT_JOB" 2>/dev/null; then
+		leader=$(pgrep -P "$CT_JOB" | head -n1)
+		[ -n "$leader" ] && nsenter -t "$leader" -a -r -w systemctl poweroff >/dev/null 2>&1
+		for _ in $(seq 100); do kill -0 "$CT_JOB" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$CT_JOB" 2>/dev/null
+		wait "$CT_JOB" 2>/dev/null
+	fi
+	CT_JOB=
+	[ -n "$CT_ROOT" ] && umount "$CT_ROOT" 2>/dev/null
+	return 0
 }

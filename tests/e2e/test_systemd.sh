@@ -43,23 +43,8 @@ check "tmpfiles creates /run/pgoff 0750 root:pgoff (saw $made; pgoffd is uid $ui
 . "$E2E_TOP/tests/e2e/roots.sh"
 systemd_root_ensure || { not_ok "a Debian 12 root with systemd"; exit 1; }
 sys=$E2E_DIR/nspawn
-mkdir -p "$sys/upper" "$sys/work" "$sys/root"
-mount -t overlay overlay -o "lowerdir=$PGOFF_ROOTS/bookworm-systemd,upperdir=$sys/upper,workdir=$sys/work" \
-	"$sys/root" || { not_ok "an overlay of the root"; exit 1; }
-nspawn_job=
-stop_container() {
-	local leader
-	if [ -n "$nspawn_job" ] && kill -0 "$nspawn_job" 2>/dev/null; then
-		leader=$(pgrep -P "$nspawn_job" | head -n1)
-		[ -n "$leader" ] && nsenter -t "$leader" -a -r -w systemctl poweroff >/dev/null 2>&1
-		for _ in $(seq 100); do kill -0 "$nspawn_job" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$nspawn_job" 2>/dev/null
-		wait "$nspawn_job" 2>/dev/null
-	fi
-	nspawn_job=
-	umount "$sys/root" 2>/dev/null
-}
-trap 'stop_container; e2e_cleanup' EXIT
+ct_mount "$sys" || { not_ok "an overlay of the root"; exit 1; }
+trap 'ct_stop; e2e_cleanup' EXIT
 make -s -C "$E2E_TOP" install DESTDIR="$sys/root" PREFIX=/usr BUILD="$PGOFF_BUILD" \
 	SANITIZE="${PGOFF_SANITIZE:-}" >"$E2E_DIR/install.log" 2>&1 ||
 	{ not_ok "make install DESTDIR= into the root"; cat "$E2E_DIR/install.log"; exit 1; }
@@ -79,26 +64,10 @@ in_root systemd-sysusers >/dev/null 2>&1
 in_root systemctl enable pgoffd >/dev/null 2>&1
 in_root useradd -m -G pgoff alice
 in_root groupadd others
-systemd-nspawn -q -b -D "$sys/root" --register=no --keep-unit --capability=all \
-	--system-call-filter=bpf >"$sys/console.log" 2>&1 &
-nspawn_job=$!
-leader=
-for _ in $(seq 100); do leader=$(pgrep -P "$nspawn_job" | head -n1); [ -n "$leader" ] && break; sleep 0.1; done
-# -r -w: the container's root, not its mount namespace's first root (nspawn
-# moves the container's root over /, where the host's tree stays below)
-inside() { nsenter -t "$leader" -a -r -w "$@"; }
-# until its manager answers (before that: "Failed to connect to bus") and
-# has finished starting up
-state=
-for _ in $(seq 300); do
-	state=$(nsenter -t "${leader:-0}" -a -r -w systemctl is-system-running 2>&1)
-	case $state in running | degraded) break ;; esac
-	kill -0 "$nspawn_job" 2>/dev/null || break
-	sleep 0.3
-done
+ct_boot
+leader=$CT_LEADER state=$CT_STATE
 note "the container's systemd: $state; $(inside systemctl --version | head -n1)"
 check "the container boots with systemd as PID 1" [ -n "$leader" -a "$(cat "/proc/${leader:-0}/comm" 2>/dev/null)" = systemd ]
-case $state in running | degraded) ;; *) tail -n 15 "$sys/console.log" | sed 's/^/# console: /' ;; esac
 active=$(inside systemctl is-active pgoffd)
 if [ "$active" != active ]; then
 	inside systemctl status pgoffd --no-pager -l 2>&1 | sed 's/^/# /' | tail -20
@@ -172,6 +141,6 @@ inside systemctl stop pgoffd
 check "systemctl stop leaves no BPF program" progs_settle 0
 check "... and the unit stopped cleanly (not failed)" \
 	[ "$(inside systemctl is-failed pgoffd)" = inactive ]
-stop_container
+ct_stop
 check "the container powered off; the cached root is untouched" \
 	[ ! -e "$PGOFF_ROOTS/bookworm-systemd/usr/sbin/pgoffd" ]
