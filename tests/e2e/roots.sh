@@ -414,3 +414,37 @@ ct_stop() {
 	[ -n "$CT_ROOT" ] && umount "$CT_ROOT" 2>/dev/null
 	return 0
 }
+
+# ct_check_lock_wait USER DIR: a row-lock wait of the container's
+# PostgreSQL 15 cluster (port 5432, running) is seen by USER's pgoffctl
+# watch through the unit's socket, with the pids of the container's own
+# pid namespace, where pgoffd runs too: one check; files in DIR.
+ct_check_lock_wait() {
+	local user=$1 dir=$2 base holder watch_job holder_pid
+	subscribers() { inside pgoffctl status --json 2>/dev/null | jq -r '.subscribers // empty'; }
+	base=$(subscribers)
+	inside su postgres -c "psql -X -q -c 'create table ct_lock (v int); insert into ct_lock values (1)'" \
+		>/dev/null 2>&1
+	inside su "$user" -c "pgoffctl watch --pg-wait Lock:transactionid --min 200ms --json --count 1 --timeout 30s" \
+		>"$dir/lock.json" 2>"$dir/lock.err" &
+	watch_job=$!
+	for _ in $(seq 100); do
+		[ "$(subscribers)" = $((${base:-0} + 1)) ] && break
+		sleep 0.1
+	done
+	inside su postgres -c "psql -X -q -At -c 'begin' -c 'select pg_backend_pid()' \
+		-c 'update ct_lock set v = 2' -c 'select pg_sleep(1)' -c 'commit'" >"$dir/holder.out" 2>&1 &
+	holder=$!
+	sleep 0.3
+	inside su postgres -c "psql -X -q -c 'update ct_lock set v = 3'" >/dev/null 2>&1
+	wait "$holder" "$watch_job"
+	holder_pid=$(head -n1 "$dir/holder.out")
+	[ -s "$dir/lock.json" ] || {
+		note "pgoffd's status: $(inside pgoffctl status --json | jq -c '{traced_processes, clusters, counters}')"
+		inside journalctl -u pgoffd --no-pager | tail -n 8 | sed 's/^/# /'
+	}
+	note "watch in the container: $(head -c 400 "$dir/lock.json") $(head -c 200 "$dir/lock.err"); holder $holder_pid"
+	check "$user, in pgoff, sees the container's lock wait, woken by the holder's pid there ($holder_pid)" \
+		jqe --argjson h "${holder_pid:-0}" '.type == "episode" and .pg.wait_event == "transactionid" and
+			.duration_ns > 5e8 and .waker.pid == $h and .pg.backend_type == "client backend"' "$dir/lock.json"
+}

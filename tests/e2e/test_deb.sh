@@ -3,11 +3,10 @@
 # The Debian packages (make deb) as an admin uses them, in a booted
 # Debian 12 container (roots.sh): installed with apt from the files, no
 # network; the service runs as pgoffd with no capabilities, a user the
-# admin adds to pgoff sees the container's PostgreSQL; an upgrade restarts
-# the unit under a running pgoffctl watch --follow; remove stops it and
-# keeps the settings; purge leaves nothing of pgoff behind.
-# No lock wait here: inside a container's pid namespace pgoffd cannot
-# trace waits (documented limit).
+# admin adds to pgoff sees the container's PostgreSQL and its lock wait;
+# an upgrade restarts the unit under a running pgoffctl watch --follow;
+# remove stops it and keeps the settings; purge leaves nothing of pgoff
+# behind.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 . "$E2E_TOP/tests/e2e/roots.sh"
@@ -124,6 +123,7 @@ note "ps: $(jq -c '.clusters' "$E2E_DIR/ps.json" 2>/dev/null | head -c 300) $(he
 check "... and pgoffctl ps lists the container's PostgreSQL 15 cluster" \
 	jqe '[.clusters[] | select(.port == 5432 and (.version | startswith("15")))] | length == 1' \
 	"$E2E_DIR/ps.json"
+ct_check_lock_wait alice "$E2E_DIR"
 
 # --- upgrade under a running watch --follow
 subs() { inside pgoffctl status --json 2>/dev/null | jq -r '.subscribers // empty'; }

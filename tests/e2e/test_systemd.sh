@@ -97,29 +97,7 @@ done
 note "ps in the container: $(jq -c '.clusters' "$sys/ps.json" 2>/dev/null | head -c 300) $(head -c 200 "$sys/ps.err")"
 check "a member of pgoff lists the container's PostgreSQL 15 cluster through the unit's socket" \
 	jqe '[.clusters[] | select(.port == 5432 and (.version | startswith("15")))] | length == 1' "$sys/ps.json"
-inside su postgres -c "psql -X -q -c 'create table t (v int); insert into t values (1)'" >/dev/null 2>&1
-inside su alice -c "pgoffctl watch --pg-wait Lock:transactionid --min 200ms --json --count 1 --timeout 30s" \
-	>"$sys/lock.json" 2>"$sys/lock.err" &
-watch_job=$!
-for _ in $(seq 100); do
-	[ "$(inside pgoffctl status --json 2>/dev/null | jq .subscribers)" = 1 ] && break
-	sleep 0.1
-done
-inside su postgres -c "psql -X -q -At -c 'begin' -c 'select pg_backend_pid()' -c 'update t set v = 2' \
-	-c 'select pg_sleep(1)' -c 'commit'" >"$sys/holder.out" 2>&1 &
-holder=$!
-sleep 0.3
-inside su postgres -c "psql -X -q -c 'update t set v = 3'" >/dev/null 2>&1
-wait "$holder" "$watch_job"
-holder_pid=$(head -n1 "$sys/holder.out")
-[ -s "$sys/lock.json" ] || {
-	note "pgoffd's status: $(inside pgoffctl status --json | jq -c '{traced_processes, clusters, counters}')"
-	inside journalctl -u pgoffd --no-pager | tail -n 8 | sed 's/^/# /'
-}
-note "watch in the container: $(head -c 400 "$sys/lock.json") $(head -c 200 "$sys/lock.err"); holder $holder_pid"
-check "a member of pgoff sees the container's lock wait, woken by the holder's pid in the container ($holder_pid)" \
-	jqe --argjson h "${holder_pid:-0}" '.type == "episode" and .pg.wait_event == "transactionid" and
-		.duration_ns > 5e8 and .waker.pid == $h and .pg.backend_type == "client backend"' "$sys/lock.json"
+ct_check_lock_wait alice "$sys"
 
 # systemctl reload: a changed group applies
 inside sh -c 'mkdir -p /etc/pgoff && echo "group = others" > /etc/pgoff/pgoffd.conf'
