@@ -425,8 +425,9 @@ ct_check_lock_wait() {
 	base=$(subscribers)
 	inside su postgres -c "psql -X -q -c 'create table ct_lock (v int); insert into ct_lock values (1)'" \
 		>/dev/null 2>&1
-	inside su "$user" -c "pgoffctl watch --pg-wait Lock:transactionid --min 200ms --json --count 1 --timeout 30s" \
-		>"$dir/lock.json" 2>"$dir/lock.err" &
+	inside setpriv --reuid="$user" --regid="$(inside id -g "$user")" --init-groups -- \
+		pgoffctl watch --pg-wait Lock:transactionid --min 200ms --json --count 1 --timeout 30s \
+		</dev/null >"$dir/lock.json" 2>"$dir/lock.err" &
 	watch_job=$!
 	for _ in $(seq 100); do
 		[ "$(subscribers)" = $((${base:-0} + 1)) ] && break

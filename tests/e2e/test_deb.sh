@@ -128,7 +128,10 @@ ct_check_lock_wait alice "$E2E_DIR"
 # --- upgrade under a running watch --follow
 subs() { inside pgoffctl status --json 2>/dev/null | jq -r '.subscribers // empty'; }
 base=$(subs)
-inside su alice -c "exec pgoffctl watch --follow --json" >"$E2E_DIR/watch.out" 2>"$E2E_DIR/watch.err" &
+# setpriv execs pgoffctl (no su in between, which a lost terminal stops
+# with nsenter still holding this test's descriptors): nsenter's child is it
+inside setpriv --reuid=alice --regid="$(inside id -g alice)" --init-groups -- \
+	pgoffctl watch --follow --json </dev/null >"$E2E_DIR/watch.out" 2>"$E2E_DIR/watch.err" &
 watch_job=$!
 for _ in $(seq 100); do [ "$(subs)" = $((${base:-0} + 1)) ] && break; sleep 0.1; done
 check "alice's watch --follow is subscribed (subscribers: ${base:-?} then $(subs))" \
@@ -152,9 +155,11 @@ check "... the watch said it lost pgoffd and reconnected, and is subscribed agai
 		grep -q 'reconnected to pgoffd and subscribed again' '$E2E_DIR/watch.err' &&
 		[ '$(subs)' = $((${base:-0} + 1)) ]"
 check "... and keeps running" kill -0 "$watch_job"
-# alice's pgoffctl, on the host: nsenter's child (su)'s child
-wpid=$(pgrep -x -P "$(pgrep -d, -P "$watch_job")" pgoffctl)
+# alice's pgoffctl, on the host: nsenter's child
+wpid=$(pgrep -x -P "$watch_job" pgoffctl)
 kill "${wpid:-$watch_job}"
+for _ in $(seq 50); do kill -0 "$watch_job" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$watch_job" 2>/dev/null
 wait "$watch_job" 2>/dev/null
 
 # --- remove: stopped, settings kept
