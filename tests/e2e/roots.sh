@@ -405,6 +405,10 @@ ct_stop() {
 	local leader
 	if [ -n "$CT_JOB" ] && kill -0 "$CT_JOB" 2>/dev/null; then
 		leader=$(pgrep -P "$CT_JOB" | head -n1)
+		# a command still running inside: its nsenter would stop with it
+		# when the container's shutdown stops everything (SIGSTOP), and
+		# hold this test's descriptors (the e2e and roots locks) forever
+		[ -n "$CT_LEADER" ] && pkill -KILL -f "^nsenter -t $CT_LEADER " 2>/dev/null
 		[ -n "$leader" ] && nsenter -t "$leader" -a -r -w systemctl poweroff >/dev/null 2>&1
 		for _ in $(seq 100); do kill -0 "$CT_JOB" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$CT_JOB" 2>/dev/null

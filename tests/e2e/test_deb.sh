@@ -130,7 +130,9 @@ subs() { inside pgoffctl status --json 2>/dev/null | jq -r '.subscribers // empt
 base=$(subs)
 # setpriv execs pgoffctl (no su in between, which a lost terminal stops
 # with nsenter still holding this test's descriptors): nsenter's child is it
-inside setpriv --reuid=alice --regid="$(inside id -g alice)" --init-groups -- \
+# nsenter itself, not the inside function, is the job: $! is nsenter
+gid=$(inside id -g alice)
+nsenter -t "$CT_LEADER" -a -r -w setpriv --reuid=alice --regid="$gid" --init-groups -- \
 	pgoffctl watch --follow --json </dev/null >"$E2E_DIR/watch.out" 2>"$E2E_DIR/watch.err" &
 watch_job=$!
 for _ in $(seq 100); do [ "$(subs)" = $((${base:-0} + 1)) ] && break; sleep 0.1; done
