@@ -391,6 +391,8 @@ void store_set_limits(struct store *s, const struct store_opts *o)
 
 static void remove_oldest(struct store *s, size_t k, const char *why)
 {
+	if (!k)
+		return;	/* segs may be NULL: no memmove of nothing */
 	for (size_t i = 0; i < k; i++) {
 		char name[SEG_NAME_LEN + 1];
 
@@ -399,9 +401,7 @@ static void remove_oldest(struct store *s, size_t k, const char *why)
 			log_warn("record store: cannot remove %s", name);
 		s->removed++;
 	}
-	if (k)
-		log_debug("record store: %zu oldest segments removed (%s)", k,
-			  why);
+	log_debug("record store: %zu oldest segments removed (%s)", k, why);
 	memmove(s->segs, s->segs + k, (s->nsegs - k) * sizeof(*s->segs));
 	s->nsegs -= k;
 }
