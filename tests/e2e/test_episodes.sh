@@ -29,6 +29,7 @@ for len in 0.3 0.6 2; do
 	watchers 1
 	# A holds the row until told: B waits about len once it is seen waiting
 	coproc A { psql -X -q -At; }
+	a_job=$A_PID	# bash unsets A_PID once the coprocess is reaped
 	echo "begin; update t set v = v + 1 where id = $row; select pg_backend_pid();" >&"${A[1]}"
 	read -r -t 10 a_pid <&"${A[0]}"
 	sql -c "update t set v = v + 1 where id = $row" &
@@ -36,7 +37,7 @@ for len in 0.3 0.6 2; do
 	psa_wait_for "wait_event = 'transactionid'" >/dev/null
 	sleep "$len"
 	echo 'commit; \q' >&"${A[1]}"
-	wait "$b" "$w" "$A_PID"
+	wait "$b" "$w" "$a_job"
 	pid=$(jq .pid "$E2E_DIR/ep$row.json")
 	ours=$(jq '.duration_ns / 1e6' "$E2E_DIR/ep$row.json")
 	n=$(jq .intervals "$E2E_DIR/ep$row.json")
@@ -95,6 +96,7 @@ taskset -c "$cpu" bash -c 'while :; do :; done' &
 hog=$!
 for burn in short long; do
 	coproc B { psql -X -q -At; }
+	b_job=$B_PID	# bash unsets B_PID once the coprocess is reaped
 	echo "select pg_backend_pid();" >&"${B[1]}"
 	read -r -t 10 b_pid <&"${B[0]}"
 	taskset -pc "$cpu" "$b_pid" >/dev/null
@@ -110,7 +112,7 @@ for burn in short long; do
 	watchers 2
 	burn_between_sleeps "$iters" >&"${B[1]}"
 	echo '\q' >&"${B[1]}"
-	wait "$B_PID" "$w"
+	wait "$b_job" "$w"
 	kill "$wc"; wait "$wc" 2>/dev/null
 	first=$(head -n1 "$E2E_DIR/pre-$burn.json")
 	note "$burn burn: $(grep -c . "$E2E_DIR/pre-$burn.json") episodes, the first $(jq -c '{intervals, duration_ns, runq_ns, on_cpu_ns}' <<<"$first"); B preempted $(grep -c . "$E2E_DIR/pre-$burn-cpu.json") times"

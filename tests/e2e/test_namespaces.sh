@@ -53,6 +53,9 @@ member watch --pg-wait Timeout:PgSleep --min 100ms --json --count 1 --timeout 30
 w=$!
 watchers 1
 coproc NS { nsql; }	# the session stays open, idle, until told to go
+# bash unsets NS_PID once the coprocess is reaped, which may be before the
+# wait below (after '\q'): keep the pid
+ns_session=$NS_PID
 echo "select pg_sleep(0.5);" >&"${NS[1]}"
 wait "$w"
 note "watch: $(head -c 400 "$E2E_DIR/sleep.json") $(cat "$E2E_DIR/sleep.err")"
@@ -68,4 +71,4 @@ child_of_postmaster() {
 check "... under the backend's pid as seen out here (${backend:-?}, a child of the postmaster)" \
 	child_of_postmaster "$backend"
 echo '\q' >&"${NS[1]}"
-wait "$NS_PID"
+wait "$ns_session" 2>/dev/null
