@@ -3,11 +3,11 @@
 # in a temp dir, pgoff installed into a world-readable prefix, a real
 # pgoffd, and two real users: one in the access group, one outside it.
 #
-# Output: TAP-style "ok - name" / "not ok - name" lines (tests/run.sh counts
-# them). With CI=true a missing prerequisite is a failure, never a skip.
+# Output: TAP-style lines and the no-skip policy of tests/tap.sh.
 
 set -u
 E2E_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$E2E_TOP/tests/tap.sh"
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 E2E_GROUP=pgoffe2e
 E2E_MEMBER=pgoffe2e_in
@@ -20,14 +20,6 @@ E2E_BROKER_PID=
 # PGOFF_BUILD/PGOFF_SANITIZE: test another build (make asan); its lines
 # are labelled so that the two runs are told apart
 PGOFF_BUILD=${PGOFF_BUILD:-build}
-ok() { echo "ok - ${E2E_LABEL:+[$E2E_LABEL] }$*"; }
-not_ok() { echo "not ok - ${E2E_LABEL:+[$E2E_LABEL] }$*"; }
-# check NAME COMMAND...: one test line from a command's status
-check() {
-	local name=$1; shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-note() { echo "# $*"; }
 
 # Prerequisites: root, BTF, BPF, PostgreSQL 15. Outside CI a missing one
 # skips the file with a reason; in CI it fails.
@@ -38,14 +30,7 @@ e2e_require() {
 	[ -x "$PGBIN/postgres" ] || why="${why:+$why, }no PostgreSQL 15 in $PGBIN"
 	id postgres >/dev/null 2>&1 || why="${why:+$why, }no postgres user"
 	[ -x "$E2E_TOP/$PGOFF_BUILD/pgoffd" ] || why="${why:+$why, }pgoffd not built in $PGOFF_BUILD"
-	if [ -n "$why" ]; then
-		if [ "${CI:-}" = true ]; then
-			not_ok "e2e prerequisites: $why"
-			exit 1
-		fi
-		echo "# SKIP e2e: $why (set CI=true to make this a failure)"
-		exit 0
-	fi
+	[ -z "$why" ] || tap_skip_file "e2e prerequisites" "$why"
 }
 
 e2e_setup() {
@@ -127,14 +112,17 @@ e2e_start_broker() {
 		--state-directory "$E2E_DIR/state" "$@" \
 		2>"$E2E_DIR/pgoffd.log" &
 	E2E_BROKER_PID=$!
-	for _ in $(seq 100); do
-		"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
-		kill -0 "$E2E_BROKER_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_for 10 broker_answers_or_died
+	# it answers, or it died: which one
+	"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
 	echo "# pgoffd did not come up:"; sed 's/^/#   /' "$E2E_DIR/pgoffd.log"
 	return 1
 }
+broker_answers_or_died() {
+	"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 || gone "$E2E_BROKER_PID"
+}
+# answers: the broker on $SOCK answers status (a broker a test started itself)
+answers() { "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1; }
 
 # e2e_stop_broker SIGNAL: stop it and wait; its exit status in E2E_BROKER_RC
 e2e_stop_broker() {
@@ -164,7 +152,7 @@ backend_sleep() {
 	psql -X -q -At "$@" -c "select pg_backend_pid()" -c "select pg_sleep($secs)" >"$out" &
 	SLEEPER_JOB=$!
 	# psql may take seconds to connect on a loaded machine (the ASan run)
-	for _ in $(seq 1000); do [ -s "$out" ] && break; sleep 0.01; done
+	WAIT_STEP=0.01 wait_for 10 [ -s "$out" ]
 	SLEEPER_PID=$(head -n1 "$out")
 }
 
@@ -177,24 +165,25 @@ our_progs() {
 # progs_settle N: the kernel frees programs after their last fd closes,
 # a little later; wait up to 3 s for the count to come back to N
 progs_settle() {
-	for _ in $(seq 30); do [ "$(our_progs)" = "$1" ] && return 0; sleep 0.1; done
-	return 1
+	wait_for 3 progs_are "$1"
 }
+progs_are() { [ "$(our_progs)" = "$1" ]; }
 
 # psa_wait_for WHERE: pid|wait_event_type|wait_event of the first backend
 # pg_stat_activity shows matching WHERE, polled for up to 1 s (empty if none)
 psa_wait_for() {
-	local row=
-	for _ in $(seq 50); do
-		row=$(sql -c "select pid, wait_event_type, wait_event from pg_stat_activity where $1 limit 1")
-		[ -n "$row" ] && break
-		sleep 0.02
-	done
-	echo "$row"
+	SQL_ROWS=
+	WAIT_STEP=0.02 wait_for 1 has_rows \
+		"select pid, wait_event_type, wait_event from pg_stat_activity where $1 limit 1"
+	echo "$SQL_ROWS"
 }
+# has_rows QUERY: the query returns something (kept in SQL_ROWS)
+has_rows() { SQL_ROWS=$(sql -c "$1"); [ -n "$SQL_ROWS" ]; }
 
 # pgoffctl as a plain member of the group
 member() { as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+# pgoffctl as a member of both groups (may see SQL)
+querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 # jq as a test: true when the expression holds, nothing printed. Empty
 # input is false: jq 1.6's -e exits 0 when there is nothing to test.
 jqe() {
@@ -204,12 +193,9 @@ jqe() {
 # watchers N [SECONDS]: wait (5 s by default) until N clients have
 # subscribed. Connected is not enough: what happens before the subscribe
 # request is read would not be seen.
-watchers() {
-	for _ in $(seq $((${2:-5} * 20))); do
-		[ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .subscribers)" -ge "$1" ] && return 0
-		sleep 0.05
-	done
-	return 1
+watchers() { wait_for "${2:-5}" subscribers_at_least "$1"; }
+subscribers_at_least() {
+	[ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .subscribers)" -ge "$1" ]
 }
 
 # float comparison: between VALUE LOW HIGH

@@ -117,7 +117,7 @@ check "the prober ($prober) ignores SIGTERM and SIGINT sent to the group (state 
 e2e_stop_broker TERM
 wait "$w3"
 check "pgoffd exits 0 on SIGTERM (status $E2E_BROKER_RC)" [ "$E2E_BROKER_RC" = 0 ]
-for _ in $(seq 50); do kill -0 "${prober:-0}" 2>/dev/null || break; sleep 0.1; done
+wait_for 5 gone "${prober:-0}"
 check "... and the prober ends with it" bash -c "! kill -0 ${prober:-0} 2>/dev/null"
 check "a subscriber is told the broker is shutting down" grep -q "closed the stream (shutdown)" "$E2E_DIR/bye.err"
 check "the socket file stays after SIGTERM, refusing connections" \
@@ -130,7 +130,7 @@ check "pgoffctl says pgoffd is not running (stale socket), exit 3" \
 check "no pgoff BPF program stays loaded" progs_settle "$progs_before"
 check "watch --follow is still running without a broker" kill -0 "$w4"
 e2e_start_broker || { not_ok "start pgoffd again"; exit 1; }
-for _ in $(seq 50); do grep -q reconnected "$E2E_DIR/follow.err" && break; sleep 0.1; done
+wait_for 5 grep -q reconnected "$E2E_DIR/follow.err"
 backend_sleep 0.4
 wait "$SLEEPER_JOB"
 wait "$w4"

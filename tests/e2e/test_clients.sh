@@ -12,7 +12,6 @@ e2e_setup
 pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
 e2e_start_broker --stuck-timeout 2 --queue-bytes 524288 --max-clients 80 \
 	--max-clients-per-user 32 || { not_ok "start pgoffd"; exit 1; }
-querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$E2E_BROKER_PID/status"; }
 # not counted: the recorder's segment file, opened at its first record
 fds() { find "/proc/$E2E_BROKER_PID/fd" -mindepth 1 ! -lname "$E2E_DIR/state/*" | wc -l; }

@@ -35,8 +35,7 @@ fi
 
 "$PGOFFD" -c "$conf" --socket "$SOCK" 2>"$E2E_DIR/pgoffd.log" &
 E2E_BROKER_PID=$!
-for _ in $(seq 100); do "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
-querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
+wait_for 10 answers
 
 member watch --min 1ms --json >/dev/null 2>"$E2E_DIR/member.err" &
 member_job=$!

@@ -18,6 +18,12 @@ within() {
 	awk -v m="$1" -v r="$2" 'BEGIN { d = m - r; if (d < 0) d = -d;
 		t = 0.05 * r; if (t < 5) t = 5; exit !(d <= t) }'
 }
+# pg_logged PID: PostgreSQL's log has PID's lock wait (ms in pgs)
+pg_logged() {
+	pgs=$(sed -n "s/.*process $1 acquired ShareLock on transaction [0-9]* after \([0-9.]*\) ms.*/\1/p" \
+		"$E2E_DIR/pg/log" | tail -n1)
+	[ -n "$pgs" ]
+}
 
 note "engineered | PostgreSQL (ms) | pgoff episode (ms) | error (ms) | intervals"
 row=0
@@ -42,12 +48,7 @@ for len in 0.3 0.6 2; do
 	ours=$(jq '.duration_ns / 1e6' "$E2E_DIR/ep$row.json")
 	n=$(jq .intervals "$E2E_DIR/ep$row.json")
 	pgs=
-	for _ in $(seq 50); do
-		pgs=$(sed -n "s/.*process $pid acquired ShareLock on transaction [0-9]* after \([0-9.]*\) ms.*/\1/p" \
-			"$E2E_DIR/pg/log" | tail -n1)
-		[ -n "$pgs" ] && break
-		sleep 0.05
-	done
+	wait_for 2.5 pg_logged "$pid"
 	note "${len}s | ${pgs:-?} | $ours | $(awk -v a="$ours" -v b="${pgs:-0}" 'BEGIN{printf "%.3f", a - b}') | $n"
 	check "lock wait ~${len}s: an episode of Lock/transactionid, wait lock" \
 		jqe '.type == "episode" and .pg.wait_event == "transactionid" and .wait == "lock"' "$E2E_DIR/ep$row.json"

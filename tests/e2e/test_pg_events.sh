@@ -12,7 +12,6 @@ pg_start deadlock_timeout=10s shared_buffers=16MB ||
 	{ not_ok "start PostgreSQL 15"; exit 1; }
 sql -c "create database other"
 e2e_start_broker --query-group "$E2E_QUERY_GROUP" || { not_ok "start pgoffd"; exit 1; }
-querier() { as "$E2E_QUERIER" "$PGOFFCTL" --socket "$SOCK" "$@"; }
 
 # --- ps: every process pg_stat_activity shows, with the same backend type
 backend_sleep 3
@@ -45,7 +44,7 @@ wait "$SLEEPER_JOB"
 psql -X -q -At -c "select pg_backend_pid()" -c "select pg_advisory_lock(42)" \
 	-c "select pg_sleep(1)" -c "select pg_advisory_unlock(42)" >"$E2E_DIR/holder.out" &
 holder_job=$!
-for _ in $(seq 100); do [ -s "$E2E_DIR/holder.out" ] && break; sleep 0.01; done
+WAIT_STEP=0.01 wait_for 1 [ -s "$E2E_DIR/holder.out" ]
 sleep 0.1
 psql -X -q -At -c "select pg_advisory_lock(42)" >/dev/null &
 waiter_job=$!
@@ -118,7 +117,7 @@ check "--type disk: exit 2" [ $? = 2 ]
 # --- an idle client: Client/ClientRead, the kernel sees an epoll wait
 psql -X -q -At -c "select pg_backend_pid()" -c '\! sleep 1.5' -c "select 1" >"$E2E_DIR/idle.out" &
 idle_job=$!
-for _ in $(seq 100); do [ -s "$E2E_DIR/idle.out" ] && break; sleep 0.01; done
+WAIT_STEP=0.01 wait_for 1 [ -s "$E2E_DIR/idle.out" ]
 idle=$(head -n1 "$E2E_DIR/idle.out")
 sleep 0.2
 psa=$(sql -c "select state, wait_event_type, wait_event from pg_stat_activity where pid = $idle")

@@ -20,7 +20,7 @@ watchers 1 || { not_ok "the watch subscribed"; exit 1; }
 psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(0.02) from generate_series(1, 20)" \
 	>"$E2E_DIR/backend.out" 2>&1
 victim=$(head -n1 "$E2E_DIR/backend.out")
-for _ in $(seq 100); do [ -d "/proc/$victim" ] || break; sleep 0.05; done
+wait_for 5 gone "$victim"
 
 # the same pid for a shell of the cluster's uid: the pid counter set just
 # below it and a fork at once, retried if another fork came in between

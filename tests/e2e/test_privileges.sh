@@ -55,11 +55,11 @@ check "the socket directory is root's, not that user's: root $E2E_GROUP 750 (saw
 
 # discovery after the drop: exe, cwd, maps and postmaster.pid via the prober
 pg_start || { not_ok "start PostgreSQL 15"; exit 1; }
-for _ in $(seq 50); do	# found by a scan (once a second)
+lists_cluster() {
 	member ps --json | jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
-		'any(.clusters[]; .data_dir == $d and .port == $p)' && break
-	sleep 0.1
-done
+		'any(.clusters[]; .data_dir == $d and .port == $p)'
+}
+wait_for 5 lists_cluster	# found by a scan (once a second)
 backend_sleep 1.5
 member watch --view intervals --pid "$SLEEPER_PID" --min 200ms --json --count 1 \
 	--timeout 15s >"$E2E_DIR/late.json"
@@ -78,11 +78,6 @@ fi
 
 kill -0 "$E2E_BROKER_PID" 2>/dev/null || sed "s/^/# pgoffd: /" "$E2E_DIR/pgoffd.log"
 kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
-gone() {
-	for _ in $(seq 30); do
-		case $(status State "$1" 2>/dev/null) in ""|Z*) return 0 ;; esac
-		sleep 0.1
-	done
-	return 1
-}
-check "the prober dies with pgoffd (killed with -9)" gone "$prober"
+# exited PID: gone, or a zombie
+exited() { case $(status State "$1" 2>/dev/null) in ""|Z*) return 0 ;; esac; return 1; }
+check "the prober dies with pgoffd (killed with -9)" wait_for 3 exited "$prober"

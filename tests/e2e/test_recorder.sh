@@ -31,7 +31,7 @@ commit;
 SQL
 sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
 a_job=$!
-for _ in $(seq 50); do [ -s "$E2E_DIR/a.out" ] && break; sleep 0.02; done
+wait_for 1 [ -s "$E2E_DIR/a.out" ]
 sleep 0.05
 sql -c "update t set v = 2 where id = 1" >/dev/null &
 b_job=$!
@@ -66,7 +66,7 @@ replay_all() {
 	as "$who" "$PGOFFCTL" --socket "$SOCK" watch --since 1h --json --timeout 60s "$@" \
 		>"$out" 2>"$err" &
 	local job=$!
-	for _ in $(seq 600); do grep -q "stored events replayed" "$err" && break; sleep 0.1; done
+	wait_for 60 grep -q "stored events replayed" "$err"
 	sleep 0.3
 	kill "$job" 2>/dev/null; wait "$job" 2>/dev/null
 }
@@ -111,7 +111,7 @@ stored_last=$(jq .last_seq <<<"$hist")
 "$PGOFFCTL" --socket "$SOCK" watch --since 1h --view both --json --timeout 60s \
 	>"$E2E_DIR/root.json" 2>"$E2E_DIR/root.err" &
 root_job=$!
-for _ in $(seq 600); do grep -q "stored events replayed" "$E2E_DIR/root.err" && break; sleep 0.1; done
+wait_for 60 grep -q "stored events replayed" "$E2E_DIR/root.err"
 sql -c "select pg_sleep(0.05)" >/dev/null
 sleep 0.5
 kill "$root_job" 2>/dev/null; wait "$root_job" 2>/dev/null

@@ -93,7 +93,7 @@ except socket.timeout:
 open(sys.argv[2], "wb").write(got)
 PY
 fake_job=$!
-for _ in $(seq 50); do [ -S "$fake/pgoffd.sock" ] && break; sleep 0.1; done
+wait_for 5 [ -S "$fake/pgoffd.sock" ]
 member --socket "$fake/pgoffd.sock" status >"$E2E_DIR/fake.out" 2>&1
 rc=$?
 wait "$fake_job"

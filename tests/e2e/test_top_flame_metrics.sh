@@ -34,7 +34,7 @@ sql <"$E2E_DIR/a.fifo" >"$E2E_DIR/a.out" &
 a_job=$!
 exec 3>"$E2E_DIR/a.fifo"
 echo "select pg_backend_pid(); begin; update t set v = 1 where id = 1;" >&3
-for _ in $(seq 100); do [ -s "$E2E_DIR/a.out" ] && break; sleep 0.02; done
+wait_for 2 [ -s "$E2E_DIR/a.out" ]
 sql -c "update t set v = 2 where id = 1" >/dev/null &
 b_job=$!
 IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
@@ -66,21 +66,19 @@ check "top --pid shows only that process" \
 tmux kill-session -t pgofftop 2>/dev/null
 tmux new-session -d -s pgofftop -x 160 -y 40 \
 	"setpriv --reuid=$E2E_MEMBER --regid=$(id -g "$E2E_MEMBER") --init-groups -- $PGOFFCTL --socket $SOCK top --interval 500ms"
-screen_ok=false
-for _ in $(seq 40); do
+shows_b() {
 	tmux capture-pane -p -t pgofftop >"$E2E_DIR/screen.txt" 2>/dev/null
-	grep -qE "^ *$b_pid .*client backend.* lock Lock:transactionid" "$E2E_DIR/screen.txt" &&
-		{ screen_ok=true; break; }
-	sleep 0.1
-done
+	grep -qE "^ *$b_pid .*client backend.* lock Lock:transactionid" "$E2E_DIR/screen.txt"
+}
+screen_ok=false
+wait_for 4 shows_b && screen_ok=true
 sed 's/^/# screen: /' "$E2E_DIR/screen.txt" | head -8
 check "top on a terminal (tmux) shows B's row with its lock wait" $screen_ok
 check "the screen has the title and the column header" \
 	grep -q 'PID .*DATABASE .*OFF% .*P99 .*TOP WAIT' "$E2E_DIR/screen.txt"
 tmux send-keys -t pgofftop q
-quit=false
-for _ in $(seq 30); do tmux has-session -t pgofftop 2>/dev/null || { quit=true; break; }; sleep 0.1; done
-check "q quits top" $quit
+no_session() { ! tmux has-session -t pgofftop 2>/dev/null; }
+check "q quits top" wait_for 3 no_session
 tmux kill-session -t pgofftop 2>/dev/null
 
 # flame graphs recorded across the end of B's wait: A commits once both
@@ -143,7 +141,7 @@ check "metrics has the loss counters and gauges" \
 check "no per-pid labels by default" bash -c "! grep -q 'pid=' '$E2E_DIR/metrics.txt'"
 
 # B's session is over: its process exits; its time must stay counted.
-for _ in $(seq 50); do kill -0 "$b_pid" 2>/dev/null || break; sleep 0.1; done
+wait_for 5 gone "$b_pid"
 sleep 2.5	# pgoffd folds exited processes once a second
 member metrics >"$E2E_DIR/metrics2.txt"
 after=$(lock_series "$E2E_DIR/metrics2.txt")

@@ -19,7 +19,7 @@ for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
 psql -X -q -At -c "select pg_backend_pid()" \
 	-c "do \$\$ begin for i in 1..2000000000 loop end loop; end \$\$" >"$E2E_DIR/cpu.out" 2>/dev/null &
 cpu_job=$!
-for _ in $(seq 100); do [ -s "$E2E_DIR/cpu.out" ] && break; sleep 0.01; done
+WAIT_STEP=0.01 wait_for 1 [ -s "$E2E_DIR/cpu.out" ]
 cpu_pid=$(head -n1 "$E2E_DIR/cpu.out")
 member watch --view intervals --type cpu --pid "$cpu_pid" --min 1ms --json --count 1 \
 	--timeout 20s >"$E2E_DIR/cpu.json"

@@ -28,7 +28,7 @@ select extract(epoch from clock_timestamp());
 SQL
 sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
 a_job=$!
-for _ in $(seq 50); do [ -s "$E2E_DIR/a.out" ] && break; sleep 0.02; done
+wait_for 1 [ -s "$E2E_DIR/a.out" ]
 sleep 0.1
 sql -f "$E2E_DIR/b.sql" >"$E2E_DIR/b.out" &
 b_job=$!
@@ -119,7 +119,7 @@ member watch --pg-wait Timeout:PgSleep --min 1ms --json >"$E2E_DIR/live.json" 2>
 live=$!
 watchers 1
 sql -c "select pg_sleep(0.02)" >/dev/null
-for _ in $(seq 100); do [ -s "$E2E_DIR/live.json" ] && break; sleep 0.02; done
+wait_for 2 [ -s "$E2E_DIR/live.json" ]
 check "events come with \"type\" first (watch --json passes them on unparsed)" \
 	grep -q '^{"type":"episode",' "$E2E_DIR/live.json"
 check "watch --json into a file: the one event is there while watch still waits" \

@@ -8,9 +8,8 @@
 # setools what the policy allows: required rules present, forbidden ones
 # absent, file contexts valid.
 #
-# Output: TAP-style "ok - x" / "not ok - x" lines (tests/run.sh counts
-# them); exits 1 if any failed. With CI=true a missing tool is a failure,
-# never a skip.
+# Output: TAP-style lines and the no-skip policy of tests/tap.sh; exits 1
+# if any failed.
 #
 # SELINUX_BASE_DEB=path/to/selinux-policy-default_*.deb uses that package
 # instead of downloading one. KEEP=1 keeps the temp dir (policy.33).
@@ -18,11 +17,7 @@
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here=$top/tests/selinux
-failed=0
-
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; failed=1; }
-note() { echo "# $*"; }
+. "$top/tests/tap.sh"
 
 tools=(make m4 checkmodule semodule_package semodule_link semodule_expand
        semodule_unpackage sesearch seinfo sechecker setfiles bunzip2 dpkg-deb)
@@ -34,15 +29,8 @@ done
 	missing="$missing /usr/share/selinux/devel/Makefile"
 [ -n "${SELINUX_BASE_DEB:-}" ] || command -v apt-get >/dev/null 2>&1 ||
 	missing="$missing apt-get"
-if [ -n "$missing" ]; then
-	why="missing:$missing (make deps installs them)"
-	if [ "${CI:-}" = true ]; then
-		not_ok "SELinux policy tools present: $why"
-		exit 1
-	fi
-	echo "# SKIP SELinux policy: $why (set CI=true to make this a failure)"
-	exit 0
-fi
+[ -z "$missing" ] ||
+	tap_skip_file "SELinux policy tools present" "missing:$missing (make deps installs them)"
 
 tmp=$(mktemp -d /tmp/pgoff-selinux.XXXXXX)
 if [ "${KEEP:-}" = 1 ]; then
@@ -280,4 +268,4 @@ for path in /usr/sbin/pgoffd:pgoffd_exec_t /usr/local/sbin/pgoffd:pgoffd_exec_t 
 done
 
 note "took $(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
-exit $failed
+exit "$TAP_FAILED"

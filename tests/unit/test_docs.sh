@@ -25,7 +25,7 @@ broker=$build/pgoffd
 man1=$top/man/pgoffctl.1
 man8=$top/man/pgoffd.8
 completion=$top/completion/pgoffctl.bash
-failed=0
+. "$top/tests/tap.sh"
 tmp=$(mktemp -d)
 fake_pid=
 # shellcheck disable=SC2317 # (called by the EXIT trap)
@@ -34,22 +34,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	failed=1
-}
-# missing TOOL WHAT: true (and says so) when TOOL is not installed
-missing() {
-	command -v "$1" >/dev/null && return 1
-	if [ "${CI:-}" = true ]; then
-		not_ok "$2 ($1 is not installed)"
-	else
-		echo "# SKIP $2: $1 is not installed (set CI=true to make this a failure)"
-	fi
-	return 0
-}
 
 for bin in "$ctl" "$broker"; do
 	if [ ! -x "$bin" ]; then
@@ -296,4 +280,4 @@ else
 	not_ok "make uninstall removes every installed file (left: ${left//$'\n'/ })"
 fi
 
-exit "$failed"
+exit "$TAP_FAILED"

@@ -18,21 +18,7 @@ case $build_rel in
 esac
 exporter=$build/pgoff_exporter
 page=$top/man/pgoff_exporter.1
-failed=0
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	failed=1
-}
-missing() {
-	command -v "$1" >/dev/null && return 1
-	if [ "${CI:-}" = true ]; then
-		not_ok "$2 ($1 is not installed)"
-	else
-		echo "# SKIP $2: $1 is not installed (set CI=true to make this a failure)"
-	fi
-	return 0
-}
+. "$top/tests/tap.sh"
 
 if [ ! -x "$exporter" ]; then
 	not_ok "$exporter is built (run make first)"
@@ -100,4 +86,4 @@ if ! missing jq "the dashboard is JSON with an expression in every panel"; then
 		not_ok "exporter/dashboard.json is JSON, every panel has a PromQL expression (${empty:-no panels})"
 	fi
 fi
-exit "$failed"
+exit "$TAP_FAILED"

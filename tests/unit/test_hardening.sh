@@ -20,13 +20,8 @@ case $build_rel in
 /*) build=$build_rel ;;
 *) build=$top/$build_rel ;;
 esac
-failed=0
+. "$top/tests/tap.sh"
 
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	failed=1
-}
 # expect NAME SEEN COMMAND...: a test line; on failure, what was seen
 expect() {
 	local name=$1 seen=$2
@@ -40,21 +35,14 @@ expect() {
 }
 
 for tool in readelf objdump; do
-	if ! command -v "$tool" >/dev/null; then
-		if [ "${CI:-}" = true ]; then
-			not_ok "hardening checks ($tool is not installed: apt-get install binutils)"
-			exit 1
-		fi
-		echo "# SKIP hardening checks: $tool is not installed (set CI=true to make this a failure)"
-		exit 0
-	fi
+	command -v "$tool" >/dev/null ||
+		tap_skip_file "hardening checks" "$tool is not installed: apt-get install binutils"
 done
 
 for bin in "$build/pgoffd" "$build/pgoffctl" "$build/pgoff_exporter"; do
 	name=$(basename "$bin")
 	if [ ! -x "$bin" ]; then
 		not_ok "$bin is built (run make first)"
-		failed=1
 		continue
 	fi
 	header=$(readelf -hW "$bin" | grep -E '^ *Type:')
@@ -84,4 +72,4 @@ for bin in "$build/pgoffd" "$build/pgoffctl" "$build/pgoff_exporter"; do
 			"${first:-no main symbol}" grep -q endbr64 <<<"$first"
 	fi
 done
-exit "$failed"
+exit "$TAP_FAILED"
