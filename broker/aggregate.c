@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "broker/aggregate.h"
-#include "broker/event.h"
+#include "broker/json_fields.h"
 #include "broker/pg_registry.h"
 
 void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
@@ -243,17 +243,17 @@ static json_object *encode_row(const struct agg_row *row,
 	if (by == PGOFF_STATS_BY_PID)
 		json_object_object_add(o, "pid", json_object_new_int64(row->pid));
 	json_object_object_add(o, "cluster", json_object_new_int64(row->cluster));
-	event_add_text(o, "data_dir", row->data_dir, sizeof(row->data_dir));
+	json_add_text(o, "data_dir", row->data_dir, sizeof(row->data_dir));
 	if (t->backend_type[0])
-		event_add_text(o, "backend_type", t->backend_type,
+		json_add_text(o, "backend_type", t->backend_type,
 			       sizeof(t->backend_type));
 	else
 		json_object_object_add(o, "backend_type", NULL);
 	if (t->database[0])
-		event_add_text(o, "database", t->database, sizeof(t->database));
+		json_add_text(o, "database", t->database, sizeof(t->database));
 	if (by == PGOFF_STATS_BY_PID && t->user[0])
-		event_add_text(o, "user", t->user, sizeof(t->user));
-	event_add_pg_wait(o, row->pg_major, row->pg_wait_event_info);
+		json_add_text(o, "user", t->user, sizeof(t->user));
+	json_add_pg_wait(o, row->pg_major, row->pg_wait_event_info);
 	if (!row->pg_known)
 		json_object_object_add(o, "pg_known",
 				       json_object_new_boolean(false));

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 #include "broker/event.h"
+#include "broker/json_fields.h"
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
 #include "broker/pg_wait_names.h"
-#include "protocol/utf8.h"
 
 void event_format_time(uint64_t mono_ns, char *buf, size_t len)
 {
@@ -29,29 +29,6 @@ void event_format_time(uint64_t mono_ns, char *buf, size_t len)
 	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf + n, len - n, ".%06lldZ",
 		 (long long)(wall_ns % 1000000000LL) / 1000);
-}
-
-static void add_str(json_object *o, const char *key, const char *v)
-{
-	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
-}
-
-/* Text from outside (titles, comm, SQL): valid UTF-8 or it is not sent. */
-void event_add_text(json_object *o, const char *key, const char *v,
-		     size_t max)
-{
-	char buf[PGOFF_QUERY_MAX];
-	size_t n;
-
-	if (max > sizeof(buf) - 1)
-		max = sizeof(buf) - 1;
-	n = pgoff_utf8_clean(v, max, buf);
-	json_object_object_add(o, key, json_object_new_string_len(buf, (int)n));
-}
-
-static void add_int(json_object *o, const char *key, int64_t v)
-{
-	json_object_object_add(o, key, json_object_new_int64(v));
 }
 
 /* Symbol names, leaf first, scheduler frames dropped; the kernel view. */
@@ -77,29 +54,6 @@ static json_object *encode_stack(const struct event_ctx *ctx,
 	return arr;
 }
 
-/* PostgreSQL's wait event as pg_stat_activity names it, into o. */
-const char *event_add_pg_wait(json_object *o, int major, uint32_t info)
-{
-	const char *type = pg_wait_event_type(major, info);
-	const char *name = pg_wait_event_name(major, info);
-	const char *known = name;
-	char raw[48];
-
-	add_int(o, "wait_event_info", info);
-	if (info && (!type || !name)) {
-		/* a raw id only where no name is known */
-		snprintf(raw, sizeof(raw), "class 0x%02x id %u", info >> 24,
-			 info & 0xffff);
-		if (!type)
-			type = raw;
-		if (!name)
-			name = raw;
-	}
-	add_str(o, "wait_event_type", info ? type : NULL);
-	add_str(o, "wait_event", info ? name : NULL);
-	return info ? known : NULL;
-}
-
 const char *event_names_missing(const struct pg_cluster *c, char *buf,
 				size_t len)
 {
@@ -117,10 +71,10 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 {
 	json_object *cl = json_object_new_object();
 
-	add_int(cl, "id", c->id);
-	event_add_text(cl, "data_dir", c->info.data_dir, sizeof(c->info.data_dir));
-	add_int(cl, "port", c->info.port);
-	add_str(cl, "version", c->info.version);
+	json_add_int(cl, "id", c->id);
+	json_add_text(cl, "data_dir", c->info.data_dir, sizeof(c->info.data_dir));
+	json_add_int(cl, "port", c->info.port);
+	json_add_str(cl, "version", c->info.version);
 	return cl;
 }
 
@@ -148,26 +102,26 @@ static json_object *encode_pg(uint32_t flags, uint32_t info,
 	if (flags & PGOFF_F_PG_WAIT) {
 		char why[64];
 
-		meta->pg_wait_event = event_add_pg_wait(pg, major, info);
+		meta->pg_wait_event = json_add_pg_wait(pg, major, info);
 		if (info && c && event_names_missing(c, why, sizeof(why)))
-			add_str(missing, "wait_event_name", why);
+			json_add_str(missing, "wait_event_name", why);
 	} else {
-		add_str(missing, "wait_event", pg_missing_why(flags, c));
+		json_add_str(missing, "wait_event", pg_missing_why(flags, c));
 	}
 	if (proc && proc->titled) {
 		const struct pg_title *t = &proc->title;
 
-		event_add_text(pg, "backend_type", t->backend_type,
+		json_add_text(pg, "backend_type", t->backend_type,
 			 sizeof(t->backend_type));
 		meta->backend_type = t->backend_type;
 		if (t->database[0]) {
-			event_add_text(pg, "database", t->database, sizeof(t->database));
+			json_add_text(pg, "database", t->database, sizeof(t->database));
 			meta->database = t->database;
 		}
 		if (t->user[0])
-			event_add_text(pg, "user", t->user, sizeof(t->user));
+			json_add_text(pg, "user", t->user, sizeof(t->user));
 	} else {
-		add_str(missing, "backend_type", "process title not readable yet");
+		json_add_str(missing, "backend_type", "process title not readable yet");
 	}
 	if (c)
 		json_object_object_add(pg, "cluster", event_encode_cluster(c));
@@ -190,19 +144,19 @@ static json_object *encode_waker(struct event_ctx *ctx, const struct waker *r)
 	const struct pg_proc *p;
 	const struct pg_cluster *c;
 
-	add_int(w, "pid", r->tgid);
-	add_int(w, "tid", r->pid);
-	event_add_text(w, "comm", r->comm, PGOFF_COMM_LEN);
+	json_add_int(w, "pid", r->tgid);
+	json_add_int(w, "tid", r->pid);
+	json_add_text(w, "comm", r->comm, PGOFF_COMM_LEN);
 	/* the kernel says whether to ask: no /proc probe for kernel threads */
 	if (!(r->flags & PGOFF_F_WAKER_TRACED))
 		return w;
 	p = pg_registry_proc(ctx->registry, r->tgid);
 	if (p && p->titled)
-		event_add_text(w, "backend_type", p->title.backend_type,
+		json_add_text(w, "backend_type", p->title.backend_type,
 			 sizeof(p->title.backend_type));
 	if (r->flags & PGOFF_F_WAKER_PG_WAIT) {
 		c = p ? pg_registry_cluster(ctx->registry, p->cluster) : NULL;
-		event_add_pg_wait(w, c ? c->info.major : 0, r->pg_wait_event_info);
+		json_add_pg_wait(w, c ? c->info.major : 0, r->pg_wait_event_info);
 	}
 	return w;
 }
@@ -212,17 +166,17 @@ json_object *event_encode_proc(const struct pg_proc *p)
 	json_object *o = json_object_new_object();
 	const struct pg_title *t = &p->title;
 
-	add_int(o, "pid", p->pid);
-	add_int(o, "cluster", p->cluster);
+	json_add_int(o, "pid", p->pid);
+	json_add_int(o, "cluster", p->cluster);
 	if (!p->titled) {
-		add_str(o, "backend_type", NULL);
+		json_add_str(o, "backend_type", NULL);
 		return o;
 	}
-	event_add_text(o, "backend_type", t->backend_type, sizeof(t->backend_type));
+	json_add_text(o, "backend_type", t->backend_type, sizeof(t->backend_type));
 	if (t->database[0])
-		event_add_text(o, "database", t->database, sizeof(t->database));
+		json_add_text(o, "database", t->database, sizeof(t->database));
 	if (t->user[0])
-		event_add_text(o, "user", t->user, sizeof(t->user));
+		json_add_text(o, "user", t->user, sizeof(t->user));
 	return o;
 }
 
@@ -244,14 +198,14 @@ static void add_query(json_object *ev, const struct pgoff_record *r,
 		size_t len = r->query_len < PGOFF_QUERY_MAX ? r->query_len :
 							      PGOFF_QUERY_MAX - 1;
 
-		event_add_text(ev, "query", rq->query, len);
+		json_add_text(ev, "query", rq->query, len);
 		/* the kernel keeps what PostgreSQL itself shows by default */
 		if (len == PGOFF_QUERY_MAX - 1)
 			json_object_object_add(ev, "query_truncated",
 					       json_object_new_boolean(1));
 	} else {
 		json_object_object_add(ev, "query", NULL);
-		add_str(ev, "query_error", (r->flags & PGOFF_F_QUERY_UNSEEN) ?
+		json_add_str(ev, "query_error", (r->flags & PGOFF_F_QUERY_UNSEEN) ?
 			"not captured: the interval began before any "
 			"subscriber could see queries" :
 			"the query text could not be read or kept in the "
@@ -281,16 +235,16 @@ static void add_head(struct event_ctx *ctx, json_object *ev, const char *type,
 {
 	char ts[48];
 
-	add_str(ev, "type", type);
-	add_int(ev, "seq", (int64_t)++ctx->seq);
+	json_add_str(ev, "type", type);
+	json_add_int(ev, "seq", (int64_t)++ctx->seq);
 	event_format_time(end_ns, ts, sizeof(ts));
-	add_str(ev, "time", ts);
+	json_add_str(ev, "time", ts);
 	event_format_time(start_ns, ts, sizeof(ts));
-	add_str(ev, "start", ts);
-	add_int(ev, "pid", tgid);
-	add_int(ev, "tid", pid);
-	event_add_text(ev, "comm", comm, PGOFF_COMM_LEN);
-	add_int(ev, "duration_ns", (int64_t)(end_ns - start_ns));
+	json_add_str(ev, "start", ts);
+	json_add_int(ev, "pid", tgid);
+	json_add_int(ev, "tid", pid);
+	json_add_text(ev, "comm", comm, PGOFF_COMM_LEN);
+	json_add_int(ev, "duration_ns", (int64_t)(end_ns - start_ns));
 }
 
 static int encode_episode(struct event_ctx *ctx, const struct pgoff_episode *e,
@@ -307,17 +261,17 @@ static int encode_episode(struct event_ctx *ctx, const struct pgoff_episode *e,
 
 	add_head(ctx, ev, "episode", e->start_ns, e->end_ns, e->tgid, e->pid,
 		 e->comm);
-	add_int(ev, "blocked_ns", (int64_t)e->blocked_ns);
-	add_int(ev, "runq_ns", (int64_t)e->runq_ns);
-	add_int(ev, "on_cpu_ns", (int64_t)e->oncpu_ns);
-	add_int(ev, "intervals", e->intervals);
+	json_add_int(ev, "blocked_ns", (int64_t)e->blocked_ns);
+	json_add_int(ev, "runq_ns", (int64_t)e->runq_ns);
+	json_add_int(ev, "on_cpu_ns", (int64_t)e->oncpu_ns);
+	json_add_int(ev, "intervals", e->intervals);
 	meta->episode = true;
 	meta->has_pg_wait = true;
 	meta->pg_wait_event_info = e->pg_wait_event_info;
 	/* no single kernel view: PostgreSQL's class says what it was */
 	meta->wait = pgoff_wait_refine(PGOFF_WAIT_OTHER, e->pg_wait_event_info,
 				       e->flags & PGOFF_F_IN_STATEMENT);
-	add_str(ev, "wait", pgoff_wait_name(meta->wait));
+	json_add_str(ev, "wait", pgoff_wait_name(meta->wait));
 	json_object_object_add(ev, "pg", encode_pg(PGOFF_F_PG_WAIT,
 		e->pg_wait_event_info, proc, c, meta));
 	if (waker)
@@ -366,27 +320,27 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 
 	add_head(ctx, ev, "offcpu", r->start_ns, r->end_ns, r->tgid, r->pid,
 		 r->comm);
-	add_int(ev, "blocked_ns", (int64_t)blocked);
-	add_int(ev, "runq_ns", (int64_t)runq);
+	json_add_int(ev, "blocked_ns", (int64_t)blocked);
+	json_add_int(ev, "runq_ns", (int64_t)runq);
 
 	stack = encode_stack(ctx, r, &kernel_wait);
 	meta->has_pg_wait = r->flags & PGOFF_F_PG_WAIT;
 	meta->pg_wait_event_info = meta->has_pg_wait ? r->pg_wait_event_info : 0;
 	meta->wait = pgoff_wait_refine(kernel_wait, meta->pg_wait_event_info,
 				       r->flags & PGOFF_F_IN_STATEMENT);
-	add_str(ev, "wait", pgoff_wait_name(meta->wait));
-	add_str(ev, "kernel_wait", pgoff_wait_name(kernel_wait));
+	json_add_str(ev, "wait", pgoff_wait_name(meta->wait));
+	json_add_str(ev, "kernel_wait", pgoff_wait_name(kernel_wait));
 	mismatch = pgoff_wait_mismatch(kernel_wait, meta->has_pg_wait,
 				       meta->pg_wait_event_info);
 	if (mismatch)
-		add_str(ev, "mismatch", mismatch);
+		json_add_str(ev, "mismatch", mismatch);
 	json_object_object_add(ev, "pg", encode_pg(r->flags,
 		r->pg_wait_event_info, proc, c, meta));
 	if (waker)
 		json_object_object_add(ev, "waker", waker);
 	json_object_object_add(ev, "stack", stack);
 	if (r->stack_bytes < 0)
-		add_str(ev, "stack_error",
+		json_add_str(ev, "stack_error",
 			r->stack_bytes == -95 ?
 				"not available with the raw_tp fallback" :
 				"kernel stack could not be read");

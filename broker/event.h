@@ -59,16 +59,6 @@ json_object *event_encode_cluster(const struct pg_cluster *c);
 const char *event_names_missing(const struct pg_cluster *c, char *buf,
 				size_t len);
 
-/* A string from outside (titles, comm, SQL) made valid UTF-8, into o. */
-void event_add_text(json_object *o, const char *key, const char *v,
-		    size_t max);
-/*
- * wait_event_info, wait_event_type and wait_event (as pg_stat_activity
- * names them for that major version; null for 0) into o. Returns the
- * known event name, or NULL.
- */
-const char *event_add_pg_wait(json_object *o, int major, uint32_t info);
-
 /* RFC 3339 UTC with microseconds of a CLOCK_MONOTONIC timestamp. */
 void event_format_time(uint64_t mono_ns, char *buf, size_t len);
 

@@ -24,6 +24,7 @@
 #include "broker/config.h"
 #include "broker/event.h"
 #include "broker/holdback.h"
+#include "broker/json_fields.h"
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
 #include "broker/pg_wait_names.h"
@@ -235,7 +236,7 @@ static json_object *untraced_json(struct broker *b, size_t *used)
 
 		json_object_object_add(o, "pid", json_object_new_int64(f[i].pid));
 		json_object_object_add(o, "uid", json_object_new_int64(f[i].uid));
-		event_add_text(o, "why", f[i].why, sizeof(f[i].why));
+		json_add_text(o, "why", f[i].why, sizeof(f[i].why));
 		room += strlen(pgoff_json_line(o, NULL)) + 1;
 		if (room > UNTRACED_BUDGET) {
 			json_object_put(o);

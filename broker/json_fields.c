@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* json_fields.c - the JSON fields events and replies share. */
+#include <stdio.h>
+#include <linux/types.h>
+#include "bpf/offcpu.h"
+#include "broker/json_fields.h"
+#include "broker/pg_wait_names.h"
+#include "protocol/utf8.h"
+
+void json_add_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
+}
+
+/* Text from outside (titles, comm, SQL): valid UTF-8 or it is not sent. */
+void json_add_text(json_object *o, const char *key, const char *v,
+		   size_t max)
+{
+	char buf[PGOFF_QUERY_MAX];
+	size_t n;
+
+	if (max > sizeof(buf) - 1)
+		max = sizeof(buf) - 1;
+	n = pgoff_utf8_clean(v, max, buf);
+	json_object_object_add(o, key, json_object_new_string_len(buf, (int)n));
+}
+
+void json_add_int(json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+/* PostgreSQL's wait event as pg_stat_activity names it, into o. */
+const char *json_add_pg_wait(json_object *o, int major, uint32_t info)
+{
+	const char *type = pg_wait_event_type(major, info);
+	const char *name = pg_wait_event_name(major, info);
+	const char *known = name;
+	char raw[48];
+
+	json_add_int(o, "wait_event_info", info);
+	if (info && (!type || !name)) {
+		/* a raw id only where no name is known */
+		snprintf(raw, sizeof(raw), "class 0x%02x id %u", info >> 24,
+			 info & 0xffff);
+		if (!type)
+			type = raw;
+		if (!name)
+			name = raw;
+	}
+	json_add_str(o, "wait_event_type", info ? type : NULL);
+	json_add_str(o, "wait_event", info ? name : NULL);
+	return info ? known : NULL;
+}

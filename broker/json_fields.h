@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * json_fields.h - the fields every reply and event is built from: a value
+ * or null, text from outside made valid UTF-8, and PostgreSQL's wait event
+ * as pg_stat_activity names it. A leaf: json-c, utf8 and the name tables.
+ */
+#ifndef PGOFF_JSON_FIELDS_H
+#define PGOFF_JSON_FIELDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+/* key: v, or null when v is NULL */
+void json_add_str(json_object *o, const char *key, const char *v);
+void json_add_int(json_object *o, const char *key, int64_t v);
+/* A string from outside (titles, comm, SQL) made valid UTF-8, into o. */
+void json_add_text(json_object *o, const char *key, const char *v,
+		   size_t max);
+/*
+ * wait_event_info, wait_event_type and wait_event (as pg_stat_activity
+ * names them for that major version; null for 0) into o. Returns the
+ * known event name, or NULL.
+ */
+const char *json_add_pg_wait(json_object *o, int major, uint32_t info);
+
+#endif
