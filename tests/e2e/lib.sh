@@ -170,10 +170,11 @@ progs_settle() {
 progs_are() { [ "$(our_progs)" = "$1" ]; }
 
 # psa_wait_for WHERE: pid|wait_event_type|wait_event of the first backend
-# pg_stat_activity shows matching WHERE, polled for up to 1 s (empty if none)
+# pg_stat_activity shows matching WHERE, polled for up to 5 s (empty if
+# none): a psql that connects on a loaded machine (ASan) may take seconds
 psa_wait_for() {
 	SQL_ROWS=
-	WAIT_STEP=0.02 wait_for 1 has_rows \
+	WAIT_STEP=0.02 wait_for 5 has_rows \
 		"select pid, wait_event_type, wait_event from pg_stat_activity where $1 limit 1"
 	echo "$SQL_ROWS"
 }
