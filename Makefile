@@ -65,7 +65,7 @@ msg = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c \
-		 protocol/utf8.c protocol/since.c
+		 protocol/utf8.c protocol/since.c protocol/clock.c
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
@@ -74,7 +74,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
 	broker/holdback.c broker/store.c broker/replay_meta.c broker/recorder.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c
-CLIENT_SRCS := client/pgoffctl.c client/conn.c client/render.c client/stats_view.c \
+CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/json_out.c
 # pgoff_exporter: its own binary, so that pgoffctl links no HTTP or TLS
@@ -151,6 +151,7 @@ $(BUILD)/pgoff_exporter: $(EXPORTER_OBJS) $(PROTOCOL_OBJS)
 # broker's modules share with it, holds no kernel types).
 TEST_NEEDS_filter := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_render := client/render.c
+TEST_NEEDS_cli := client/cli.c
 TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c \

@@ -36,6 +36,7 @@
 #include "broker/server.h"
 #include "broker/stats.h"
 #include "broker/tracer.h"
+#include "protocol/clock.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
 
@@ -62,14 +63,6 @@ struct broker {
  * long at most (see holdback.h); this many at most. */
 #define HOLDBACK_MS 50
 #define HOLDBACK_RECORDS 1024
-
-static int64_t monotonic_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* Tokens for the broker's own fds in epoll data; all else is the server's. */
 static char token_timer, token_signal, token_prober;

@@ -18,6 +18,7 @@
 #include "client/cli.h"
 #include "client/conn.h"
 #include "client/flame.h"
+#include "protocol/clock.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
 
@@ -59,12 +60,11 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		{ "duration", required_argument, NULL, 'd' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "title", required_argument, NULL, 'n' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTIONS,
 		{ 0 }
 	};
 	struct pgoff_filter *f = &o->req.subscribe;
-	int opt;
+	int opt, ret;
 
 	o->req.op = PGOFF_OP_SUBSCRIBE;
 	f->view = PGOFF_VIEW_INTERVALS;	/* the stacks are there */
@@ -94,22 +94,13 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		case 'n':
 			o->title = optarg;
 			break;
-		case 's':
-			*sock = optarg;
-			break;
-		case 'h':
-			flame_usage(stdout);
-			exit(EXIT_OK);
 		default:
-			flame_usage(stderr);
-			return EXIT_USAGE;
+			ret = cli_option(opt, optarg, sock, flame_usage);
+			if (ret != CLI_NEXT)
+				return ret;
 		}
 	}
-	if (optind < argc) {
-		log_warnx("flame: unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return cli_no_args("flame", argc, argv);
 }
 
 /* The root frame: the PostgreSQL wait, or why there is none. */
@@ -177,7 +168,7 @@ struct recording {
 static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 		  struct recording *r)
 {
-	int64_t end = now_ms() + (int64_t)(o->duration_ns / 1000000);
+	int64_t end = monotonic_ms() + (int64_t)(o->duration_ns / 1000000);
 	json_object *reply;
 	int ret = conn_request(c, (struct pgoff_request *)&o->req, &reply);
 
@@ -185,7 +176,7 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 		return ret;
 	json_object_put(reply);
 	while (!stopped) {
-		int64_t left = end - now_ms();
+		int64_t left = end - monotonic_ms();
 		const char *type = "";
 		json_object *obj;
 		int64_t n = 0;

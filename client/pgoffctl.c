@@ -2,11 +2,12 @@
 /*
  * pgoffctl - the unprivileged client of pgoffd.
  *
- *   pgoffctl status
- *   pgoffctl ps
+ *   pgoffctl status | ps | history
  *   pgoffctl watch --pid 4242 --type lock --min 5ms --count 1 --timeout 60s
+ *   pgoffctl top | flame | metrics	(top.c, flame_cmd.c)
  *
- * stdout carries data only; messages go to stderr. Exit codes: see conn.h.
+ * Here: the command table, status, ps, history and watch. stdout carries
+ * data only; messages go to stderr. Exit codes: see conn.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,39 +22,10 @@
 #include "client/conn.h"
 #include "client/json_out.h"
 #include "client/render.h"
+#include "protocol/clock.h"
 #include "protocol/log.h"
 #include "protocol/since.h"
 #include "protocol/units.h"
-
-#define DEFAULT_SOCKET "/run/pgoff/pgoffd.sock"
-
-const char *socket_path(const char *opt)
-{
-	const char *env = getenv("PGOFF_SOCKET");
-
-	return opt ? opt : (env && *env ? env : DEFAULT_SOCKET);
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: pgoffctl [--socket PATH] COMMAND [options]\n"
-"See where PostgreSQL backends spend their time off the CPU.\n"
-"\n"
-"commands:\n"
-"  status    the broker: version, uptime, clients, traced processes, losses\n"
-"  ps        the PostgreSQL processes pgoffd traces\n"
-"  watch     live off-CPU waits and intervals, one line each\n"
-"  history   what pgoffd's flight record holds: span, size, losses\n"
-"  top       where off-CPU time went in the last seconds, refreshed\n"
-"  flame     an off-CPU flame graph (SVG) or folded stacks\n"
-"  metrics   the totals in the Prometheus text format\n"
-"Each command takes --help.\n"
-"\n"
-"The socket is --socket, else $PGOFF_SOCKET, else " DEFAULT_SOCKET ".\n"
-"Exit codes: 0 ok, 1 error, 2 usage, 3 cannot connect or permission denied,\n"
-"4 --timeout reached before --count events.\n");
-}
 
 static void watch_usage(FILE *f)
 {
@@ -96,54 +68,45 @@ static void watch_usage(FILE *f)
 "  pgoffctl watch --pid 4242 --min 1s --count 1 --timeout 60s --json\n");
 }
 
-/* stdout went away (| head): that is how pipes end, not an error. */
-void check_stdout(void)
-{
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		if (errno == EPIPE)
-			exit(EXIT_OK);
-		log_warn("writing output");
-		exit(EXIT_ERROR);
-	}
-}
-
-int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A command that is one request and its reply: status, ps. */
 struct query_cmd {
 	enum pgoff_op op;
-	const char *usage;
+	void (*usage)(FILE *f);
 	void (*render)(FILE *out, json_object *reply);
 };
 
+static void status_usage(FILE *f)
+{
+	fputs("usage: pgoffctl status [--json] [--socket PATH]\n"
+	      "The broker: version, uptime, clients, traced processes, losses.\n",
+	      f);
+}
+
+static void ps_usage(FILE *f)
+{
+	fputs("usage: pgoffctl ps [--json] [--socket PATH]\n"
+	      "The PostgreSQL processes pgoffd traces, as of its last scan of /proc\n"
+	      "(once a second).\n", f);
+}
+
+static void history_usage(FILE *f)
+{
+	fputs("usage: pgoffctl history [--json] [--socket PATH]\n"
+	      "What pgoffd's flight record holds: the first and last time, bytes,\n"
+	      "segments, records, and what was lost and why; pgoffctl watch\n"
+	      "replays it (see its help).\n", f);
+}
+
 static const struct query_cmd status_cmd = {
-	PGOFF_OP_STATUS,
-	"usage: pgoffctl status [--json] [--socket PATH]\n"
-	"The broker: version, uptime, clients, traced processes, losses.\n",
-	render_status,
+	PGOFF_OP_STATUS, status_usage, render_status,
 };
 
 static const struct query_cmd ps_cmd = {
-	PGOFF_OP_PS,
-	"usage: pgoffctl ps [--json] [--socket PATH]\n"
-	"The PostgreSQL processes pgoffd traces, as of its last scan of /proc\n"
-	"(once a second).\n",
-	render_ps,
+	PGOFF_OP_PS, ps_usage, render_ps,
 };
 
 static const struct query_cmd history_cmd = {
-	PGOFF_OP_HISTORY,
-	"usage: pgoffctl history [--json] [--socket PATH]\n"
-	"What pgoffd's flight record holds: the first and last time, bytes,\n"
-	"segments, records, and what was lost and why; pgoffctl watch\n"
-	"replays it (see its help).\n",
-	render_status,
+	PGOFF_OP_HISTORY, history_usage, render_status,
 };
 
 static int cmd_query(const struct query_cmd *cmd, int argc, char **argv,
@@ -151,8 +114,7 @@ static int cmd_query(const struct query_cmd *cmd, int argc, char **argv,
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTIONS,
 		{ 0 }
 	};
 	struct pgoff_request req = { .op = cmd->op };
@@ -162,22 +124,14 @@ static int cmd_query(const struct query_cmd *cmd, int argc, char **argv,
 	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (opt == 'j') {
+		if (opt == 'j')
 			json = true;
-		} else if (opt == 's') {
-			sock = optarg;
-		} else if (opt == 'h') {
-			fputs(cmd->usage, stdout);
-			return EXIT_OK;
-		} else {
-			fputs(cmd->usage, stderr);
-			return EXIT_USAGE;
-		}
+		else if ((ret = cli_option(opt, optarg, &sock, cmd->usage)) != CLI_NEXT)
+			return ret;
 	}
-	if (optind < argc) {
-		log_warnx("unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
+	ret = cli_no_args(argv[0], argc, argv);
+	if (ret != EXIT_OK)
+		return ret;
 	ret = conn_open(&c, socket_path(sock));
 	if (ret == EXIT_OK && (ret = conn_request(&c, &req, &reply)) == EXIT_OK) {
 		if (json_object_object_get_ex(reply, "truncated", &v))
@@ -218,12 +172,11 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		{ "json", no_argument, NULL, 'j' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "since", required_argument, NULL, 'S' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTIONS,
 		{ 0 }
 	};
 	struct pgoff_filter *f = &w->req.subscribe;
-	int opt;
+	int opt, ret;
 
 	w->req.op = PGOFF_OP_SUBSCRIBE;
 	f->view = PGOFF_VIEW_WAITS;
@@ -286,22 +239,13 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 			f->has_since = true;
 			break;
 		}
-		case 's':
-			*sock = optarg;
-			break;
-		case 'h':
-			watch_usage(stdout);
-			exit(EXIT_OK);
 		default:
-			watch_usage(stderr);
-			return EXIT_USAGE;
+			ret = cli_option(opt, optarg, sock, watch_usage);
+			if (ret != CLI_NEXT)
+				return ret;
 		}
 	}
-	if (optind < argc) {
-		log_warnx("watch: unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return cli_no_args("watch", argc, argv);
 }
 
 /*
@@ -365,7 +309,7 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 		log_warnx("reconnected to pgoffd and subscribed again; events "
 			  "in the gap were not seen");
 	while (!w->count || *seen < w->count) {
-		int64_t left = deadline ? deadline - now_ms() : -1;
+		int64_t left = deadline ? deadline - monotonic_ms() : -1;
 		struct pgoff_error err;
 		json_object *obj;
 		int r, item;
@@ -423,7 +367,7 @@ static int reconnect(struct conn *c, const char *path, int64_t deadline)
 		struct timespec second = { 1, 0 };
 		int ret;
 
-		if (deadline && now_ms() >= deadline)
+		if (deadline && monotonic_ms() >= deadline)
 			return EXIT_OK;
 		nanosleep(&second, NULL);
 		ret = conn_open_quiet(c, path, true);
@@ -450,7 +394,7 @@ static int cmd_watch(int argc, char **argv, const char *sock)
 	if (ret != EXIT_OK)
 		goto out;
 	if (w.timeout_ns)
-		deadline = now_ms() + (int64_t)(w.timeout_ns / 1000000);
+		deadline = monotonic_ms() + (int64_t)(w.timeout_ns / 1000000);
 	if (!w.json && isatty(STDOUT_FILENO))
 		render_event_header(stdout);
 	for (bool resumed = false;; resumed = true) {
@@ -473,6 +417,52 @@ out:
 	return ret;
 }
 
+static int cmd_status(int argc, char **argv, const char *sock)
+{
+	return cmd_query(&status_cmd, argc, argv, sock);
+}
+
+static int cmd_ps(int argc, char **argv, const char *sock)
+{
+	return cmd_query(&ps_cmd, argc, argv, sock);
+}
+
+static int cmd_history(int argc, char **argv, const char *sock)
+{
+	return cmd_query(&history_cmd, argc, argv, sock);
+}
+
+/* pgoffctl --help lists them in this order. */
+static const struct cli_cmd commands[] = {
+	{ "status", cmd_status,
+	  "the broker: version, uptime, clients, traced processes, losses" },
+	{ "ps", cmd_ps, "the PostgreSQL processes pgoffd traces" },
+	{ "watch", cmd_watch, "live off-CPU waits and intervals, one line each" },
+	{ "history", cmd_history,
+	  "what pgoffd's flight record holds: span, size, losses" },
+	{ "top", cmd_top,
+	  "where off-CPU time went in the last seconds, refreshed" },
+	{ "flame", cmd_flame, "an off-CPU flame graph (SVG) or folded stacks" },
+	{ "metrics", cmd_metrics, "the totals in the Prometheus text format" },
+	{ NULL, NULL, NULL }
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: pgoffctl [--socket PATH] COMMAND [options]\n"
+"See where PostgreSQL backends spend their time off the CPU.\n"
+"\n"
+"commands:\n");
+	cli_list(f, commands);
+	fprintf(f,
+"Each command takes --help.\n"
+"\n"
+"The socket is --socket, else $PGOFF_SOCKET, else " DEFAULT_SOCKET ".\n"
+"Exit codes: 0 ok, 1 error, 2 usage, 3 cannot connect or permission denied,\n"
+"4 --timeout reached before --count events.\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -481,7 +471,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	const char *sock = NULL, *cmd;
+	const char *sock = NULL;
 	int opt;
 
 	log_init("pgoffctl", LOG_LEVEL_INFO);
@@ -507,28 +497,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
-	optind = 1;
-	if (strcmp(cmd, "status") == 0)
-		return cmd_query(&status_cmd, argc, argv, sock);
-	if (strcmp(cmd, "watch") == 0)
-		return cmd_watch(argc, argv, sock);
-	if (strcmp(cmd, "ps") == 0)
-		return cmd_query(&ps_cmd, argc, argv, sock);
-	if (strcmp(cmd, "history") == 0)
-		return cmd_query(&history_cmd, argc, argv, sock);
-	if (strcmp(cmd, "top") == 0)
-		return cmd_top(argc, argv, sock);
-	if (strcmp(cmd, "metrics") == 0)
-		return cmd_metrics(argc, argv, sock);
-	if (strcmp(cmd, "flame") == 0)
-		return cmd_flame(argc, argv, sock);
-	if (strcmp(cmd, "help") == 0) {
+	if (strcmp(argv[0], "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;
 	}
-	log_warnx("unknown command '%s' (try pgoffctl --help)", cmd);
-	return EXIT_USAGE;
+	return cli_run(commands, argc, argv, sock);
 }

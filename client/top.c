@@ -20,6 +20,7 @@
 #include "client/conn.h"
 #include "client/json_out.h"
 #include "client/stats_view.h"
+#include "protocol/clock.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
 
@@ -90,12 +91,11 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 		{ "pid", required_argument, NULL, 'p' },
 		{ "db", required_argument, NULL, 'D' },
 		{ "limit", required_argument, NULL, 'l' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTIONS,
 		{ 0 }
 	};
 	uint64_t v;
-	int opt;
+	int opt, ret;
 
 	o->interval_ns = 2000000000ULL;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -149,22 +149,13 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 				return EXIT_USAGE;
 			}
 			break;
-		case 's':
-			*sock = optarg;
-			break;
-		case 'h':
-			top_usage(stdout);
-			exit(EXIT_OK);
 		default:
-			top_usage(stderr);
-			return EXIT_USAGE;
+			ret = cli_option(opt, optarg, sock, top_usage);
+			if (ret != CLI_NEXT)
+				return ret;
 		}
 	}
-	if (optind < argc) {
-		log_warnx("top: unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return cli_no_args("top", argc, argv);
 }
 
 static bool row_wanted(const struct top_opts *o, const struct sv_row *r)
@@ -237,11 +228,11 @@ static void tty_keys(void)
 /* Wait for the interval; false if the user asked to quit. */
 static bool wait_interval(uint64_t ns)
 {
-	int64_t end = now_ms() + (int64_t)(ns / 1000000);
+	int64_t end = monotonic_ms() + (int64_t)(ns / 1000000);
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 
 	for (;;) {
-		int64_t left = end - now_ms();
+		int64_t left = end - monotonic_ms();
 		char ch;
 
 		if (stop_signal)
@@ -376,8 +367,7 @@ int cmd_metrics(int argc, char **argv, const char *sock)
 {
 	static const struct option opts[] = {
 		{ "per-pid", no_argument, NULL, 'p' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTIONS,
 		{ 0 }
 	};
 	struct pgoff_request status = { .op = PGOFF_OP_STATUS };
@@ -388,22 +378,14 @@ int cmd_metrics(int argc, char **argv, const char *sock)
 	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (opt == 'p') {
+		if (opt == 'p')
 			per_pid = true;
-		} else if (opt == 's') {
-			sock = optarg;
-		} else if (opt == 'h') {
-			metrics_usage(stdout);
-			return EXIT_OK;
-		} else {
-			metrics_usage(stderr);
-			return EXIT_USAGE;
-		}
+		else if ((ret = cli_option(opt, optarg, &sock, metrics_usage)) != CLI_NEXT)
+			return ret;
 	}
-	if (optind < argc) {
-		log_warnx("metrics: unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
+	ret = cli_no_args("metrics", argc, argv);
+	if (ret != EXIT_OK)
+		return ret;
 	ret = conn_open(&c, socket_path(sock));
 	if (ret == EXIT_OK)
 		ret = conn_request(&c, &status, &st);

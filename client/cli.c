@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* cli.c - pgoffctl's command layer; see cli.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "client/cli.h"
+#include "client/conn.h"
+#include "protocol/log.h"
+
+int cli_option(int opt, const char *arg, const char **sock,
+	       void (*usage)(FILE *f))
+{
+	switch (opt) {
+	case 's':
+		*sock = arg;
+		return CLI_NEXT;
+	case 'h':
+		usage(stdout);
+		return CLI_HELP;
+	default:	/* getopt_long said what it did not know */
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+}
+
+int cli_no_args(const char *cmd, int argc, char **argv)
+{
+	if (optind < argc) {
+		log_warnx("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+int cli_run(const struct cli_cmd *cmds, int argc, char **argv,
+	    const char *sock)
+{
+	for (const struct cli_cmd *c = cmds; c->name; c++) {
+		int ret;
+
+		if (strcmp(c->name, argv[0]) != 0)
+			continue;
+		optind = 0;	/* glibc: parse afresh, not where a run stopped */
+		ret = c->run(argc, argv, sock);
+		return ret == CLI_HELP ? EXIT_OK : ret;
+	}
+	log_warnx("unknown command '%s' (try pgoffctl --help)", argv[0]);
+	return EXIT_USAGE;
+}
+
+void cli_list(FILE *f, const struct cli_cmd *cmds)
+{
+	for (const struct cli_cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %-9s %s\n", c->name, c->summary);
+}
+
+const char *socket_path(const char *opt)
+{
+	const char *env = getenv("PGOFF_SOCKET");
+
+	return opt ? opt : (env && *env ? env : DEFAULT_SOCKET);
+}
+
+/* stdout went away (| head): that is how pipes end, not an error. */
+void check_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (errno == EPIPE)
+			exit(EXIT_OK);
+		log_warn("writing output");
+		exit(EXIT_ERROR);
+	}
+}
