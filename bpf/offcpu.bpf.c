@@ -91,7 +91,7 @@ volatile __u64 min_duration_ns = ~0ULL;	/* ~0: no subscriber, send nothing */
 volatile __u32 filter_pids;		/* 1: only tgids in watch_pids */
 volatile __u32 cpu_filter;		/* PGOFF_CPU_* */
 volatile __u32 filter_pg_classes;	/* 1: only PG wait classes in pg_classes */
-volatile __u64 pg_classes[4];		/* bitmap by class byte (wait_event_info >> 24) */
+volatile __u64 pg_classes[PGOFF_PG_CLASS_WORDS];	/* see PGOFF_PG_CLASS */
 volatile __u32 want_query;		/* 1: a subscriber may see SQL */
 volatile __u32 want_episodes;		/* 1: merge PostgreSQL waits into episodes */
 volatile __u32 episode_gen = 1;		/* an episode is open if its gen is this */
@@ -148,7 +148,8 @@ struct {
  * A traced thread, from its first switch-out to its exit: its interval
  * (start_ns 0: on the CPU) and its open episode. Written in place: a hash
  * update and delete each switch, and a second map for episodes, cost
- * more than the rest of the bookkeeping. pgoffd reads the starts (first).
+ * more than the rest of the bookkeeping. pgoffd reads the starts (first:
+ * struct pgoff_start is what the thread walk sees).
  */
 struct thread {
 	struct pgoff_start s;
@@ -160,7 +161,7 @@ struct thread {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PGOFF_MAX_STARTS);
+	__uint(max_entries, PGOFF_MAX_THREADS);
 	__type(key, __u32);			/* pid (thread id) */
 	__type(value, struct thread);
 } threads SEC(".maps");
@@ -176,7 +177,7 @@ static const struct thread thread_zero;
  * is made, given back when it is deleted), so a 0 means no entry; a
  * collision costs only the lookup. The kernel pid: no namespace walk.
  */
-#define THREAD_SLOTS PGOFF_MAX_STARTS
+#define THREAD_SLOTS PGOFF_MAX_THREADS
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, THREAD_SLOTS);
@@ -215,7 +216,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PGOFF_MAX_STARTS);
+	__uint(max_entries, PGOFF_MAX_THREADS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);			/* pid (thread id) */
 	__type(value, struct query);
@@ -340,7 +341,7 @@ static __always_inline __u32 log2_u64(__u64 v)
 /* See struct pgoff_agg for the buckets. */
 static __always_inline __u32 agg_bucket(__u64 ns)
 {
-	__u64 us = ns >> 10;
+	__u64 us = ns >> PGOFF_AGG_UNIT_SHIFT;
 	__u32 b;
 
 	if (!us)
@@ -507,9 +508,9 @@ static __always_inline bool read_pg_u32(__u64 var_addr, __u32 *out)
 
 static __always_inline bool pg_class_wanted(__u32 info)
 {
-	__u32 class = info >> 24;
+	__u32 class = PGOFF_PG_CLASS(info);
 
-	return (pg_classes[(class >> 6) & 3] >> (class & 63)) & 1;
+	return (pg_classes[PGOFF_PG_CLASS_WORD(class)] & PGOFF_PG_CLASS_BIT(class)) != 0;
 }
 
 /*
@@ -809,7 +810,7 @@ static __always_inline void fill(struct pgoff_record *r, const struct pgoff_star
 		if (n < 0)
 			count(PGOFF_CNT_STACK_FAIL);
 	} else {
-		r->stack_bytes = -95;	/* -EOPNOTSUPP: raw_tp cannot walk next */
+		r->stack_bytes = PGOFF_STACK_NOT_WALKED;
 	}
 }
 

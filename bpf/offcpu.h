@@ -8,8 +8,11 @@
 
 #define PGOFF_COMM_LEN		16
 #define PGOFF_STACK_DEPTH	32	/* frames walked; scheduler frames are dropped later */
+/* stack_bytes when the stack was not walked: -EOPNOTSUPP, the raw_tp
+ * fallback cannot walk the task switched in (BPF has no errno.h) */
+#define PGOFF_STACK_NOT_WALKED	(-95)
 #define PGOFF_MAX_TARGETS	16384	/* traced PostgreSQL processes */
-#define PGOFF_MAX_STARTS	16384	/* PostgreSQL threads, from first switch-out to exit */
+#define PGOFF_MAX_THREADS	16384	/* PostgreSQL threads, from first switch-out to exit */
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
 #define PGOFF_QUERY_MAX		1024	/* bytes of SQL kept, NUL included; as
 					   PostgreSQL's track_activity_query_size */
@@ -19,6 +22,15 @@
  * its last interval: ample for a preemption or a page fault between two
  * sleeps of one lock wait, short enough not to delay the report much. */
 #define PGOFF_EPISODE_GAP_NS	(100ull * 1000 * 1000)
+
+/*
+ * The --pg-wait pushdown: a bitmap of PostgreSQL wait classes, the class
+ * being wait_event_info's top byte; bit c is word c / 64, bit c % 64.
+ */
+#define PGOFF_PG_CLASS_WORDS	4	/* 256 classes */
+#define PGOFF_PG_CLASS(info)	((__u32)(info) >> 24)
+#define PGOFF_PG_CLASS_WORD(c)	(((c) >> 6) & 3)
+#define PGOFF_PG_CLASS_BIT(c)	(1ULL << ((c) & 63))
 
 /* cpu_filter values: whether preempted intervals (wait "cpu") are wanted. */
 #define PGOFF_CPU_ANY		0
@@ -149,7 +161,8 @@ struct pgoff_record {
 	__u32 cluster;
 	__u32 waker_pg_wait_event_info;	/* the waker's own wait event at wake time */
 	__u32 query_len;	/* bytes of query text, NUL excluded (PGOFF_F_QUERY) */
-	__s32 stack_bytes;	/* bytes of stack[] filled, or -errno */
+	__s32 stack_bytes;	/* bytes of stack[] filled, or -errno:
+				   PGOFF_STACK_NOT_WALKED, or the walk's */
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 	__u64 stack[PGOFF_STACK_DEPTH];
@@ -241,8 +254,11 @@ struct pgoff_agg_key {
 /*
  * hist[0] counts intervals shorter than 1.024 us (1024 ns); hist[b] for
  * b >= 1 those in [2^(b-1), 2^b) * 1024 ns; the last bucket has no upper
- * bound (2^30 * 1.024 us is about 18 minutes).
+ * bound (2^30 * 1.024 us is about 18 minutes). The unit is a shift on the
+ * hot path; pgoffd's stats reply says it (hist_unit_ns).
  */
+#define PGOFF_AGG_UNIT_SHIFT	10
+#define PGOFF_AGG_UNIT_NS	(1u << PGOFF_AGG_UNIT_SHIFT)
 struct pgoff_agg {
 	__u64 count;
 	__u64 total_ns;

@@ -341,7 +341,7 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	json_object_object_add(ev, "stack", stack);
 	if (r->stack_bytes < 0)
 		json_add_str(ev, "stack_error",
-			r->stack_bytes == -95 ?
+			r->stack_bytes == PGOFF_STACK_NOT_WALKED ?
 				"not available with the raw_tp fallback" :
 				"kernel stack could not be read");
 	meta->tgid = r->tgid;

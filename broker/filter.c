@@ -86,7 +86,7 @@ static bool pg_wait_in(const struct filter *f, const struct event_meta *m)
 	for (size_t i = 0; i < f->npg_waits; i++) {
 		const struct pg_wait_match *w = &f->pg_waits[i];
 
-		if ((int)(m->pg_wait_event_info >> 24) != w->pg_class)
+		if ((int)PGOFF_PG_CLASS(m->pg_wait_event_info) != w->pg_class)
 			continue;
 		/* case-blind: versions spell some names differently */
 		if (!w->event || (m->pg_wait_event &&
@@ -177,7 +177,7 @@ void kernel_filter_add(struct kernel_filter *k, const struct filter *f,
 	for (size_t i = 0; i < f->npg_waits; i++) {
 		unsigned int c = (unsigned int)f->pg_waits[i].pg_class & 0xff;
 
-		k->pg_classes[c / 64] |= 1ULL << (c % 64);
+		k->pg_classes[PGOFF_PG_CLASS_WORD(c)] |= PGOFF_PG_CLASS_BIT(c);
 	}
 	if (may_see_query)
 		k->want_query = true;

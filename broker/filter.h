@@ -67,7 +67,7 @@ struct kernel_filter {
 	bool all_pids;
 	uint32_t cpu;				/* PGOFF_CPU_* */
 	bool pg_class_filter;			/* only the classes below */
-	uint64_t pg_classes[4];			/* bit per class byte */
+	uint64_t pg_classes[PGOFF_PG_CLASS_WORDS];	/* see PGOFF_PG_CLASS */
 	bool want_query;			/* capture SQL for someone */
 	bool want_episodes;			/* someone's view has episodes */
 	bool want_pg_intervals;			/* someone's has intervals in PG waits */

@@ -520,7 +520,7 @@ static void on_tick(struct broker *b, int tfd, bool *ring_more)
 	tracer_consume(b->tracer, RING_BUDGET, ring_more);	/* records before losses */
 	report_kernel_losses(b);
 	stats_retire_exited(&b->stats);	/* while the registry knows them */
-	tracer_starts_foreach(b->tracer, learn_thread, b);
+	tracer_threads_foreach(b->tracer, learn_thread, b);
 	if (b->rec)
 		recorder_tick(b->rec);
 	if (pg_registry_scan(b->registry, monotonic_ms()))

@@ -147,7 +147,7 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 
 	err = tracer_agg_foreach(s->tracer, collect_row, &c);
 	if (!err)
-		err = tracer_starts_foreach(s->tracer, collect_ongoing, &o);
+		err = tracer_threads_foreach(s->tracer, collect_ongoing, &o);
 	if (err)
 		log_warnx("reading the kernel aggregation: %s", strerror(-err));
 	rows = calloc(c.n + s->retired.n + 1, sizeof(*rows));
@@ -171,7 +171,7 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 	json_object_object_add(f, "by", json_object_new_string(
 				       pgoff_stats_by_name(by)));
 	json_object_object_add(f, "now_ns", json_object_new_int64((int64_t)now));
-	json_object_object_add(f, "hist_unit_ns", json_object_new_int64(1024));
+	json_object_object_add(f, "hist_unit_ns", json_object_new_int64(PGOFF_AGG_UNIT_NS));
 	agg_rows_encode(f, rows, n, by, STATS_BUDGET);
 	json_object_object_add(f, "retired_overflow", json_object_new_int64(
 		(int64_t)s->retired.overflowed));

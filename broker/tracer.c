@@ -320,7 +320,7 @@ int tracer_set_filter(struct tracer *t, const struct kernel_filter *k)
 		if (bpf_map_update_elem(fd, &k->pids[i], &one, BPF_ANY))
 			return -errno;
 	bss->filter_pids = k->npids > 0;
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < PGOFF_PG_CLASS_WORDS; i++)
 		bss->pg_classes[i] = k->pg_classes[i];
 	bss->filter_pg_classes = k->pg_class_filter;
 	bss->cpu_filter = k->cpu;
@@ -445,7 +445,7 @@ int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key)
 }
 
 struct start_walk {
-	tracer_start_fn fn;
+	tracer_thread_fn fn;
 	void *ctx;
 };
 
@@ -456,7 +456,7 @@ static int start_entry(void *ctx, const void *key, const void *val)
 	return w->fn(w->ctx, *(const uint32_t *)key, val);
 }
 
-int tracer_starts_foreach(struct tracer *t, tracer_start_fn fn, void *ctx)
+int tracer_threads_foreach(struct tracer *t, tracer_thread_fn fn, void *ctx)
 {
 	struct start_walk w = { fn, ctx };
 

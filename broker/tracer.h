@@ -61,9 +61,9 @@ int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key);
 
 /* Each traced thread's start (start_ns 0: on a CPU now); non-zero stops
  * the walk. */
-typedef int (*tracer_start_fn)(void *ctx, uint32_t pid,
-			       const struct pgoff_start *start);
-int tracer_starts_foreach(struct tracer *t, tracer_start_fn fn, void *ctx);
+typedef int (*tracer_thread_fn)(void *ctx, uint32_t pid,
+				const struct pgoff_start *start);
+int tracer_threads_foreach(struct tracer *t, tracer_thread_fn fn, void *ctx);
 
 /* Sum of the per-CPU counters, indexed by enum pgoff_counter. */
 int tracer_counters(const struct tracer *t, uint64_t out[PGOFF_CNT__COUNT]);

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
+#include "bpf/offcpu.h"
 #include "client/stats_view.h"
 #include "protocol/protocol.h"
 #include "protocol/units.h"
@@ -101,7 +103,7 @@ int sv_parse(json_object *reply, struct sv_snapshot *out, char *err,
 	    !json_object_is_type(rows, json_type_array) ||
 	    !get_u64(reply, "now_ns", &out->now_ns))
 		return fail(err, errlen, "the stats reply has no rows or now_ns");
-	out->hist_unit_ns = 1024;
+	out->hist_unit_ns = PGOFF_AGG_UNIT_NS;	/* a pgoffd that does not say */
 	if (json_object_object_get_ex(reply, "hist_unit_ns", NULL) &&
 	    (!get_u64(reply, "hist_unit_ns", &out->hist_unit_ns) ||
 	     !out->hist_unit_ns || out->hist_unit_ns > 1000000000))
