@@ -26,6 +26,7 @@
 #include "broker/holdback.h"
 #include "broker/json_fields.h"
 #include "broker/ksyms.h"
+#include "broker/loop.h"
 #include "broker/pg_registry.h"
 #include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
@@ -54,6 +55,12 @@ struct broker {
 	struct holdback *held;			/* records awaiting a title */
 	struct recorder *rec;			/* NULL: record = no */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
+	int epfd, tfd, sfd;			/* the loop's; a 1 s timer; signals */
+	struct loop_handler timer_ready, signal_ready, prober_ready;
+	bool running;				/* until SIGTERM or SIGINT */
+	bool ring_more;				/* records left in the ring: read at once */
+	int argc;				/* the command line, read again */
+	char **argv;				/* on SIGHUP */
 };
 
 /* Records handled per loop round: clients and signals are served between. */
@@ -63,9 +70,6 @@ struct broker {
  * long at most (see holdback.h); this many at most. */
 #define HOLDBACK_MS 50
 #define HOLDBACK_RECORDS 1024
-
-/* Tokens for the broker's own fds in epoll data; all else is the server's. */
-static char token_timer, token_signal, token_prober;
 
 /* At start, clusters found within this are traced before serving. */
 #define SETUP_PROBE_MS 3000
@@ -429,11 +433,14 @@ static void probed(struct broker *b, const struct prober_answer *a)
 		log_warn("scanning /proc for PostgreSQL");
 }
 
-static void on_prober(struct broker *b)
+/* The prober answered (or is gone). */
+static void on_prober(void *ctx, uint32_t events)
 {
 	static struct prober_answer a;
+	struct broker *b = ctx;
 	int err = prober_answer(b->prober, &a);
 
+	(void)events;
 	if (err == -EAGAIN)
 		return;
 	if (err)
@@ -509,15 +516,16 @@ static bool ring_in_use(const struct broker *b)
 	return tracer_min_duration(b->tracer) != UINT64_MAX;
 }
 
-/* Once a second; also reads what the last subscriber left in the ring.
- * *ring_more: records are left in the ring, to be read at once. */
-static void on_tick(struct broker *b, int tfd, bool *ring_more)
+/* Once a second; also reads what the last subscriber left in the ring. */
+static void on_tick(void *ctx, uint32_t events)
 {
+	struct broker *b = ctx;
 	uint64_t expirations;
 
-	if (read(tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+	(void)events;
+	if (read(b->tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		log_warn("timerfd");
-	tracer_consume(b->tracer, RING_BUDGET, ring_more);	/* records before losses */
+	tracer_consume(b->tracer, RING_BUDGET, &b->ring_more);	/* records before losses */
 	report_kernel_losses(b);
 	stats_retire_exited(&b->stats);	/* while the registry knows them */
 	tracer_threads_foreach(b->tracer, learn_thread, b);
@@ -529,11 +537,15 @@ static void on_tick(struct broker *b, int tfd, bool *ring_more)
 	server_tick(b->server);
 }
 
-static int make_fds(int *epfd, int *tfd, int *sfd, int prober)
+static void on_signal(void *ctx, uint32_t events);
+
+/* The loop's fds and the broker's own in it: the timer, signals, the
+ * prober (the server adds its own). 0 or -errno. */
+static int make_fds(struct broker *b)
 {
 	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
-	struct epoll_event ev = { .events = EPOLLIN };
 	sigset_t mask;
+	int err;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -543,21 +555,23 @@ static int make_fds(int *epfd, int *tfd, int *sfd, int prober)
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
 	sigdelset(&mask, SIGPIPE);
-	*epfd = epoll_create1(EPOLL_CLOEXEC);
-	*sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	*tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (*epfd < 0 || *sfd < 0 || *tfd < 0 || timerfd_settime(*tfd, 0, &its, NULL))
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	b->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	b->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (b->epfd < 0 || b->sfd < 0 || b->tfd < 0 ||
+	    timerfd_settime(b->tfd, 0, &its, NULL))
 		return -errno;
-	ev.data.ptr = &token_signal;
-	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *sfd, &ev))
-		return -errno;
-	ev.data.ptr = &token_timer;
-	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, *tfd, &ev))
-		return -errno;
-	ev.data.ptr = &token_prober;
-	if (epoll_ctl(*epfd, EPOLL_CTL_ADD, prober, &ev))
-		return -errno;
-	return 0;
+	b->signal_ready = (struct loop_handler){ on_signal, b };
+	b->timer_ready = (struct loop_handler){ on_tick, b };
+	b->prober_ready = (struct loop_handler){ on_prober, b };
+	err = loop_watch(b->epfd, EPOLL_CTL_ADD, b->sfd, EPOLLIN, &b->signal_ready);
+	if (!err)
+		err = loop_watch(b->epfd, EPOLL_CTL_ADD, b->tfd, EPOLLIN,
+				 &b->timer_ready);
+	if (!err)
+		err = loop_watch(b->epfd, EPOLL_CTL_ADD, prober_fd(b->prober),
+				 EPOLLIN, &b->prober_ready);
+	return err;
 }
 
 static const struct option long_opts[] = {
@@ -745,36 +759,47 @@ static void reload(struct broker *b, int argc, char **argv)
 		 (unsigned long long)cfg.max_clients_per_uid);
 }
 
-int main(int argc, char **argv)
+/* SIGHUP reloads; SIGTERM and SIGINT end the loop. */
+static void on_signal(void *ctx, uint32_t events)
 {
-	struct server_opts so = { 0 };
-	struct tracer_opts to = { 0 };
-	struct prober_opts po = { 0 };
-	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
-				      .stats = stats_hook,
-				      .history = history_hook,
-				      .filter_changed = filter_hook };
-	static struct broker b;
-	char path[PATH_MAX], err_msg[300];
-	bool running = true, ring_more = false, check_only;
-	int epfd = -1, tfd = -1, sfd = -1, err;
-	uid_t uid;
-	gid_t gid;
+	struct broker *b = ctx;
+	struct signalfd_siginfo si;
 
-	clock_gettime(CLOCK_MONOTONIC, &b.started);
-	ring_pace_init(&b.ring);
-	if (holdback_new(&b.held, HOLDBACK_RECORDS,
-			 sizeof(struct pgoff_record_query), HOLDBACK_MS))
-		log_fatal(ENOMEM, "out of memory");
-	log_init("pgoffd", LOG_LEVEL_INFO);
-	if (read_config(argc, argv, &b.cfg, path, sizeof(path), &check_only,
-			err_msg, sizeof(err_msg)) ||
-	    resolve(&b.cfg, &so, &to, &po, err_msg, sizeof(err_msg))) {
+	(void)events;
+	if (read(b->sfd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGHUP) {
+		reload(b, b->argc, b->argv);
+		return;
+	}
+	log_info("signal %u: exiting", si.ssi_signo);
+	sd_notify_state("STOPPING=1");
+	b->running = false;
+}
+
+/* What setup finds out and hands from one step to the next. */
+struct setup {
+	struct server_opts so;
+	struct tracer_opts to;
+	struct prober_opts po;
+	uid_t uid;			/* what pgoffd runs as once set up */
+	gid_t gid;
+};
+
+/* The configuration, checked; pgoffd --check stops here. Exits on error. */
+static void configure(struct broker *b, struct setup *s)
+{
+	char path[PATH_MAX], err_msg[300];
+	bool check_only;
+
+	if (read_config(b->argc, b->argv, &b->cfg, path, sizeof(path),
+			&check_only, err_msg, sizeof(err_msg)) ||
+	    resolve(&b->cfg, &s->so, &s->to, &s->po, err_msg, sizeof(err_msg))) {
 		fprintf(stderr, "pgoffd: %s\n", err_msg);
 		exit(2);
 	}
-	log_init("pgoffd", b.cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
-	if (privdrop_lookup(b.cfg.user, &uid, &gid))
+	log_init("pgoffd", b->cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (privdrop_lookup(b->cfg.user, &s->uid, &s->gid))
 		exit(2);
 	if (check_only) {
 		printf("pgoffd: configuration ok (%s)\n", path);
@@ -783,150 +808,191 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		log_fatal(0, "pgoffd must be started as root (it drops root "
 			  "once the BPF programs are attached)");
-	po.uid = uid;
-	po.gid = gid;
+	s->po.uid = s->uid;
+	s->po.gid = s->gid;
+}
+
+/* As root: the prober, the BPF programs, the clusters running now. */
+static void attach(struct broker *b, struct setup *s)
+{
+	int err;
+
 	/* first, while this process has nothing open worth inheriting */
-	err = prober_start(&b.prober, &po);
+	err = prober_start(&b->prober, &s->po);
 	if (err)
 		log_fatal(-err, "cannot start the PostgreSQL prober");
 
-	b.ksyms = ksyms_load("/proc/kallsyms");
-	if (!b.ksyms)
+	b->ksyms = ksyms_load("/proc/kallsyms");
+	if (!b->ksyms)
 		log_fatal(errno, "cannot read kernel symbols from /proc/kallsyms "
 			  "(pgoffd must start as root)");
-	err = tracer_open(&b.tracer, &to, on_record, &b);
+	err = tracer_open(&b->tracer, &s->to, on_record, b);
 	if (err)
 		log_fatal(-err, "cannot load the BPF programs (root, a kernel "
 			  "with BTF and BPF ring buffers are needed)");
-	log_info("BPF programs attached (%s)", tracer_hook(b.tracer));
+	log_info("BPF programs attached (%s)", tracer_hook(b->tracer));
 	/* the prober alone adds targets: pgoffd keeps a read-only fd */
-	err = prober_give_maps(b.prober, tracer_targets_fd(b.tracer),
-			       tracer_quotas_fd(b.tracer));
+	err = prober_give_maps(b->prober, tracer_targets_fd(b->tracer),
+			       tracer_quotas_fd(b->tracer));
 	if (!err)
-		err = tracer_forget_targets(b.tracer);
+		err = tracer_forget_targets(b->tracer);
 	if (err)
 		log_fatal(-err, "cannot hand the table of traced processes to "
 			  "the prober");
-	err = pg_registry_new(&b.registry, "/proc",
-			      (uint32_t)b.cfg.max_clusters_per_uid);
+	err = pg_registry_new(&b->registry, "/proc",
+			      (uint32_t)b->cfg.max_clusters_per_uid);
 	if (err)
 		log_fatal(-err, "out of memory");
-	err = pg_registry_scan(b.registry, monotonic_ms());
+	err = pg_registry_scan(b->registry, monotonic_ms());
 	if (err)
 		log_fatal(-err, "cannot scan /proc");
-	probe_at_start(&b);
-	if (b.cfg.record) {
-		struct recorder_opts ro = { b.cfg.record_min_ns,
-					    b.cfg.record_max_bytes,
-					    b.cfg.record_max_age_ns };
-		int dfd = recorder_prepare_dir(b.cfg.state_dir, uid, gid,
-					       err_msg, sizeof(err_msg));
+	probe_at_start(b);
+}
 
-		if (dfd < 0)
-			log_fatal(0, "state directory: %s (or set record = no)",
-				  err_msg);
-		err = recorder_open(&b.rec, dfd, &ro);
-		if (err == -EBUSY)
-			log_fatal(0, "another pgoffd records in %s",
-				  b.cfg.state_dir);
-		if (err)
-			log_fatal(-err, "cannot open the record in %s",
-				  b.cfg.state_dir);
-		so.store = recorder_store(b.rec);
-		/* events go on numbering after the stored ones */
-		b.events.seq = store_last_seq(so.store);
-		log_info("recording waits and intervals of %llu ns or more in "
-			 "%s (events go on from seq %llu)",
-			 (unsigned long long)ro.min_ns, b.cfg.state_dir,
-			 (unsigned long long)b.events.seq + 1);
-	}
-	b.events.ksyms = b.ksyms;
-	b.events.registry = b.registry;
-	b.stats.tracer = b.tracer;
-	b.stats.registry = b.registry;
+/* The flight record's directory (made as root) and its store. */
+static void open_record(struct broker *b, struct setup *s)
+{
+	struct recorder_opts ro = { b->cfg.record_min_ns,
+				    b->cfg.record_max_bytes,
+				    b->cfg.record_max_age_ns };
+	char err_msg[300];
+	int dfd = recorder_prepare_dir(b->cfg.state_dir, s->uid, s->gid,
+				       err_msg, sizeof(err_msg));
+	int err;
 
-	err = make_fds(&epfd, &tfd, &sfd, prober_fd(b.prober));
+	if (dfd < 0)
+		log_fatal(0, "state directory: %s (or set record = no)",
+			  err_msg);
+	err = recorder_open(&b->rec, dfd, &ro);
+	if (err == -EBUSY)
+		log_fatal(0, "another pgoffd records in %s",
+			  b->cfg.state_dir);
+	if (err)
+		log_fatal(-err, "cannot open the record in %s",
+			  b->cfg.state_dir);
+	s->so.store = recorder_store(b->rec);
+	/* events go on numbering after the stored ones */
+	b->events.seq = store_last_seq(s->so.store);
+	log_info("recording waits and intervals of %llu ns or more in "
+		 "%s (events go on from seq %llu)",
+		 (unsigned long long)ro.min_ns, b->cfg.state_dir,
+		 (unsigned long long)b->events.seq + 1);
+}
+
+/* The loop and the socket; then root is dropped and systemd told. */
+static void serve(struct broker *b, struct setup *s)
+{
+	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
+				      .stats = stats_hook,
+				      .history = history_hook,
+				      .filter_changed = filter_hook,
+				      .ctx = b };
+	int err = make_fds(b);
+
 	if (err)
 		log_fatal(-err, "cannot set up the event loop");
-	hooks.ctx = &b;
-	err = server_open(&b.server, &so, &hooks, epfd);
+	err = server_open(&b->server, &s->so, &hooks, b->epfd);
 	if (err)
-		log_fatal(-err, "cannot serve %s", so.socket_path);
-	filter_hook(&b);	/* the recorder's filter, before any client */
+		log_fatal(-err, "cannot serve %s", s->so.socket_path);
+	filter_hook(b);	/* the recorder's filter, before any client */
 	/* nothing below needs root: the BPF fds, the socket and /proc's
 	 * world-readable files do; the prober keeps what discovery needs */
-	if (privdrop(uid, gid, NULL, 0))
+	if (privdrop(s->uid, s->gid, NULL, 0))
 		log_fatal(0, "refusing to run with privileges it could not drop");
 	log_info("serving %s to group %s as uid %u with no capabilities; %zu "
-		 "PostgreSQL processes in %zu clusters", so.socket_path,
-		 so.group_name, uid, pg_registry_proc_count(b.registry),
-		 pg_registry_cluster_count(b.registry));
+		 "PostgreSQL processes in %zu clusters", s->so.socket_path,
+		 s->so.group_name, s->uid, pg_registry_proc_count(b->registry),
+		 pg_registry_cluster_count(b->registry));
 	/* systemd (Type=notify): started means serving, privileges dropped */
 	err = sd_notify_state("READY=1");
 	if (err < 0)
 		log_warnx("cannot tell systemd that pgoffd is ready "
 			  "($NOTIFY_SOCKET): %s", strerror(-err));
+}
 
-	while (running) {
+/* Startup, as root, to serving without privileges. Exits on failure. */
+static void setup(struct broker *b, int argc, char **argv)
+{
+	struct setup s = { 0 };
+
+	b->argc = argc;
+	b->argv = argv;
+	b->epfd = b->tfd = b->sfd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &b->started);
+	ring_pace_init(&b->ring);
+	if (holdback_new(&b->held, HOLDBACK_RECORDS,
+			 sizeof(struct pgoff_record_query), HOLDBACK_MS))
+		log_fatal(ENOMEM, "out of memory");
+	log_init("pgoffd", LOG_LEVEL_INFO);
+	configure(b, &s);
+	attach(b, &s);
+	if (b->cfg.record)
+		open_record(b, &s);
+	b->events.ksyms = b->ksyms;
+	b->events.registry = b->registry;
+	b->stats.tracer = b->tracer;
+	b->stats.registry = b->registry;
+	serve(b, &s);
+}
+
+/* Until SIGTERM or SIGINT: fds ready, then the ring, held records, and
+ * what the round queued for clients. */
+static void run(struct broker *b)
+{
+	b->running = true;
+	while (b->running) {
 		struct epoll_event evs[64];
 		/* records left over from the last round: do not sleep */
-		int timeout = ring_more ? 0 : -1, n;
+		int timeout = b->ring_more ? 0 : -1, n;
+		int64_t held = holdback_wait_ms(b->held, monotonic_ms());
 
-		int64_t held = holdback_wait_ms(b.held, monotonic_ms());
-
-		if (!ring_more && ring_in_use(&b))
-			timeout = (int)ring_pace_wait_ms(&b.ring, monotonic_ms());
+		if (!b->ring_more && ring_in_use(b))
+			timeout = (int)ring_pace_wait_ms(&b->ring, monotonic_ms());
 		if (held >= 0 && (timeout < 0 || held < timeout))
 			timeout = (int)held;
-		n = epoll_wait(epfd, evs, 64, timeout);
+		n = epoll_wait(b->epfd, evs, 64, timeout);
 		if (n < 0 && errno != EINTR)
 			log_fatal(errno, "epoll_wait");
-		for (int i = 0; i < n; i++) {
-			void *ptr = evs[i].data.ptr;
+		for (int i = 0; i < n; i++)
+			loop_call(&evs[i]);
+		if (b->ring_more || (ring_in_use(b) &&
+				     !ring_pace_wait_ms(&b->ring, monotonic_ms()))) {
+			int got = tracer_consume(b->tracer, RING_BUDGET,
+						 &b->ring_more);
 
-			if (ptr == &token_timer) {
-				on_tick(&b, tfd, &ring_more);
-			} else if (ptr == &token_prober) {
-				on_prober(&b);
-			} else if (ptr == &token_signal) {
-				struct signalfd_siginfo si;
-
-				if (read(sfd, &si, sizeof(si)) != sizeof(si))
-					continue;
-				if (si.ssi_signo == SIGHUP) {
-					reload(&b, argc, argv);
-					continue;
-				}
-				log_info("signal %u: exiting", si.ssi_signo);
-				sd_notify_state("STOPPING=1");
-				running = false;
-			} else {
-				server_handle(b.server, ptr, evs[i].events);
-			}
+			ring_pace_read(&b->ring, monotonic_ms(), got);
 		}
-		if (ring_more || (ring_in_use(&b) &&
-				  !ring_pace_wait_ms(&b.ring, monotonic_ms()))) {
-			int got = tracer_consume(b.tracer, RING_BUDGET, &ring_more);
-
-			ring_pace_read(&b.ring, monotonic_ms(), got);
-		}
-		holdback_expire(b.held, monotonic_ms(), publish, &b);
-		server_flush(b.server);	/* one send per client per round */
-		server_reap(b.server);
+		holdback_expire(b->held, monotonic_ms(), publish, b);
+		server_flush(b->server);	/* one send per client per round */
+		server_reap(b->server);
 	}
-	holdback_expire(b.held, INT64_MAX, publish, &b);
-	server_close(b.server, "shutdown");
-	recorder_close(b.rec);
-	holdback_free(b.held);
-	event_ctx_free(&b.events);
-	stats_free(&b.stats);
-	tracer_close(b.tracer);
-	pg_registry_free(b.registry);
-	prober_stop(b.prober);
-	ksyms_free(b.ksyms);
-	close(epfd);
-	close(tfd);
-	close(sfd);
+}
+
+/* What is held goes out, clients are told; then all is detached. */
+static void teardown(struct broker *b)
+{
+	holdback_expire(b->held, INT64_MAX, publish, b);
+	server_close(b->server, "shutdown");
+	recorder_close(b->rec);
+	holdback_free(b->held);
+	event_ctx_free(&b->events);
+	stats_free(&b->stats);
+	tracer_close(b->tracer);
+	pg_registry_free(b->registry);
+	prober_stop(b->prober);
+	ksyms_free(b->ksyms);
+	close(b->epfd);
+	close(b->tfd);
+	close(b->sfd);
 	log_info("stopped; all BPF programs detached");
+}
+
+int main(int argc, char **argv)
+{
+	static struct broker b;
+
+	setup(&b, argc, argv);
+	run(&b);
+	teardown(&b);
 	return 0;
 }

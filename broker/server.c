@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "broker/control_socket.h"
 #include "broker/log_limit.h"
+#include "broker/loop.h"
 #include "broker/replay_meta.h"
 #include "broker/server.h"
 #include "protocol/linebuf.h"
@@ -43,9 +44,6 @@
  * replays share the loop with the live stream. */
 #define REPLAY_PER_ROUND 512
 
-/* What an epoll data pointer points at (the first member of each). */
-enum owner_kind { OWNER_LISTEN, OWNER_CLIENT, OWNER_PENDING };
-
 struct subscription {
 	uint32_t id;
 	struct filter filter;
@@ -57,7 +55,8 @@ struct subscription {
 };
 
 struct client {
-	enum owner_kind kind;		/* first: epoll data points here */
+	struct loop_handler ready;	/* epoll data: client_ready */
+	struct server *server;
 	int fd;
 	struct peer peer;
 	struct linebuf in;
@@ -89,7 +88,7 @@ struct reply_cache {
 };
 
 struct server {
-	enum owner_kind kind;		/* OWNER_LISTEN */
+	struct loop_handler listen_ready;	/* epoll data: accept_one */
 	int listen_fd, epfd;
 	struct server_opts opts;
 	char *socket_path;
@@ -98,7 +97,7 @@ struct server {
 	struct client *dead;		/* closed this loop round, not yet freed */
 	size_t nclients;
 	uint64_t queue_drops;		/* all clients, since start */
-	enum owner_kind pending_kind;	/* OWNER_PENDING: epoll data */
+	struct loop_handler pending_ready;	/* epoll data: serve_pending */
 	int pending_fd;			/* eventfd: readable while pending */
 	struct client *pending;		/* lines read, not yet answered */
 	uint64_t round;			/* loop rounds, for LINES_PER_ROUND */
@@ -166,13 +165,12 @@ static bool readable(const struct client *c)
  */
 static void update_events(struct server *s, struct client *c, bool want_out)
 {
-	struct epoll_event ev = { .data.ptr = c };
+	uint32_t events = (readable(c) ? EPOLLIN | EPOLLRDHUP : 0) |
+			  (want_out ? EPOLLOUT : 0);
 
-	ev.events = (readable(c) ? EPOLLIN | EPOLLRDHUP : 0) |
-		    (want_out ? EPOLLOUT : 0);
-	if (ev.events != c->events &&
-	    epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
-		c->events = ev.events;
+	if (events != c->events &&
+	    loop_watch(s->epfd, EPOLL_CTL_MOD, c->fd, events, &c->ready) == 0)
+		c->events = events;
 }
 
 /* Lines are held that this round did not answer: next round will. */
@@ -237,15 +235,20 @@ static void drop_client(struct server *s, struct client *c, const char *why)
 		subscriptions_changed(s);
 }
 
+static void client_free(struct client *c)
+{
+	linebuf_free(&c->in);
+	free(c->out);
+	free(c);
+}
+
 void server_reap(struct server *s)
 {
 	while (s->dead) {
 		struct client *c = s->dead;
 
 		s->dead = c->next;
-		linebuf_free(&c->in);
-		free(c->out);
-		free(c);
+		client_free(c);
 	}
 }
 
@@ -639,11 +642,14 @@ static void serve(struct server *s, struct client *c)
 }
 
 /* Clients with lines held from an earlier round: their next share. */
-static void serve_pending(struct server *s)
+/* The eventfd: some clients have lines held back from a past round. */
+static void serve_pending(void *ctx, uint32_t events)
 {
+	struct server *s = ctx;
 	struct client *list = s->pending, *c;
 	uint64_t n;
 
+	(void)events;
 	if (read(s->pending_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_warn("eventfd");
 	s->pending = NULL;
@@ -671,76 +677,87 @@ static size_t clients_of(const struct server *s, uid_t uid)
 	return n;
 }
 
-static void accept_one(struct server *s)
+/*
+ * Whether the peer may connect now: NULL, or the error code, with what to
+ * tell it in msg. Said in the log, within its uid's share.
+ */
+static const char *admit(struct server *s, const struct peer *p, char *msg,
+			 size_t len)
 {
-	struct client *c;
-	struct epoll_event ev;
-	const char *code;
-	char msg[256];
-	int fd = accept4(s->listen_fd, NULL, NULL,
-			 SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-	if (fd < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("accept");
-		return;
+	if (!peer_allowed(p, s->opts.group)) {
+		client_log(s, p->uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: denied (not in group %s)",
+			   p->uid, p->pid, s->opts.group_name);
+		snprintf(msg, len,
+			 "permission denied: uid %u is not in group '%s'; ask "
+			 "an administrator to add you to it",
+			 p->uid, s->opts.group_name);
+		return PGOFF_ERR_FORBIDDEN;
 	}
-	c = calloc(1, sizeof(*c));
+	if (s->nclients >= s->opts.max_clients) {
+		client_log(s, p->uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: refused, %zu clients",
+			   p->uid, p->pid, s->nclients);
+		snprintf(msg, len, "pgoffd serves at most %zu clients",
+			 s->opts.max_clients);
+		return PGOFF_ERR_TOO_MANY;
+	}
+	/* one user cannot take every slot (root is not counted) */
+	if (p->uid != 0 && clients_of(s, p->uid) >= s->opts.max_clients_per_uid) {
+		client_log(s, p->uid, LOG_LEVEL_WARN,
+			   "client uid %u pid %d: refused, the user has %zu "
+			   "connections", p->uid, p->pid,
+			   s->opts.max_clients_per_uid);
+		snprintf(msg, len, "pgoffd serves at most %zu "
+			 "connections per user; uid %u has that many",
+			 s->opts.max_clients_per_uid, p->uid);
+		return PGOFF_ERR_TOO_MANY;
+	}
+	return NULL;
+}
+
+/* One error line on a fresh socket always fits; the caller closes it. */
+static void tell_refused(int fd, const char *code, const char *msg)
+{
+	json_object *e = pgoff_reply_error(NULL, code, msg);
+	size_t len;
+	const char *line = pgoff_json_line(e, &len);
+
+	if (send(fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ||
+	    send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("could not tell the refused client why");
+	json_object_put(e);
+}
+
+static void client_ready(void *ctx, uint32_t events);
+
+/* An admitted connection becomes a client that epoll watches: 0, or
+ * -errno (said; the caller closes fd). */
+static int add_client(struct server *s, int fd, const struct peer *p)
+{
+	struct client *c = calloc(1, sizeof(*c));
+	int err;
+
 	if (!c || linebuf_init(&c->in, PGOFF_MAX_REQUEST_LINE) ||
 	    !(c->out = malloc(s->opts.queue_bytes))) {
 		log_warnx("out of memory for a new client");
 		if (c)
-			linebuf_free(&c->in);
-		free(c);
-		close(fd);
-		return;
+			client_free(c);
+		return -ENOMEM;
 	}
-	c->kind = OWNER_CLIENT;
+	c->ready = (struct loop_handler){ client_ready, c };
+	c->server = s;
 	c->fd = fd;
+	c->peer = *p;
 	c->out_cap = s->opts.queue_bytes;
-	if (control_socket_peer(fd, &c->peer)) {
-		log_warn("cannot read peer credentials");
-		goto refuse;
+	err = loop_watch(s->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP,
+			 &c->ready);
+	if (err) {
+		log_warnx("epoll_ctl: %s", strerror(-err));
+		client_free(c);
+		return err;
 	}
-	code = PGOFF_ERR_FORBIDDEN;
-	if (!peer_allowed(&c->peer, s->opts.group)) {
-		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
-			   "client uid %u pid %d: denied (not in group %s)",
-			   c->peer.uid, c->peer.pid, s->opts.group_name);
-		snprintf(msg, sizeof(msg),
-			 "permission denied: uid %u is not in group '%s'; ask "
-			 "an administrator to add you to it",
-			 c->peer.uid, s->opts.group_name);
-		goto refuse_with;
-	}
-	code = PGOFF_ERR_TOO_MANY;
-	if (s->nclients >= s->opts.max_clients) {
-		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
-			   "client uid %u pid %d: refused, %zu clients",
-			   c->peer.uid, c->peer.pid, s->nclients);
-		snprintf(msg, sizeof(msg), "pgoffd serves at most %zu clients",
-			 s->opts.max_clients);
-		goto refuse_with;
-	}
-	/* one user cannot take every slot (root is not counted) */
-	if (c->peer.uid != 0 &&
-	    clients_of(s, c->peer.uid) >= s->opts.max_clients_per_uid) {
-		client_log(s, c->peer.uid, LOG_LEVEL_WARN,
-			   "client uid %u pid %d: refused, the user has %zu "
-			   "connections", c->peer.uid, c->peer.pid,
-			   s->opts.max_clients_per_uid);
-		snprintf(msg, sizeof(msg), "pgoffd serves at most %zu "
-			 "connections per user; uid %u has that many",
-			 s->opts.max_clients_per_uid, c->peer.uid);
-		goto refuse_with;
-	}
-	ev.events = EPOLLIN | EPOLLRDHUP;
-	ev.data.ptr = c;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		log_warn("epoll_ctl");
-		goto refuse;
-	}
-	c->events = ev.events;
+	c->events = EPOLLIN | EPOLLRDHUP;
 	c->served_round = s->round - 1;	/* not yet served */
 	c->sees_query = sees_query(s, &c->peer);
 	c->next = s->clients;
@@ -749,31 +766,39 @@ static void accept_one(struct server *s)
 	client_log(s, c->peer.uid, LOG_LEVEL_INFO,
 		   "client uid %u pid %d: connected%s", c->peer.uid, c->peer.pid,
 		   c->sees_query ? " (may see queries)" : "");
-	return;
+	return 0;
+}
 
-refuse_with: {
-		/* one error line on a fresh socket always fits; then close */
-		json_object *e = pgoff_reply_error(NULL, code, msg);
-		size_t len;
-		const char *line = pgoff_json_line(e, &len);
+/* The socket is readable: one connection, admitted or refused. */
+static void accept_one(void *ctx, uint32_t events)
+{
+	struct server *s = ctx;
+	struct peer peer;
+	const char *code;
+	char msg[256];
+	int fd = accept4(s->listen_fd, NULL, NULL,
+			 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-		if (send(fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ||
-		    send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			log_debug("could not tell the refused client why");
-		json_object_put(e);
+	(void)events;
+	if (fd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("accept");
+		return;
 	}
-refuse:
+	if (control_socket_peer(fd, &peer)) {
+		log_warn("cannot read peer credentials");
+	} else if ((code = admit(s, &peer, msg, sizeof(msg)))) {
+		tell_refused(fd, code, msg);
+	} else if (add_client(s, fd, &peer) == 0) {
+		return;
+	}
 	close(fd);
-	linebuf_free(&c->in);
-	free(c->out);
-	free(c);
 }
 
 int server_open(struct server **out, const struct server_opts *opts,
 		const struct server_hooks *hooks, int epfd)
 {
 	struct server *s = calloc(1, sizeof(*s));
-	struct epoll_event ev = { .events = EPOLLIN };
 	int fd, err;
 
 	if (!s)
@@ -790,8 +815,8 @@ int server_open(struct server **out, const struct server_opts *opts,
 		free(s);
 		return fd;
 	}
-	s->kind = OWNER_LISTEN;
-	s->pending_kind = OWNER_PENDING;
+	s->listen_ready = (struct loop_handler){ accept_one, s };
+	s->pending_ready = (struct loop_handler){ serve_pending, s };
 	s->listen_fd = fd;
 	s->epfd = epfd;
 	s->opts = *opts;
@@ -800,12 +825,11 @@ int server_open(struct server **out, const struct server_opts *opts,
 	s->hooks = *hooks;
 	s->round = 1;
 	s->replay_buf = malloc(STORE_MAX_PAYLOAD + 1);
-	ev.data.ptr = s;
 	err = !s->socket_path || !s->replay_buf ? -ENOMEM :
-	      epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-	ev.data.ptr = &s->pending_kind;
-	if (!err && epoll_ctl(epfd, EPOLL_CTL_ADD, s->pending_fd, &ev))
-		err = -errno;
+	      loop_watch(epfd, EPOLL_CTL_ADD, fd, EPOLLIN, &s->listen_ready);
+	if (!err)
+		err = loop_watch(epfd, EPOLL_CTL_ADD, s->pending_fd, EPOLLIN,
+				 &s->pending_ready);
 	if (err) {
 		epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 		close(fd);	/* the file stays: the next start removes it */
@@ -857,20 +881,13 @@ void server_close(struct server *s, const char *reason)
 	free(s);
 }
 
-void server_handle(struct server *s, void *ptr, uint32_t events)
+/* A client's socket is ready (or its events were handed out before it
+ * was closed this round: dead). */
+static void client_ready(void *ctx, uint32_t events)
 {
-	struct client *c = ptr;
+	struct client *c = ctx;
+	struct server *s = c->server;
 
-	switch (*(enum owner_kind *)ptr) {
-	case OWNER_LISTEN:
-		accept_one(s);
-		return;
-	case OWNER_PENDING:
-		serve_pending(s);
-		return;
-	case OWNER_CLIENT:
-		break;
-	}
 	if (c->dead)
 		return;
 	if (events & EPOLLOUT) {

@@ -57,19 +57,16 @@ struct server_hooks {
 	void *ctx;
 };
 
-/* Creates the socket (see server.c for the checks) and registers with epfd. */
+/* Creates the socket (see server.c for the checks) and registers with
+ * epfd: the socket, each client and an eventfd readable while some client
+ * has requests held back for a later round (so epoll_wait does not
+ * sleep). Their epoll data is a struct loop_handler (loop.h). */
 int server_open(struct server **out, const struct server_opts *opts,
 		const struct server_hooks *hooks, int epfd);
 /* Tell every client why ("bye"), close them and the socket; the file
  * stays (see control_socket.h). NULL-safe. */
 void server_close(struct server *s, const char *reason);
 
-/*
- * Every epoll data pointer that is not the broker's own goes here: the
- * socket, the clients, and an eventfd readable while some client has
- * requests held back for a later round (so epoll_wait does not sleep).
- */
-void server_handle(struct server *s, void *ptr, uint32_t events);
 /*
  * Settings changed (SIGHUP): groups, limits, floor. Clients no longer in
  * the group are told and closed; who sees SQL is decided again.

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "broker/loop.h"
 #include "broker/server.h"
 #include "protocol/log.h"
 #include "tests/unit/check.h"
@@ -70,7 +71,7 @@ static int loop_round(int timeout_ms)
 	int n = epoll_wait(epfd, evs, 64, timeout_ms);
 
 	for (int i = 0; i < n; i++)
-		server_handle(srv, evs[i].data.ptr, evs[i].events);
+		loop_call(&evs[i]);
 	server_flush(srv);
 	server_reap(srv);
 	return n;
