@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* event.c - decode, symbolize, classify and encode one off-CPU interval. */
+/* event.c - decode, symbolize, classify and encode one kernel record: an
+ * off-CPU interval or an episode. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

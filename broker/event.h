@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * event.h - one kernel record becomes one "offcpu" event: symbolized,
- * classified and told in PostgreSQL's terms, encoded once as a JSON line
- * (and once more with the SQL, for subscribers allowed to see it).
+ * event.h - one kernel record becomes one event: an interval an "offcpu"
+ * event, an episode (a PostgreSQL wait whole) an "episode" event;
+ * symbolized, classified and told in PostgreSQL's terms, encoded once as
+ * a JSON line (and once more with the SQL, for subscribers allowed to see
+ * it). Also the ps reply's processes and clusters.
  */
 #ifndef PGOFF_EVENT_H
 #define PGOFF_EVENT_H

@@ -2,10 +2,13 @@
 /*
  * pgoffd - the pgoff broker.
  *
- * Startup: arguments -> kernel symbols -> load and attach BPF -> find
- * PostgreSQL -> socket -> serve. One thread, one epoll loop: ring buffer,
- * socket and clients, a 1 s timer (discovery, loss counters, stuck
- * clients) and a signalfd (SIGTERM/SIGINT: tell clients, detach, exit).
+ * setup: arguments -> prober -> kernel symbols -> load and attach BPF ->
+ * find PostgreSQL -> record -> socket -> drop root. run: one thread, one
+ * epoll loop whose data is each fd's handler (loop.h): the socket and
+ * clients (server.c), the prober's answers, a 1 s timer (discovery, loss
+ * counters, stuck clients) and a signalfd (SIGHUP: reload; SIGTERM and
+ * SIGINT: stop); between rounds, the ring buffer. teardown: tell clients,
+ * detach, exit.
  */
 #define _GNU_SOURCE
 #include <errno.h>

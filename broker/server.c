@@ -631,9 +631,12 @@ static void serve(struct server *s, struct client *c)
 		}
 	}
 	if (framing_lost) {
+		char why[64];
+
 		/* framing is lost: say why, then close */
-		send_error(s, c, NULL, PGOFF_ERR_LINE_TOO_LONG,
-			   "request line longer than 4096 bytes");
+		snprintf(why, sizeof(why), "request line longer than %d bytes",
+			 PGOFF_MAX_REQUEST_LINE);
+		send_error(s, c, NULL, PGOFF_ERR_LINE_TOO_LONG, why);
 		c->closing = true;
 	}
 	if (readable(c) && linebuf_has_line(&c->in))
