@@ -27,7 +27,8 @@ unshare --mount --pid --fork --kill-child --mount-proc sh -c "
 ns_job=$!
 trap 'kill -INT "$(pgrep -P "$ns_job")" 2>/dev/null; wait "$ns_job"; e2e_cleanup' EXIT
 nsql() { psql -X -q -At -h "$ns" -p "$port" -U postgres -d postgres "$@"; }
-for _ in $(seq 300); do nsql -c "select 1" >/dev/null 2>&1 && break; sleep 0.1; done
+nsql_up() { nsql -c "select 1" >/dev/null 2>&1; }
+wait_for 30 nsql_up
 check "the namespaced cluster is up" eval "nsql -c \"select 1\" >/dev/null"
 pm=$(pgrep -P "$ns_job")
 note "postmaster: pid ${pm:-?} here, NSpid $(grep NSpid "/proc/${pm:-0}/status" | cut -f2-); cwd $(readlink "/proc/${pm:-0}/cwd")"
@@ -36,11 +37,11 @@ check "its postmaster.pid names pid 1, as in a container" \
 check "its data directory path does not exist out here" [ ! -e "$inside" ]
 
 # found by a rescan (pgoffd started first), with the facts as seen inside
-for _ in $(seq 50); do
+ps_lists_pm() {
 	member ps --json >"$E2E_DIR/ps.json" 2>&1
-	jqe --argjson pm "${pm:-0}" '.clusters[] | select(.postmaster_pid == $pm)' "$E2E_DIR/ps.json" && break
-	sleep 0.1
-done
+	jqe --argjson pm "${pm:-0}" '.clusters[] | select(.postmaster_pid == $pm)' "$E2E_DIR/ps.json"
+}
+wait_for 5 ps_lists_pm
 cluster=$(jq -c --argjson pm "${pm:-0}" '.clusters[] | select(.postmaster_pid == $pm)' "$E2E_DIR/ps.json")
 note "ps: ${cluster:-no such cluster}"
 check "pgoffd traces the namespaced cluster" [ -n "$cluster" ]
