@@ -62,7 +62,7 @@ setuid_child() {
 	suid=$(ps -eo pid=,ruid=,euid=,comm= | awk -v u="$out_uid" '$2 == u && $3 == 0 && $4 == "postgres" { print $1; exit }')
 	[ -n "$suid" ]
 }
-wait_for 5 setuid_child
+wait_for 10 setuid_child
 check "the attacker's setuid child runs (ruid $out_uid, euid 0, named postgres): ${suid:-none}" [ -n "$suid" ]
 
 # --- a client named with an escape sequence wakes a real backend

@@ -41,7 +41,7 @@ ps_lists_pm() {
 	member ps --json >"$E2E_DIR/ps.json" 2>&1
 	jqe --argjson pm "${pm:-0}" '.clusters[] | select(.postmaster_pid == $pm)' "$E2E_DIR/ps.json"
 }
-wait_for 5 ps_lists_pm
+wait_for 10 ps_lists_pm
 cluster=$(jq -c --argjson pm "${pm:-0}" '.clusters[] | select(.postmaster_pid == $pm)' "$E2E_DIR/ps.json")
 note "ps: ${cluster:-no such cluster}"
 check "pgoffd traces the namespaced cluster" [ -n "$cluster" ]

@@ -59,7 +59,7 @@ lists_cluster() {
 	member ps --json | jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
 		'any(.clusters[]; .data_dir == $d and .port == $p)'
 }
-wait_for 5 lists_cluster	# found by a scan (once a second)
+wait_for 10 lists_cluster	# found by a scan (once a second)
 backend_sleep 1.5
 member watch --view intervals --pid "$SLEEPER_PID" --min 200ms --json --count 1 \
 	--timeout 15s >"$E2E_DIR/late.json"

@@ -71,7 +71,7 @@ shows_b() {
 	grep -qE "^ *$b_pid .*client backend.* lock Lock:transactionid" "$E2E_DIR/screen.txt"
 }
 screen_ok=false
-wait_for 4 shows_b && screen_ok=true
+wait_for 6 shows_b && screen_ok=true
 sed 's/^/# screen: /' "$E2E_DIR/screen.txt" | head -8
 check "top on a terminal (tmux) shows B's row with its lock wait" $screen_ok
 check "the screen has the title and the column header" \
