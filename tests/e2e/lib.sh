@@ -112,7 +112,7 @@ e2e_start_broker() {
 		--state-directory "$E2E_DIR/state" "$@" \
 		2>"$E2E_DIR/pgoffd.log" &
 	E2E_BROKER_PID=$!
-	wait_for 10 broker_answers_or_died
+	wait_for 15 broker_answers_or_died
 	# it answers, or it died: which one
 	"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
 	echo "# pgoffd did not come up:"; sed 's/^/#   /' "$E2E_DIR/pgoffd.log"

@@ -35,7 +35,7 @@ fi
 
 "$PGOFFD" -c "$conf" --socket "$SOCK" 2>"$E2E_DIR/pgoffd.log" &
 E2E_BROKER_PID=$!
-wait_for 10 answers
+wait_for 15 answers
 
 member watch --min 1ms --json >/dev/null 2>"$E2E_DIR/member.err" &
 member_job=$!
