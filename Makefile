@@ -69,6 +69,7 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
+	broker/uelf.c broker/usyms.c \
 	broker/pg_wait_names_data.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
@@ -151,8 +152,10 @@ TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
 	$(PG_WAIT_NAMES) broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
-	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/pg_trust.c
+	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/pg_trust.c \
+	broker/usyms.c broker/uelf.c
 TEST_NEEDS_flame := client/flame.c
+TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
 TEST_NEEDS_config := broker/pg_trust.c
