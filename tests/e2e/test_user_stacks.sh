@@ -69,6 +69,23 @@ check "commit: an interval whose user stack has XLogFlush under CommitTransactio
 check "pg_sleep: Timeout/PgSleep, user stack has pg_sleep" \
 	jqe '.user_stack | index("pg_sleep") != null' "$E2E_DIR/sleep.out"
 
+# --- flame --user-stack: wait event, kernel wait, PostgreSQL outermost
+# first, then the kernel stack
+psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(1)" -c "select pg_sleep(0.4)" \
+	>"$E2E_DIR/f.out" &
+f_job=$!
+for _ in $(seq 500); do [ -s "$E2E_DIR/f.out" ] && break; sleep 0.01; done
+f_pid=$(head -n1 "$E2E_DIR/f.out")
+member flame --folded --user-stack --pid "$f_pid" --min 100ms --duration 2500ms \
+	>"$E2E_DIR/flame.out" 2>"$E2E_DIR/flame.err" &
+fl_job=$!
+watchers 1
+wait "$f_job" "$fl_job"
+grep -m1 PostgresMain "$E2E_DIR/flame.out" | sed 's/^/# flame: /'
+check "flame --user-stack: PgSleep; wait: sleep; PostgresMain ... pg_sleep ... epoll_wait; then the kernel's epoll" \
+	grep -Eq '^Timeout:PgSleep;wait: sleep;(.*;)?PostgresMain;(.*;)?pg_sleep;(.*;)?WaitLatch;WaitEventSetWait;epoll_wait;(.*;)?do_epoll_wait' \
+	"$E2E_DIR/flame.out"
+
 # --- pg_read_binary_file of a cold file: uninstrumented I/O
 dd if=/dev/urandom of="$PGDATA_DIR/cold.bin" bs=1M count=16 status=none
 chown postgres "$PGDATA_DIR/cold.bin"
