@@ -389,14 +389,15 @@ const char *uelf_lookup(const struct uelf *e, uint64_t vaddr, uint64_t *off)
 int uelf_frame_pointers(const struct uelf_src *src, const struct uelf *e)
 {
 	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const uint8_t prologue[4] = { 0x55, 0x48, 0x89, 0xe5 };
+	static const uint8_t mov_rsp_rbp[3] = { 0x48, 0x89, 0xe5 };
 	size_t sampled = 0, kept = 0, step;
 
 	if (e->machine != EM_X86_64 || e->nsyms < 16)
 		return -1;
 	step = e->nsyms / 64 ? e->nsyms / 64 : 1;
 	for (size_t i = 0; i < e->nsyms && sampled < 64; i += step) {
-		uint8_t b[8];
+		uint8_t b[24];
+		size_t at;
 		uint64_t off;
 
 		/* leaves too small to need a frame are no sign either way */
@@ -405,8 +406,11 @@ int uelf_frame_pointers(const struct uelf_src *src, const struct uelf *e)
 		    uelf_read(src, off, b, sizeof(b)))
 			continue;
 		sampled++;
-		if (!memcmp(b, prologue, 4) ||
-		    (!memcmp(b, endbr64, 4) && !memcmp(b + 4, prologue, 4)))
+		/* push %rbp first (after endbr64), mov %rsp,%rbp soon after:
+		 * the compiler may schedule an instruction between them */
+		at = memcmp(b, endbr64, 4) ? 0 : 4;
+		if (b[at] == 0x55 &&
+		    memmem(b + at + 1, sizeof(b) - at - 1, mov_rsp_rbp, 3))
 			kept++;
 	}
 	if (sampled < 8)
