@@ -98,9 +98,18 @@ static void add_user_stack(const struct event_ctx *ctx, json_object *ev,
 {
 	char names[USYMS_MAX_FRAMES][USYMS_NAME_MAX], errbuf[200];
 	const char *error = "pgoffd has no user stack symbolizer";
-	json_object *arr = json_object_new_array();
+	json_object *arr;
 	size_t n = 0;
 
+	if (!us) {
+		/* the kernel walks it only while a subscription may want it */
+		json_object_object_add(ev, "user_stack", NULL);
+		add_str(ev, "user_stack_error", "not walked: the interval began "
+			"before a subscription with user_stack could want it, or "
+			"the process's memory is not read (see pg.missing)");
+		return;
+	}
+	arr = json_object_new_array();
 	if (ctx->usyms)
 		n = usyms_stack(ctx->usyms, c ? &c->info : NULL, us, names,
 				USYMS_MAX_FRAMES, &error, errbuf,
@@ -332,7 +341,7 @@ static const char *copy_line(char **buf, json_object *ev, size_t *len)
 	return *buf;
 }
 
-/* ev with its user stack, copied into *buf; ev keeps the stack. */
+/* ev with its user stack (or why none), copied into *buf; ev keeps it. */
 static int keep_copy(char **buf, json_object *ev, const struct pg_cluster *c,
 		     const struct pgoff_ustack *us, struct event_ctx *ctx)
 {
@@ -466,7 +475,8 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	if (err)
 		return err;
 	us = record_ustack(r, data, size);
-	if (us && !(err = keep_copy(&ctx->ustack, ev, c, us, ctx))) {
+	if ((us || ctx->want_ustack) &&
+	    !(err = keep_copy(&ctx->ustack, ev, c, us, ctx))) {
 		lines->with_ustack = ctx->ustack;
 		lines->with_ustack_len = strlen(ctx->ustack);
 	}

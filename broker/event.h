@@ -30,6 +30,7 @@ struct event_ctx {
 	char *ustack;			/* copies of the lines with the user */
 	char *query;			/* stack, and with SQL but without it */
 	bool want_query;		/* a subscriber may see SQL: encode it */
+	bool want_ustack;		/* a subscriber wants user stacks */
 };
 
 /* One encoded event, in the form without SQL and (maybe) with it. */

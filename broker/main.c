@@ -316,6 +316,7 @@ static void filter_hook(void *ctx)
 	int err;
 
 	b->events.want_query = false;
+	b->events.want_ustack = false;
 	ring_pace_reset(&b->ring);
 	any = server_filter_union(b->server, &k);
 	if (b->rec) {	/* the recorder is a subscriber that never leaves */
@@ -329,6 +330,7 @@ static void filter_hook(void *ctx)
 	}
 	b->events.want_query = k.want_query;
 	any_u = server_ustack_union(b->server, &u);
+	b->events.want_ustack = any_u;
 	err = tracer_set_filter(b->tracer, &k, any_u ? &u : NULL);
 	if (err)
 		log_warnx("cannot update the kernel filter: %s", strerror(-err));

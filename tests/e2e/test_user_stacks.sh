@@ -68,6 +68,9 @@ check "commit: an interval whose user stack has XLogFlush under CommitTransactio
 	jqe '.user_stack | index("XLogFlush") < index("CommitTransactionCommand")' "$E2E_DIR/commit.out"
 check "pg_sleep: Timeout/PgSleep, user stack has pg_sleep" \
 	jqe '.user_stack | index("pg_sleep") != null' "$E2E_DIR/sleep.out"
+# the first pg_sleep began before the watch: it says why it has none
+check "an interval older than the subscription: user_stack null, and why" \
+	jqe -s 'any(.[]; .user_stack == null and (.user_stack_error | test("began before")))' "$E2E_DIR/commit.all"
 
 # --- flame --user-stack: wait event, kernel wait, PostgreSQL outermost
 # first, then the kernel stack
