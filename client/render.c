@@ -103,9 +103,9 @@ static void render_user_stack(FILE *out, json_object *ev)
 	char raw[1024] = "", line[400];
 	const char *why = str_or(ev, "user_stack_error", NULL);
 
-	if (!us)
+	if (!us && !why)
 		return;
-	for (size_t i = 0; i < json_object_array_length(us); i++) {
+	for (size_t i = 0; us && i < json_object_array_length(us); i++) {
 		const char *f = json_object_get_string(
 			json_object_array_get_idx(us, i));
 		size_t used = strlen(raw);
