@@ -18,7 +18,8 @@
 	{ "pg-wait", required_argument, NULL, 'W' }, \
 	{ "db", required_argument, NULL, 'D' }, \
 	{ "backend-type", required_argument, NULL, 'B' }, \
-	{ "min", required_argument, NULL, 'm' }
+	{ "min", required_argument, NULL, 'm' }, \
+	{ "user-stack", no_argument, NULL, 'U' }
 
 /* The options every command takes (see cli_option), in a getopt_long table. */
 #define CLI_OPTIONS \
