@@ -294,8 +294,23 @@ static void stats_hook(void *ctx, const struct pgoff_request *req,
 		       json_object *r)
 {
 	struct broker *b = ctx;
+	struct timespec now;
+	int64_t until;
+	int err;
 
-	stats_answer(&b->stats, req->stats.by, r);
+	if (!req->stats.has_since) {
+		stats_answer(&b->stats, req->stats.by, r);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	until = req->stats.until_ns ? req->stats.until_ns :
+		(int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	err = b->rec ? recorder_window(b->rec, req->stats.since_ns, until,
+				       req->stats.by, r, PGOFF_MAX_LINE - 4096) :
+		       -ENODATA;
+	json_object_object_add(r, "complete", json_object_new_boolean(!err));
+	if (err)
+		log_warnx("top over the past: %s", strerror(-err));
 }
 
 static void history_hook(void *ctx, json_object *r)
@@ -525,6 +540,15 @@ static void on_tick(struct broker *b, int tfd, bool *ring_more)
 		log_warn("timerfd");
 	tracer_consume(b->tracer, RING_BUDGET, ring_more);	/* records before losses */
 	report_kernel_losses(b);
+	if (b->rec) {	/* before retiring: an exited process's last second */
+		uint64_t now = stats_now_ns();
+		struct agg_row *rows;
+		size_t n;
+
+		stats_rows(&b->stats, PGOFF_STATS_BY_PID, now, &rows, &n);
+		if (rows)
+			recorder_aggregate(b->rec, rows, n, now);
+	}
 	stats_retire_exited(&b->stats);	/* while the registry knows them */
 	tracer_starts_foreach(b->tracer, learn_thread, b);
 	if (b->rec)

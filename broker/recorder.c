@@ -10,13 +10,19 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "broker/agg_record.h"
 #include "broker/recorder.h"
 #include "broker/safe_dir.h"
 #include "protocol/log.h"
 
 struct recorder {
 	struct store *store;
+	struct store *agg;		/* the aggregation, once a second */
 	struct recorder_opts opts;
+	struct agg_vec prev;		/* the last second's rows, sorted */
+	uint64_t prev_mono;		/* when they were read; 0: never */
+	uint64_t agg_seq;		/* the aggregation's own numbering */
+	uint64_t agg_failed;		/* seconds not recorded: memory */
 };
 
 static int64_t now_ns(clockid_t clock)
@@ -93,11 +99,15 @@ failed:
 	return err;
 }
 
-static void store_opts(const struct recorder_opts *o, struct store_opts *so)
+/* record-max-size is shared: half for the events, half for the
+ * aggregation, so that neither crowds the other out */
+static void store_opts(const struct recorder_opts *o, struct store_opts *so,
+		       bool agg)
 {
 	memset(so, 0, sizeof(*so));
-	so->max_bytes = o->max_bytes;
+	so->max_bytes = agg ? o->max_bytes / 2 : o->max_bytes - o->max_bytes / 2;
 	so->max_age_ns = (int64_t)o->max_age_ns;
+	so->ext = agg ? ".agg" : NULL;
 }
 
 int recorder_open(struct recorder **out, int dirfd,
@@ -105,19 +115,34 @@ int recorder_open(struct recorder **out, int dirfd,
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct store_opts so;
-	int err;
+	int err, agg_fd;
 
 	if (!r) {
 		close(dirfd);
 		return -ENOMEM;
 	}
 	r->opts = *o;
-	store_opts(o, &so);
-	err = store_open(&r->store, dirfd, &so);
+	store_opts(o, &so, false);
+	/* the aggregation's store shares the directory (and its lock:
+	 * a dup() holds the same) */
+	agg_fd = dup(dirfd);
+	err = agg_fd < 0 ? -errno : store_open(&r->store, dirfd, &so);
 	if (err) {
+		if (agg_fd >= 0)
+			close(agg_fd);
+		else
+			close(dirfd);
 		free(r);
 		return err;
 	}
+	store_opts(o, &so, true);
+	err = store_open(&r->agg, agg_fd, &so);
+	if (err) {
+		store_close(r->store);
+		free(r);
+		return err;
+	}
+	r->agg_seq = store_last_seq(r->agg);
 	*out = r;
 	return 0;
 }
@@ -127,6 +152,8 @@ void recorder_close(struct recorder *r)
 	if (!r)
 		return;
 	store_close(r->store);
+	store_close(r->agg);
+	agg_vec_free(&r->prev);
 	free(r);
 }
 
@@ -135,8 +162,10 @@ void recorder_set_opts(struct recorder *r, const struct recorder_opts *o)
 	struct store_opts so;
 
 	r->opts = *o;
-	store_opts(o, &so);
+	store_opts(o, &so, false);
 	store_set_limits(r->store, &so);
+	store_opts(o, &so, true);
+	store_set_limits(r->agg, &so);
 }
 
 void recorder_widen(const struct recorder *r, struct kernel_filter *k)
@@ -161,21 +190,6 @@ void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     lines->plain_len, now_ns(CLOCK_MONOTONIC) / 1000000);
 }
 
-void recorder_tick(struct recorder *r)
-{
-	store_tick(r->store, now_ns(CLOCK_REALTIME));
-}
-
-uint64_t recorder_min(const struct recorder *r)
-{
-	return r->opts.min_ns;
-}
-
-struct store *recorder_store(struct recorder *r)
-{
-	return r->store;
-}
-
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */
 static json_object *wall_time(int64_t ns)
 {
@@ -189,6 +203,126 @@ static json_object *wall_time(int64_t ns)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, (long long)(ns % 1000000000LL / 1000));
 	return json_object_new_string(buf);
+}
+
+void recorder_tick(struct recorder *r)
+{
+	int64_t wall = now_ns(CLOCK_REALTIME);
+
+	store_tick(r->store, wall);
+	store_tick(r->agg, wall);
+}
+
+void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
+			uint64_t mono_ns)
+{
+	struct agg_vec d = { 0 };
+	unsigned char *buf = NULL;
+	size_t len;
+	/* the first second after start: since the kernel's maps were new */
+	uint64_t iv = r->prev_mono && mono_ns > r->prev_mono ?
+		      mono_ns - r->prev_mono : 1000000000ull;
+
+	aggrec_sort(rows, n);
+	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, &d) ||
+	    aggrec_encode(d.v, d.n, iv, &buf, &len)) {
+		r->agg_failed++;
+	} else {
+		/* a failure is counted by the store and said once */
+		store_append(r->agg, r->agg_seq + 1, now_ns(CLOCK_REALTIME),
+			     (const char *)buf, len,
+			     now_ns(CLOCK_MONOTONIC) / 1000000);
+		if (store_last_seq(r->agg) == r->agg_seq + 1)
+			r->agg_seq++;
+	}
+	free(buf);
+	agg_vec_free(&d);
+	agg_vec_free(&r->prev);
+	r->prev = (struct agg_vec){ .v = rows, .n = n, .cap = n };
+	r->prev_mono = mono_ns;
+}
+
+/* Rows summed so far are merged when they reach this many. */
+#define WINDOW_MERGE_ROWS 4096
+
+int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
+		    enum pgoff_stats_by by, json_object *reply, size_t budget)
+{
+	struct agg_vec sum = { 0 };
+	struct store_cursor c;
+	struct store_hdr h;
+	char *buf = malloc(STORE_MAX_PAYLOAD + 1);
+	uint64_t covered = 0, records = 0, bad = 0;
+	int64_t first = 0, last = 0;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	store_cursor_init(r->agg, &c, since_wall);
+	while ((ret = store_next(r->agg, &c, &h, buf, STORE_MAX_PAYLOAD + 1)) == 1) {
+		uint64_t iv;
+		size_t before = sum.n;
+		int err;
+
+		/* a record covers the interval that ends when it was stored */
+		if (h.wall_ns <= since_wall)
+			continue;
+		if (h.wall_ns > until_wall)
+			break;
+		err = aggrec_decode(buf, h.len, &iv, &sum);
+		if (err == -ENOMEM) {
+			ret = err;
+			break;
+		}
+		if (err) {
+			bad++;
+			continue;
+		}
+		if (by == PGOFF_STATS_BY_LABELS)
+			for (size_t i = before; i < sum.n; i++)
+				agg_row_to_labels(&sum.v[i]);
+		if (!records++)
+			first = h.wall_ns - (int64_t)iv;
+		last = h.wall_ns;
+		covered += iv;
+		if (sum.n >= WINDOW_MERGE_ROWS)
+			sum.n = agg_rows_merge(sum.v, sum.n, by);
+	}
+	store_cursor_close(&c);
+	free(buf);
+	if (ret < 0) {
+		agg_vec_free(&sum);
+		return ret;
+	}
+	sum.n = agg_rows_merge(sum.v, sum.n, by);
+	json_object_object_add(reply, "by", json_object_new_string(
+				       pgoff_stats_by_name(by)));
+	json_object_object_add(reply, "hist_unit_ns", json_object_new_int64(1024));
+	/* a snapshot's clock as the live reply has one: here the end */
+	json_object_object_add(reply, "now_ns", json_object_new_int64(last));
+	agg_rows_encode(reply, sum.v, sum.n, by, budget);
+	json_object_object_add(reply, "from_time", wall_time(first));
+	json_object_object_add(reply, "to_time", wall_time(last));
+	json_object_object_add(reply, "from_ns", json_object_new_int64(first));
+	json_object_object_add(reply, "to_ns", json_object_new_int64(last));
+	json_object_object_add(reply, "covered_ns",
+			       json_object_new_int64((int64_t)covered));
+	json_object_object_add(reply, "seconds",
+			       json_object_new_int64((int64_t)records));
+	json_object_object_add(reply, "unreadable",
+			       json_object_new_int64((int64_t)bad));
+	agg_vec_free(&sum);
+	return 0;
+}
+
+uint64_t recorder_min(const struct recorder *r)
+{
+	return r->opts.min_ns;
+}
+
+struct store *recorder_store(struct recorder *r)
+{
+	return r->store;
 }
 
 static void add_u64(json_object *o, const char *key, uint64_t v)
@@ -217,6 +351,16 @@ void recorder_history(struct recorder *r, json_object *reply)
 	recorder_counters(r, c);
 	add_u64(c, "segments_removed", i.removed_segments);
 	json_object_object_add(reply, "counters", c);
+	/* the per-second aggregation, top over the past */
+	store_info(r->agg, &i);
+	c = json_object_new_object();
+	json_object_object_add(c, "first_time", wall_time(i.first_wall));
+	json_object_object_add(c, "last_time", wall_time(i.last_wall));
+	add_u64(c, "bytes", i.bytes);
+	add_u64(c, "segments", i.segments);
+	add_u64(c, "seconds", i.records);
+	add_u64(c, "segments_removed", i.removed_segments);
+	json_object_object_add(reply, "aggregation", c);
 }
 
 void recorder_counters(struct recorder *r, json_object *counters)
@@ -226,4 +370,9 @@ void recorder_counters(struct recorder *r, json_object *counters)
 	store_info(r->store, &i);
 	add_u64(counters, "record_dropped_disk_full", i.dropped_disk_full);
 	add_u64(counters, "record_dropped_error", i.dropped_error);
+	store_info(r->agg, &i);
+	add_u64(counters, "record_seconds_dropped_disk_full",
+		i.dropped_disk_full);
+	add_u64(counters, "record_seconds_dropped_error",
+		i.dropped_error + r->agg_failed);
 }

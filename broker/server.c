@@ -456,8 +456,14 @@ static void answer_ps(struct server *s, struct client *c,
 static void answer_stats(struct server *s, struct client *c,
 			 const struct pgoff_request *req)
 {
-	json_object *r = pgoff_reply_ok(req);
+	json_object *r;
 
+	if (req->stats.has_since && !s->opts.store) {
+		send_error(s, c, req, PGOFF_ERR_BAD_REQUEST,
+			   "no past: pgoffd does not record (record = no)");
+		return;
+	}
+	r = pgoff_reply_ok(req);
 	if (s->hooks.stats)
 		s->hooks.stats(s->hooks.ctx, req, r);
 	send_obj(s, c, r);

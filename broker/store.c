@@ -109,16 +109,24 @@ size_t store_retention(const struct store_seg *segs, size_t n,
 	return k;
 }
 
-static void seg_name(char *buf, size_t len, uint64_t first_seq)
+/* ".seg", or the store's own extension (one directory, two stores) */
+static const char *seg_ext(const struct store *s)
 {
-	snprintf(buf, len, "%016" PRIx64 ".seg", first_seq);
+	return s->opts.ext ? s->opts.ext : ".seg";
 }
 
-static bool parse_seg_name(const char *name, uint64_t *first_seq)
+static void seg_name(const struct store *s, char *buf, size_t len,
+		     uint64_t first_seq)
+{
+	snprintf(buf, len, "%016" PRIx64 "%s", first_seq, seg_ext(s));
+}
+
+static bool parse_seg_name(const struct store *s, const char *name,
+			   uint64_t *first_seq)
 {
 	uint64_t v = 0;
 
-	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, ".seg"))
+	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, seg_ext(s)))
 		return false;
 	for (int i = 0; i < 16; i++) {
 		char c = name[i];
@@ -135,14 +143,14 @@ static bool parse_seg_name(const char *name, uint64_t *first_seq)
 }
 
 /* A segment file, read-only: a regular file, no link followed. */
-static int open_seg(int dirfd, uint64_t first_seq, int flags)
+static int open_seg(const struct store *s, uint64_t first_seq, int flags)
 {
 	char name[SEG_NAME_LEN + 1];
 	struct stat st;
 	int fd;
 
-	seg_name(name, sizeof(name), first_seq);
-	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	seg_name(s, name, sizeof(name), first_seq);
+	fd = openat(s->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -244,10 +252,10 @@ static int load_seg(struct store *s, uint64_t first_seq, bool newest)
 	struct store_seg seg = { .id = first_seq };
 	uint64_t size;
 	bool torn;
-	int fd = open_seg(s->dirfd, first_seq, newest ? O_RDWR : O_RDONLY);
+	int fd = open_seg(s, first_seq, newest ? O_RDWR : O_RDONLY);
 	int err;
 
-	seg_name(name, sizeof(name), first_seq);
+	seg_name(s, name, sizeof(name), first_seq);
 	if (fd < 0) {
 		log_warnx("record store: %s skipped: %s", name,
 			  fd == -EINVAL ? "not a regular file" : strerror(-fd));
@@ -303,7 +311,7 @@ static int load(struct store *s)
 	while ((d = readdir(dir))) {
 		uint64_t seq;
 
-		if (!parse_seg_name(d->d_name, &seq))
+		if (!parse_seg_name(s, d->d_name, &seq))
 			continue;
 		if (n == cap) {
 			uint64_t *m = realloc(found, (cap ? cap * 2 : 16) *
@@ -396,7 +404,7 @@ static void remove_oldest(struct store *s, size_t k, const char *why)
 	for (size_t i = 0; i < k; i++) {
 		char name[SEG_NAME_LEN + 1];
 
-		seg_name(name, sizeof(name), s->segs[i].id);
+		seg_name(s, name, sizeof(name), s->segs[i].id);
 		if (unlinkat(s->dirfd, name, 0) && errno != ENOENT)
 			log_warn("record store: cannot remove %s", name);
 		s->removed++;
@@ -413,7 +421,7 @@ static int start_seg(struct store *s, uint64_t seq)
 	char name[SEG_NAME_LEN + 1];
 	int fd, err;
 
-	seg_name(name, sizeof(name), seq);
+	seg_name(s, name, sizeof(name), seq);
 	fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -587,7 +595,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 			if (g->id != c->seg_id)
 				c->off = 0;
 			c->seg_id = g->id;
-			c->fd = open_seg(s->dirfd, g->id, O_RDONLY);
+			c->fd = open_seg(s, g->id, O_RDONLY);
 			if (c->fd < 0) {
 				/* gone (retention): the next one */
 				c->seg_id++;

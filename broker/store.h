@@ -67,6 +67,8 @@ struct store_opts {
 	uint64_t max_bytes;		/* record-max-size */
 	int64_t max_age_ns;		/* record-max-age */
 	uint64_t seg_bytes;		/* 0: min(STORE_SEG_MAX, max_bytes / 4) */
+	const char *ext;		/* segment files' ".xxx" (4 characters,
+					   static); NULL: ".seg" */
 };
 
 /*

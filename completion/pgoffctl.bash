@@ -12,7 +12,8 @@ _pgoffctl_options() {
 	status | ps | history) opts=(--json --socket --help) ;;
 	watch) opts=(--view --pid --type --pg-wait --db --backend-type --min
 		--since --count --timeout --follow --json --socket --help) ;;
-	top) opts=(--interval --by --once --json --pid --db --limit --socket --help) ;;
+	top) opts=(--interval --by --once --json --pid --db --limit --since --until
+		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
 		--backend-type --title --socket --help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;

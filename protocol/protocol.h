@@ -97,6 +97,10 @@ struct pgoff_request {
 		struct pgoff_filter subscribe;
 		struct {
 			enum pgoff_stats_by by;
+			/* over the past: the recorded seconds that ended in
+			 * (since_ns, until_ns], wall clock */
+			bool has_since;
+			int64_t since_ns, until_ns;	/* until 0: now */
 		} stats;
 	};
 };
