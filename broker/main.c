@@ -294,8 +294,11 @@ static void stats_hook(void *ctx, const struct pgoff_request *req,
 		       json_object *r)
 {
 	struct broker *b = ctx;
+	uint64_t mono = stats_now_ns();
+	struct agg_row *rows = NULL;
 	struct timespec now;
 	int64_t until;
+	size_t n = 0;
 	int err;
 
 	if (!req->stats.has_since) {
@@ -303,11 +306,16 @@ static void stats_hook(void *ctx, const struct pgoff_request *req,
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	until = req->stats.until_ns ? req->stats.until_ns :
-		(int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	until = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	/* up to now: the second not stored yet is read live */
+	if (b->rec && (!req->stats.until_ns || req->stats.until_ns >= until))
+		stats_rows(&b->stats, PGOFF_STATS_BY_PID, mono, &rows, &n);
+	else if (req->stats.until_ns)
+		until = req->stats.until_ns;
 	err = b->rec ? recorder_window(b->rec, req->stats.since_ns, until,
-				       req->stats.by, r, PGOFF_MAX_LINE - 4096) :
-		       -ENODATA;
+				       req->stats.by, r, PGOFF_MAX_LINE - 4096,
+				       rows, n, mono) : -ENODATA;
+	free(rows);
 	json_object_object_add(r, "complete", json_object_new_boolean(!err));
 	if (err)
 		log_warnx("top over the past: %s", strerror(-err));

@@ -245,8 +245,23 @@ void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
 /* Rows summed so far are merged when they reach this many. */
 #define WINDOW_MERGE_ROWS 4096
 
+/* What the rows read now gained since the last recorded second: the
+ * part of a window up to now that is not stored yet. */
+static int add_unrecorded(struct recorder *r, struct agg_row *rows, size_t n,
+			  uint64_t mono_ns, struct agg_vec *sum,
+			  uint64_t *covered)
+{
+	aggrec_sort(rows, n);
+	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, sum))
+		return -ENOMEM;
+	if (r->prev_mono && mono_ns > r->prev_mono)
+		*covered += mono_ns - r->prev_mono;
+	return 0;
+}
+
 int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
-		    enum pgoff_stats_by by, json_object *reply, size_t budget)
+		    enum pgoff_stats_by by, json_object *reply, size_t budget,
+		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns)
 {
 	struct agg_vec sum = { 0 };
 	struct store_cursor c;
@@ -290,6 +305,18 @@ int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
 	}
 	store_cursor_close(&c);
 	free(buf);
+	if (ret == 0 && now_rows) {
+		size_t before = sum.n;
+
+		ret = add_unrecorded(r, now_rows, n_now, mono_ns, &sum,
+				     &covered);
+		if (by == PGOFF_STATS_BY_LABELS)
+			for (size_t i = before; i < sum.n; i++)
+				agg_row_to_labels(&sum.v[i]);
+		if (!records)
+			first = until_wall - (int64_t)covered;
+		last = until_wall;
+	}
 	if (ret < 0) {
 		agg_vec_free(&sum);
 		return ret;

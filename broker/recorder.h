@@ -62,10 +62,14 @@ void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
  * A stats reply over the past: the stored seconds that ended in
  * (since_wall, until_wall], summed (rows as agg_rows_encode gives them,
  * at most budget bytes), with from_ns/to_ns (the span they cover),
- * covered_ns (the time recorded in it) and seconds. Returns 0 or -errno.
+ * covered_ns (the time recorded in it) and seconds. With now_rows (the
+ * aggregation by pid read at mono_ns, until_wall being now; sorted here),
+ * what they gained since the last stored second counts too, so that a
+ * window up to now misses nothing. Returns 0 or -errno.
  */
 int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
-		    enum pgoff_stats_by by, json_object *reply, size_t budget);
+		    enum pgoff_stats_by by, json_object *reply, size_t budget,
+		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns);
 
 uint64_t recorder_min(const struct recorder *r);
 struct store *recorder_store(struct recorder *r);

@@ -59,6 +59,26 @@ note "PostgreSQL: ${pg_ms} ms; pgoff: ${pgoff_ms} ms"
 check "its duration is PostgreSQL's within 2 ms" \
 	between "$(awk -v a="${pgoff_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 2
 
+# top over the past, from the per-second aggregation: B's time in
+# Lock:transactionid is the wait's (its off-CPU intervals in it; the
+# deadlock check's few microseconds on the CPU are not).
+member top --since 1m --pid "$b_pid" --by wait --json >"$E2E_DIR/top.json" 2>"$E2E_DIR/top.err"
+rc=$?
+note "top --since 1m: $(head -c 600 "$E2E_DIR/top.json") $(head -c 200 "$E2E_DIR/top.err")"
+top_ms=$(jq '[.rows[] | select(.wait_event == "transactionid")] | .[0].time_ns / 1e6' "$E2E_DIR/top.json")
+note "PostgreSQL: ${pg_ms} ms; top --since: ${top_ms} ms"
+check "top --since finds B's lock wait (exit $rc)" \
+	jqe '.seconds > 0 and ([.rows[] | select(.wait_event_type == "Lock" and .wait_event == "transactionid" and .count >= 1)] | length == 1)' "$E2E_DIR/top.json"
+check "its time is PostgreSQL's within 2 ms" \
+	between "$(awk -v a="${top_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 2
+t_end=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+member top --at "$t_end" --window 2m --by wait --json >"$E2E_DIR/top_at.json" 2>"$E2E_DIR/top_at.err"
+check "top --at T --window 2m (RFC 3339) finds it too" \
+	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 1' "$E2E_DIR/top_at.json"
+member top --since 1m --until 50s --by wait --json >"$E2E_DIR/top_old.json" 2>"$E2E_DIR/top_old.err"
+check "top --since 1m --until 50s, before it: no such row" \
+	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 0' "$E2E_DIR/top_old.json"
+
 # replay_all OUT ERR WHO [watch options]: watch --since 1h as WHO until
 # the replay has reached the store's end (and 0.3 s more), then stop it
 replay_all() {
@@ -178,7 +198,7 @@ e2e_start_broker --record-min 0 --record-max-size 1M || { not_ok "start pgoffd, 
 load 3000
 load_wait
 sleep 1.5
-total=$(cat "$STATE"/*.seg | wc -c)
+total=$(cat "$STATE"/*.seg "$STATE"/*.agg | wc -c)
 h=$(member history --json)
 note "with a 1 MiB cap: $total bytes in segments; history $h"
 check "filled past a 1 MiB cap, the store stays under it ($total bytes)" \
