@@ -15,7 +15,7 @@ _pgoffctl_options() {
 	top) opts=(--interval --by --once --json --pid --db --limit --since --until
 		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
-		--backend-type --title --socket --help) ;;
+		--backend-type --title --since --until --diff --socket --help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;
 	"") opts=(--socket --help --version) ;;
 	*) opts=() ;;

@@ -22,6 +22,7 @@ check "with no subscriber, the kernel sends what is recorded (1 ms)" \
 	[ "$(member status --json | jq .kernel_min_duration_ns)" = 1000000 ]
 
 # A lock wait of ~0.8 s with no client connected.
+t_before=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 cat >"$E2E_DIR/a.sql" <<'SQL'
 select pg_backend_pid();
 begin;
@@ -78,6 +79,20 @@ check "top --at T --window 2m (RFC 3339) finds it too" \
 member top --since 1m --until 50s --by wait --json >"$E2E_DIR/top_old.json" 2>"$E2E_DIR/top_old.err"
 check "top --since 1m --until 50s, before it: no such row" \
 	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 0' "$E2E_DIR/top_old.json"
+
+# flame over the past, from the stored intervals (1 ms or more here).
+member flame --since 1m --folded --pid "$b_pid" >"$E2E_DIR/flame.txt" 2>"$E2E_DIR/flame.err"
+rc=$?
+flame_ms=$(awk '/^Lock:transactionid;/ { us += $NF } END { print us / 1000 }' "$E2E_DIR/flame.txt")
+note "flame --since 1m: $(head -c 300 "$E2E_DIR/flame.txt") $(head -c 200 "$E2E_DIR/flame.err")"
+note "PostgreSQL: ${pg_ms} ms; flame --since: ${flame_ms} ms"
+check "flame --since: B's Lock:transactionid stacks sum to PostgreSQL's wait within 2 ms (exit $rc)" \
+	bash -c "[ $rc = 0 ] && awk -v a='${flame_ms:-0}' -v b='${pg_ms:-1e9}' 'BEGIN { exit !(a - b >= -2 && a - b <= 2) }'"
+member flame --diff "1h..$t_before" "$t_before.." --pid "$b_pid" >"$E2E_DIR/diff.txt" 2>"$E2E_DIR/diff.err"
+rc=$?
+note "flame --diff: $(grep -m2 '^Lock:transactionid;' "$E2E_DIR/diff.txt") $(head -c 200 "$E2E_DIR/diff.err")"
+check "flame --diff before/after: the wait's stacks are 0 before, all of it after (exit $rc)" \
+	bash -c "[ $rc = 0 ] && awk '/^Lock:transactionid;/ { n++; if (\$(NF-1) != 0 || \$NF == 0) bad++ } END { exit !(n > 0 && !bad) }' '$E2E_DIR/diff.txt'"
 
 # replay_all OUT ERR WHO [watch options]: watch --since 1h as WHO until
 # the replay has reached the store's end (and 0.3 s more), then stop it
