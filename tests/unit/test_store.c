@@ -303,6 +303,44 @@ static void test_empty_tick(void)
 	CHECK(i.segments == 0 && i.records == 0);
 }
 
+/* Two stores in one directory (events' ".seg", the aggregation's
+ * ".agg"), one lock through a dup()ed fd: neither reads the other's
+ * segments, each numbers on from its own last seq. */
+static void test_two_stores(void)
+{
+	struct store_opts o = { .max_bytes = 1 << 20,
+				.max_age_ns = 1000000000000LL };
+	struct store *ev = NULL, *agg = NULL, *again = NULL;
+	uint64_t first = 0, last = 0;
+	int fd, n_ev, n_agg;
+
+	snprintf(dir, sizeof(dir), "/tmp/pgoff-store-test.XXXXXX");
+	CHECK(mkdtemp(dir));
+	fd = open_dir();
+	CHECK(fd >= 0);
+	CHECK(store_open(&ev, fd, &o) == 0);
+	o.ext = ".agg";
+	CHECK(store_open(&agg, dup(fd), &o) == 0);
+	for (uint64_t seq = 1; seq <= 10; seq++)
+		CHECK(store_append(ev, 100 + seq, (int64_t)seq, "{}", 2, 0) == 0);
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		CHECK(store_append(agg, seq, (int64_t)seq, "\x01", 1, 0) == 0);
+	/* a second pgoffd on the directory is refused */
+	CHECK(store_open(&again, open_dir(), &o) == -EBUSY);
+	store_close(agg);
+	store_close(ev);
+	o.ext = NULL;
+	CHECK(store_open(&ev, open_dir(), &o) == 0);
+	n_ev = count_records(ev, &first, &last);
+	CHECK(n_ev == 10 && first == 101 && store_last_seq(ev) == 110);
+	store_close(ev);
+	o.ext = ".agg";
+	CHECK(store_open(&agg, open_dir(), &o) == 0);
+	n_agg = count_records(agg, &first, &last);
+	CHECK(n_agg == 3 && first == 1 && store_last_seq(agg) == 3);
+	store_close(agg);
+}
+
 int main(void)
 {
 	log_init("test_store", LOG_LEVEL_WARN);
@@ -315,5 +353,8 @@ int main(void)
 	RUN(test_write_error);
 	cleanup();
 	RUN(test_empty_tick);	/* a directory of its own */
+	cleanup();
+	RUN(test_two_stores);
+	cleanup();
 	return CHECK_DONE();
 }
