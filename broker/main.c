@@ -374,8 +374,10 @@ static void publish(void *ctx, const void *data, size_t size)
 		return;
 	}
 	/* stored first: a replay that reaches the store's end has seen it */
-	if (b->rec)
+	if (b->rec) {
+		recorder_seq_used(b->rec, b->events.seq);
 		recorder_record(b->rec, &lines, &meta, b->events.seq);
+	}
 	server_publish(b->server, &lines, &meta);
 }
 
@@ -871,8 +873,8 @@ int main(int argc, char **argv)
 			log_fatal(-err, "cannot open the record in %s",
 				  b.cfg.state_dir);
 		so.store = recorder_store(b.rec);
-		/* events go on numbering after the stored ones */
-		b.events.seq = store_last_seq(so.store);
+		/* events go on numbering after the stored and reserved ones */
+		b.events.seq = recorder_seq_start(b.rec);
 		log_info("recording waits and intervals of %llu ns or more in "
 			 "%s (events go on from seq %llu)",
 			 (unsigned long long)ro.min_ns, b.cfg.state_dir,

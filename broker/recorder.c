@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,82 @@ struct recorder {
 	uint64_t prev_mono;		/* when they were read; 0: never */
 	uint64_t agg_seq;		/* the aggregation's own numbering */
 	uint64_t agg_failed;		/* seconds not recorded: memory */
+	int dirfd;			/* for the seq file */
+	uint64_t seq_reserved;		/* seqs below it may have been given */
+	bool seq_warned;
 };
+
+/* Seqs are reserved this many at a time in the seq file: after a crash
+ * pgoffd goes on past the reservation, so no seq is ever given twice
+ * (a client's watch --resume SEQ means one event), even for events that
+ * were never stored. */
+#define SEQ_BLOCK	65536ull
+#define SEQ_FILE	"seq"
+
+static uint64_t read_seq_file(int dirfd)
+{
+	char buf[32];
+	uint64_t v = 0;
+	ssize_t n;
+	int fd = openat(dirfd, SEQ_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%" SCNu64, &v) != 1)
+		return 0;
+	return v;
+}
+
+/* Written aside, synced, then renamed over: the old value or the new one. */
+static int write_seq_file(int dirfd, uint64_t v)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v), err = 0;
+	int fd = openat(dirfd, SEQ_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC |
+			O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)n) != n || fsync(fd))
+		err = errno ? -errno : -EIO;
+	close(fd);
+	if (!err && renameat(dirfd, SEQ_FILE ".new", dirfd, SEQ_FILE))
+		err = -errno;
+	return err;
+}
+
+uint64_t recorder_seq_start(struct recorder *r)
+{
+	uint64_t start = store_last_seq(r->store), reserved;
+
+	reserved = read_seq_file(r->dirfd);
+	if (reserved > start)
+		start = reserved;
+	r->seq_reserved = start;
+	recorder_seq_used(r, start);
+	return start;
+}
+
+void recorder_seq_used(struct recorder *r, uint64_t seq)
+{
+	int err;
+
+	if (seq < r->seq_reserved)
+		return;
+	err = write_seq_file(r->dirfd, seq + SEQ_BLOCK);
+	if (err && !r->seq_warned)
+		log_warnx("record store: cannot write %s: %s; after a crash, "
+			  "seqs from %" PRIu64 " on may be given again",
+			  SEQ_FILE, strerror(-err), seq);
+	r->seq_warned = err != 0;
+	/* on failure, tried again a block later, not at every event */
+	r->seq_reserved = seq + SEQ_BLOCK;
+}
 
 static int64_t now_ns(clockid_t clock)
 {
@@ -121,6 +197,7 @@ int recorder_open(struct recorder **out, int dirfd,
 		close(dirfd);
 		return -ENOMEM;
 	}
+	r->dirfd = -1;
 	r->opts = *o;
 	store_opts(o, &so, false);
 	/* the aggregation's store shares the directory (and its lock:
@@ -142,6 +219,12 @@ int recorder_open(struct recorder **out, int dirfd,
 		free(r);
 		return err;
 	}
+	r->dirfd = fcntl(agg_fd, F_DUPFD_CLOEXEC, 0);
+	if (r->dirfd < 0) {
+		err = -errno;
+		recorder_close(r);
+		return err;
+	}
 	r->agg_seq = store_last_seq(r->agg);
 	*out = r;
 	return 0;
@@ -153,6 +236,8 @@ void recorder_close(struct recorder *r)
 		return;
 	store_close(r->store);
 	store_close(r->agg);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
 	agg_vec_free(&r->prev);
 	free(r);
 }

@@ -42,6 +42,15 @@ int recorder_open(struct recorder **out, int dirfd,
 void recorder_close(struct recorder *r);
 void recorder_set_opts(struct recorder *r, const struct recorder_opts *o);
 
+/*
+ * The seq events go on from after a start: past every one stored and
+ * every one reserved in the state directory's seq file (a crash may have
+ * given some that were not stored). recorder_seq_used, for each seq
+ * given, reserves the next block when it is reached.
+ */
+uint64_t recorder_seq_start(struct recorder *r);
+void recorder_seq_used(struct recorder *r, uint64_t seq);
+
 /* Widen the kernel's filter so that it sends what is recorded. */
 void recorder_widen(const struct recorder *r, struct kernel_filter *k);
 /* An event as published (seq: the one in its line). */

@@ -49,9 +49,10 @@ enum owner_kind { OWNER_LISTEN, OWNER_CLIENT, OWNER_PENDING };
 struct subscription {
 	uint32_t id;
 	struct filter filter;
-	bool since;			/* asked with since_ns */
+	bool since;			/* asked with since_ns or resume_seq */
 	bool replaying;			/* reading the store, not yet live */
 	int64_t since_ns;
+	uint64_t after_seq;		/* resume_seq: replay what follows */
 	struct store_cursor cursor;
 	uint64_t replayed, last_seq;
 };
@@ -484,6 +485,33 @@ static void answer_history(struct server *s, struct client *c,
 	send_obj(s, c, r);
 }
 
+/*
+ * Resuming after seq: the seqs between it and the oldest the store holds
+ * are gone (retention, or a store that started after them). Their number
+ * is an upper bound of the events lost: seqs of events never stored (below
+ * record-min) or that the filter would not match are in it too.
+ */
+static void tell_expired(struct server *s, struct client *c, uint64_t seq)
+{
+	struct store_info i;
+	uint64_t held, n;
+	char line[200];
+	int len;
+
+	store_info(s->opts.store, &i);
+	held = i.records ? i.first_seq : store_last_seq(s->opts.store) + 1;
+	if (held <= seq + 1)
+		return;
+	n = held - seq - 1;
+	len = snprintf(line, sizeof(line),
+		       "{\"type\":\"dropped\",\"count\":%llu,\"cause\":\""
+		       PGOFF_DROP_EXPIRED "\",\"first_seq\":%llu,"
+		       "\"last_seq\":%llu}", (unsigned long long)n,
+		       (unsigned long long)seq + 1, (unsigned long long)held - 1);
+	send_parts(s, c, (const char *const[]){ line },
+		   (size_t[]){ (size_t)len }, 1);
+}
+
 static void answer_subscribe(struct server *s, struct client *c,
 			     const struct pgoff_request *req)
 {
@@ -506,7 +534,7 @@ static void answer_subscribe(struct server *s, struct client *c,
 		send_error(s, c, req, err.code, err.message);
 		return;
 	}
-	sub->since = req->subscribe.has_since;
+	sub->since = req->subscribe.has_since || req->subscribe.has_resume;
 	if (sub->since && !s->opts.store) {
 		send_error(s, c, req, PGOFF_ERR_BAD_REQUEST,
 			   "nothing to replay: pgoffd does not record "
@@ -520,10 +548,18 @@ static void answer_subscribe(struct server *s, struct client *c,
 				 s->opts.min_floor_ns : s->opts.record_min_ns;
 
 		filter_set_floor(&sub->filter, floor);
-		sub->since_ns = req->subscribe.since_ns;
+		sub->since_ns = req->subscribe.has_since ?
+				req->subscribe.since_ns : 0;
+		sub->after_seq = req->subscribe.has_resume ?
+				 (uint64_t)req->subscribe.resume_seq : 0;
 		sub->replaying = true;
 		sub->replayed = sub->last_seq = 0;
-		store_cursor_init(s->opts.store, &sub->cursor, sub->since_ns);
+		if (req->subscribe.has_resume)
+			store_cursor_init_seq(s->opts.store, &sub->cursor,
+					      sub->after_seq);
+		else
+			store_cursor_init(s->opts.store, &sub->cursor,
+					  sub->since_ns);
 		s->replaying++;
 	}
 	c->nsubs++;
@@ -541,6 +577,8 @@ static void answer_subscribe(struct server *s, struct client *c,
 	if (sub->since)
 		json_object_object_add(r, "replay", json_object_new_boolean(true));
 	send_obj(s, c, r);
+	if (req->subscribe.has_resume)
+		tell_expired(s, c, sub->after_seq);
 	subscriptions_changed(s);
 }
 
@@ -977,7 +1015,7 @@ static bool replay_some(struct server *s, struct client *c,
 			replay_done(s, c, sub);
 			return false;
 		}
-		if (h.wall_ns < sub->since_ns)
+		if (h.wall_ns < sub->since_ns || h.seq <= sub->after_seq)
 			continue;
 		ev = json_tokener_parse(s->replay_buf);
 		if (ev && replay_meta(ev, &m) == 0 &&

@@ -574,6 +574,20 @@ void store_cursor_init(struct store *s, struct store_cursor *c,
 	c->off = 0;
 }
 
+void store_cursor_init_seq(struct store *s, struct store_cursor *c,
+			   uint64_t seq)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	for (i = 0; i < s->nsegs && (!s->segs[i].records ||
+				     s->segs[i].last_seq <= seq); i++)
+		;
+	c->seg_id = i < s->nsegs ? s->segs[i].id : s->last_seq + 1;
+	c->off = 0;
+}
+
 void store_cursor_close(struct store_cursor *c)
 {
 	if (c->fd >= 0)

@@ -114,6 +114,10 @@ struct store_cursor {
  * since_wall (the reader skips the older records in it). */
 void store_cursor_init(struct store *s, struct store_cursor *c,
 		       int64_t since_wall);
+/* Position c at the first segment holding a record after seq (the
+ * reader skips the records up to seq in it). */
+void store_cursor_init_seq(struct store *s, struct store_cursor *c,
+			   uint64_t seq);
 void store_cursor_close(struct store_cursor *c);
 /*
  * The next record into buf (STORE_MAX_PAYLOAD + 1 bytes at least; the

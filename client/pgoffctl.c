@@ -80,6 +80,9 @@ static void watch_usage(FILE *f)
 "                    from now (10m, 2h, 1d) or an RFC 3339 time\n"
 "                    (2026-12-04T02:55:00Z); what pgoffd recorded, waits\n"
 "                    and intervals of record-min (10ms) or more, no SQL\n"
+"  --resume SEQ      as --since, from the event after seq SEQ (the last\n"
+"                    one seen, even before a pgoffd restart); events no\n"
+"                    longer stored are told as lost (expired)\n"
 "  --count N         exit 0 after N events\n"
 "  --timeout DUR     exit 4 if --count events did not come in time\n"
 "                    (without --count: exit 0 after DUR)\n"
@@ -218,6 +221,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		{ "json", no_argument, NULL, 'j' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "since", required_argument, NULL, 'S' },
+		{ "resume", required_argument, NULL, 'R' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -286,6 +290,17 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 			f->has_since = true;
 			break;
 		}
+		case 'R': {
+			uint64_t v;
+
+			if (pgoff_parse_u64(optarg, 0, INT64_MAX - 1, &v)) {
+				log_warnx("--resume: '%s' is not a seq", optarg);
+				return EXIT_USAGE;
+			}
+			f->has_resume = true;
+			f->resume_seq = (int64_t)v;
+			break;
+		}
 		case 's':
 			*sock = optarg;
 			break;
@@ -299,6 +314,10 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 	}
 	if (optind < argc) {
 		log_warnx("watch: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (f->has_since && f->has_resume) {
+		log_warnx("watch: --since or --resume, not both");
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
@@ -329,8 +348,13 @@ static int handle_item(json_object *obj, bool json)
 	} else if (strcmp(type, "dropped") == 0) {
 		pgoff_get_int64(obj, "count", &n);
 		pgoff_get_string(obj, "cause", &cause);
-		log_warnx("%lld events lost before this point (%s)",
-			  (long long)n, cause);
+		if (strcmp(cause, PGOFF_DROP_EXPIRED) == 0)
+			log_warnx("%lld events lost before this point (expired: "
+				  "no longer stored; at most, seqs never stored "
+				  "are counted too)", (long long)n);
+		else
+			log_warnx("%lld events lost before this point (%s)",
+				  (long long)n, cause);
 	} else if (strcmp(type, "bye") == 0) {
 		pgoff_get_string(obj, "reason", &cause);
 		log_warnx("pgoffd closed the stream (%s)", cause);
@@ -361,6 +385,7 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 	json_object_put(reply);
 	/* a replay once: after a reconnection, the stream goes on live */
 	w->req.subscribe.has_since = false;
+	w->req.subscribe.has_resume = false;
 	if (resumed)	/* said once subscribed: from here on nothing is missed */
 		log_warnx("reconnected to pgoffd and subscribed again; events "
 			  "in the gap were not seen");

@@ -11,7 +11,7 @@ _pgoffctl_options() {
 	case $1 in
 	status | ps | history) opts=(--json --socket --help) ;;
 	watch) opts=(--view --pid --type --pg-wait --db --backend-type --min
-		--since --count --timeout --follow --json --socket --help) ;;
+		--since --resume --count --timeout --follow --json --socket --help) ;;
 	top) opts=(--interval --by --once --json --pid --db --limit --since --until
 		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db

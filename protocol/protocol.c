@@ -177,6 +177,16 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 			return -EINVAL;
 		f->has_since = true;
 	}
+	if (json_object_object_get_ex(obj, "resume_seq", NULL)) {
+		if (f->has_since)
+			return fail(err, PGOFF_ERR_BAD_REQUEST,
+				    "\"since_ns\" and \"resume_seq\" do not go "
+				    "together");
+		if (get_ranged(obj, "resume_seq", 0, INT64_MAX - 1, true,
+			       &f->resume_seq, err))
+			return -EINVAL;
+		f->has_resume = true;
+	}
 	if (json_object_object_get_ex(obj, "view", NULL)) {
 		const char *view = "";
 
@@ -394,6 +404,9 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		if (f->has_since)
 			json_object_object_add(obj, "since_ns",
 				json_object_new_int64(f->since_ns));
+		if (f->has_resume)
+			json_object_object_add(obj, "resume_seq",
+				json_object_new_int64(f->resume_seq));
 		break;
 	case PGOFF_OP_STATS:
 		json_object_object_add(obj, "by", json_object_new_string(

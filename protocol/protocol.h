@@ -41,6 +41,7 @@
 #define PGOFF_DROP_CLIENT_QUEUE	"client_queue_full"
 #define PGOFF_DROP_RINGBUF	"ringbuf_full"
 #define PGOFF_DROP_START_MAP	"start_map_full"
+#define PGOFF_DROP_EXPIRED	"expired"	/* watch --resume: not stored any more */
 
 enum pgoff_op {
 	PGOFF_OP_HELLO,
@@ -84,6 +85,8 @@ struct pgoff_filter {
 	struct pgoff_names backend_types;	/* "client backend", … */
 	bool has_since;				/* replay the store first */
 	int64_t since_ns;			/* wall clock, ns since the epoch */
+	bool has_resume;			/* replay what came after a seq */
+	int64_t resume_seq;			/* the last seq the client saw */
 };
 
 struct pgoff_request {
