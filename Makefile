@@ -196,11 +196,13 @@ unit-test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS) $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder, the client's renderers
-# (with the flame graph writer), and pgoff_exporter's parser and page.
+# (with the flame graph writer), pgoff_exporter's parser and page, and the
+# flight recorder's aggregation records.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
-	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter
+	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter \
+	$(BUILD)/fuzz/fuzz_agg_record
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -215,6 +217,13 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/rend
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
+
+# The flight recorder's per-second aggregation records, as read back.
+$(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c \
+		$(BUILD)/vmlinux.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 # pgoff_exporter: the web config file (an operator's), and what it does
 # with pgoffd's replies.
