@@ -5,7 +5,8 @@
 (a short recording) with new seqs and wall-clock times, so that a query
 over an hour can be timed from a minute of real load. The records' layout
 is store.h's: a 32-byte header (magic, len, crc, reserved, seq, wall_ns,
-little-endian) whose CRC-32 covers seq, wall_ns, len and the payload."""
+little-endian) whose CRC-32 covers seq, wall_ns, len, flags when set, and
+the payload (deflated when flags say so: kept as it is)."""
 import os
 import struct
 import sys
@@ -22,18 +23,20 @@ def read_records(path):
         data = f.read()
     pos = 0
     while pos + HDR.size <= len(data):
-        magic, ln, crc, _, seq, wall = HDR.unpack_from(data, pos)
+        magic, ln, crc, flags, seq, wall = HDR.unpack_from(data, pos)
         if magic != MAGIC or pos + HDR.size + ln > len(data):
             break
-        yield seq, wall, data[pos + HDR.size:pos + HDR.size + ln]
+        yield seq, wall, flags, data[pos + HDR.size:pos + HDR.size + ln]
         pos += HDR.size + ln
 
 
-def frame(seq, wall, payload):
+def frame(seq, wall, flags, payload):
     crc = zlib.crc32(struct.pack("<Qq", seq, wall))
     crc = zlib.crc32(struct.pack("<I", len(payload)), crc)
+    if flags:   # (deflated) the CRC covers the flags when they are set
+        crc = zlib.crc32(struct.pack("<I", flags), crc)
     crc = zlib.crc32(payload, crc)
-    return HDR.pack(MAGIC, len(payload), crc, 0, seq, wall) + payload
+    return HDR.pack(MAGIC, len(payload), crc, flags, seq, wall) + payload
 
 
 def main():
@@ -50,7 +53,7 @@ def main():
     start = end - copies * span
     seq, out, size, total = 0, None, 0, 0
     for k in range(copies):
-        for _, wall, payload in recs:
+        for _, wall, flags, payload in recs:
             seq += 1
             w = start + k * span + (wall - recs[0][1])
             if out is None or size > SEG_MAX:
@@ -58,7 +61,7 @@ def main():
                     out.close()
                 out = open(os.path.join(d, "%016x%s" % (seq, ext)), "wb")
                 size = 0
-            b = frame(seq, w, payload)
+            b = frame(seq, w, flags, payload)
             out.write(b)
             size += len(b)
             total += len(b)
