@@ -422,11 +422,11 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 			       cur->truncated ? " (pgoffd's reply was cut "
 			       "short: the least busy rows are missing)" : "");
 		else
-		printf("pgoffctl top - %s - off-CPU time in the last %s, by %s%s%s\n",
-		       when, pgoff_format_duration(interval, iv, sizeof(iv)),
-		       sv_by_name(o->by), cur->truncated ?
-		       " (pgoffd's reply was cut short: the least busy rows are missing)" : "",
-		       screen ? " - q to quit" : "");
+			printf("pgoffctl top - %s - off-CPU time in the last %s, by %s%s%s\n",
+			       when, pgoff_format_duration(interval, iv, sizeof(iv)),
+			       sv_by_name(o->by), cur->truncated ?
+			       " (pgoffd's reply was cut short: the least busy rows are missing)" : "",
+			       screen ? " - q to quit" : "");
 		sv_render_top(stdout, g, (size_t)n, o->by, interval,
 			      cur->hist_unit_ns, limit);
 		if (!screen && !o->once)

@@ -80,6 +80,12 @@ member top --since 1m --until 50s --by wait --json >"$E2E_DIR/top_old.json" 2>"$
 check "top --since 1m --until 50s, before it: no such row" \
 	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 0' "$E2E_DIR/top_old.json"
 
+member top --since 7h >/dev/null 2>"$E2E_DIR/top_long.err"
+rc=$?
+note "top --since 7h: exit $rc, $(head -c 200 "$E2E_DIR/top_long.err")"
+check "top over more than 6 h at once is refused, saying so (exit $rc)" \
+	bash -c "[ $rc != 0 ] && grep -q 'at most 6 h of the past' '$E2E_DIR/top_long.err'"
+
 # flame over the past, from the stored intervals (1 ms or more here).
 member flame --since 1m --folded --pid "$b_pid" >"$E2E_DIR/flame.txt" 2>"$E2E_DIR/flame.err"
 rc=$?
