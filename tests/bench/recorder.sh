@@ -25,7 +25,9 @@ e2e_setup
 pg_start autovacuum=off max_connections=50 >/dev/null || { echo "bench: PostgreSQL did not start" >&2; exit 1; }
 "$PGBIN/pgbench" -i -q -s 10 >/dev/null 2>&1 || { echo "bench: pgbench -i failed" >&2; exit 1; }
 sysctl -qw kernel.bpf_stats_enabled=1
-trap 'sysctl -qw kernel.bpf_stats_enabled=0' EXIT
+# e2e_cleanup stops PostgreSQL and pgoffd: a PostgreSQL left running
+# would hold the e2e lock (its fd) for everyone
+trap 'sysctl -qw kernel.bpf_stats_enabled=0; e2e_cleanup' EXIT
 raw=$E2E_DIR/raw.txt; : >"$raw"
 
 # "name run_time_ns run_cnt" of the scheduler programs
