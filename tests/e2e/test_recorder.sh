@@ -66,16 +66,19 @@ check "its duration is PostgreSQL's within 2 ms" \
 member top --since 1m --pid "$b_pid" --by wait --json >"$E2E_DIR/top.json" 2>"$E2E_DIR/top.err"
 rc=$?
 note "top --since 1m: $(head -c 600 "$E2E_DIR/top.json") $(head -c 200 "$E2E_DIR/top.err")"
-top_ms=$(jq '[.rows[] | select(.wait_event == "transactionid")] | .[0].time_ns / 1e6' "$E2E_DIR/top.json")
-note "PostgreSQL: ${pg_ms} ms; top --since: ${top_ms} ms"
+# (all rows of the wait: a preemption inside it is a row of kernel wait cpu)
+top_ms=$(jq '[.rows[] | select(.wait_event == "transactionid") | .time_ns] | add / 1e6' "$E2E_DIR/top.json")
+note "PostgreSQL: ${pg_ms} ms; top --since: ${top_ms} ms; $(jq -c 'del(.rows)' "$E2E_DIR/top.json")"
+note "pgoffd's log on the store: $(grep 'record store' "$E2E_DIR/pgoffd.log" | head -n 3)"
 check "top --since finds B's lock wait (exit $rc)" \
-	jqe '.seconds > 0 and ([.rows[] | select(.wait_event_type == "Lock" and .wait_event == "transactionid" and .count >= 1)] | length == 1)' "$E2E_DIR/top.json"
+	jqe '.seconds > 0 and ([.rows[] | select(.wait_event_type == "Lock" and .wait_event == "transactionid" and .count >= 1)] | length >= 1)' "$E2E_DIR/top.json"
 check "its time is PostgreSQL's within 2 ms" \
 	between "$(awk -v a="${top_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 2
 t_end=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 member top --at "$t_end" --window 2m --by wait --json >"$E2E_DIR/top_at.json" 2>"$E2E_DIR/top_at.err"
+note "top --at $t_end --window 2m: $(jq -c '{seconds, from_time, to_time, rows: [.rows[] | {wait_event, time_ns}]}' "$E2E_DIR/top_at.json") $(head -c 200 "$E2E_DIR/top_at.err")"
 check "top --at T --window 2m (RFC 3339) finds it too" \
-	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 1' "$E2E_DIR/top_at.json"
+	jqe '[.rows[] | select(.wait_event == "transactionid")] | length >= 1' "$E2E_DIR/top_at.json"
 member top --since 1m --until 50s --by wait --json >"$E2E_DIR/top_old.json" 2>"$E2E_DIR/top_old.err"
 check "top --since 1m --until 50s, before it: no such row" \
 	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 0' "$E2E_DIR/top_old.json"
