@@ -75,7 +75,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
-	broker/holdback.c broker/store.c broker/replay_meta.c broker/recorder.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c
+	broker/holdback.c broker/store.c broker/agg_record.c broker/replay_meta.c broker/recorder.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/json_out.c
@@ -206,12 +206,14 @@ binary-test: all
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder, the client's renderers
-# (with the flame graph writer), pgoff_exporter's parser and page, and
-# the ELF symbol reader of user stacks.
+# (with the flame graph writer), pgoff_exporter's parser and page, the
+# ELF symbol reader of user stacks, and the flight recorder's aggregation
+# records.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
-	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf
+	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
+	$(BUILD)/fuzz/fuzz_agg_record
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -226,6 +228,13 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/rend
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
+
+# The flight recorder's per-second aggregation records, as read back.
+$(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c \
+		$(BUILD)/vmlinux.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 # pgoff_exporter: the web config file (an operator's), and what it does
 # with pgoffd's replies.
@@ -323,6 +332,7 @@ selinux-test:
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
 bench: all $(BUILD)/bench/empty.bpf.o $(BUILD)/bench/empty_load
 	@tests/bench/bench.sh
+	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
 
 # The floor in make bench: programs that do nothing on pgoff's hooks.
 $(BUILD)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(BUILD)/vmlinux.h

@@ -297,8 +297,31 @@ static void stats_hook(void *ctx, const struct pgoff_request *req,
 		       json_object *r)
 {
 	struct broker *b = ctx;
+	uint64_t mono = stats_now_ns();
+	struct agg_row *rows = NULL;
+	struct timespec now;
+	int64_t until;
+	size_t n = 0;
+	int err;
 
-	stats_answer(&b->stats, req->stats.by, r);
+	if (!req->stats.has_since) {
+		stats_answer(&b->stats, req->stats.by, r);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	until = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	/* up to now: the second not stored yet is read live */
+	if (b->rec && (!req->stats.until_ns || req->stats.until_ns >= until))
+		stats_rows(&b->stats, PGOFF_STATS_BY_PID, mono, &rows, &n);
+	else if (req->stats.until_ns)
+		until = req->stats.until_ns;
+	err = b->rec ? recorder_window(b->rec, req->stats.since_ns, until,
+				       req->stats.by, r, PGOFF_MAX_LINE - 4096,
+				       rows, n, mono) : -ENODATA;
+	free(rows);
+	json_object_object_add(r, "complete", json_object_new_boolean(!err));
+	if (err)
+		log_warnx("top over the past: %s", strerror(-err));
 }
 
 static void history_hook(void *ctx, json_object *r)
@@ -357,8 +380,10 @@ static void publish(void *ctx, const void *data, size_t size)
 		return;
 	}
 	/* stored first: a replay that reaches the store's end has seen it */
-	if (b->rec)
+	if (b->rec) {
+		recorder_seq_used(b->rec, b->events.seq);
 		recorder_record(b->rec, &lines, &meta, b->events.seq);
+	}
 	server_publish(b->server, &lines, &meta);
 }
 
@@ -535,6 +560,15 @@ static void on_tick(void *ctx, uint32_t events)
 		log_warn("timerfd");
 	tracer_consume(b->tracer, RING_BUDGET, &b->ring_more);	/* records before losses */
 	report_kernel_losses(b);
+	if (b->rec) {	/* before retiring: an exited process's last second */
+		uint64_t now = stats_now_ns();
+		struct agg_row *rows;
+		size_t n;
+
+		stats_rows(&b->stats, PGOFF_STATS_BY_PID, now, &rows, &n);
+		if (rows)
+			recorder_aggregate(b->rec, rows, n, now);
+	}
 	stats_retire_exited(&b->stats);	/* while the registry knows them */
 	tracer_threads_foreach(b->tracer, learn_thread, b);
 	if (b->rec)
@@ -879,8 +913,8 @@ static void open_record(struct broker *b, struct setup *s)
 		log_fatal(-err, "cannot open the record in %s",
 			  b->cfg.state_dir);
 	s->so.store = recorder_store(b->rec);
-	/* events go on numbering after the stored ones */
-	b->events.seq = store_last_seq(s->so.store);
+	/* events go on numbering after the stored and reserved ones */
+	b->events.seq = recorder_seq_start(b->rec);
 	log_info("recording waits and intervals of %llu ns or more in "
 		 "%s (events go on from seq %llu)",
 		 (unsigned long long)ro.min_ns, b->cfg.state_dir,

@@ -4,20 +4,102 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "broker/agg_record.h"
 #include "broker/recorder.h"
 #include "broker/safe_dir.h"
 #include "protocol/log.h"
 
 struct recorder {
 	struct store *store;
+	struct store *agg;		/* the aggregation, once a second */
 	struct recorder_opts opts;
+	struct agg_vec prev;		/* the last second's rows, sorted */
+	uint64_t prev_mono;		/* when they were read; 0: never */
+	uint64_t agg_seq;		/* the aggregation's own numbering */
+	uint64_t agg_failed;		/* seconds not recorded: memory */
+	int dirfd;			/* for the seq file */
+	uint64_t seq_reserved;		/* seqs below it may have been given */
+	bool seq_warned;
 };
+
+/* Seqs are reserved this many at a time in the seq file: after a crash
+ * pgoffd goes on past the reservation, so no seq is ever given twice
+ * (a client's watch --resume SEQ means one event), even for events that
+ * were never stored. */
+#define SEQ_BLOCK	65536ull
+#define SEQ_FILE	"seq"
+
+static uint64_t read_seq_file(int dirfd)
+{
+	char buf[32];
+	uint64_t v = 0;
+	ssize_t n;
+	int fd = openat(dirfd, SEQ_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%" SCNu64, &v) != 1)
+		return 0;
+	return v;
+}
+
+/* Written aside, synced, then renamed over: the old value or the new one. */
+static int write_seq_file(int dirfd, uint64_t v)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v), err = 0;
+	int fd = openat(dirfd, SEQ_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC |
+			O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)n) != n || fsync(fd))
+		err = errno ? -errno : -EIO;
+	close(fd);
+	if (!err && renameat(dirfd, SEQ_FILE ".new", dirfd, SEQ_FILE))
+		err = -errno;
+	return err;
+}
+
+uint64_t recorder_seq_start(struct recorder *r)
+{
+	uint64_t start = store_last_seq(r->store), reserved;
+
+	reserved = read_seq_file(r->dirfd);
+	if (reserved > start)
+		start = reserved;
+	r->seq_reserved = start;
+	recorder_seq_used(r, start);
+	return start;
+}
+
+void recorder_seq_used(struct recorder *r, uint64_t seq)
+{
+	int err;
+
+	if (seq < r->seq_reserved)
+		return;
+	err = write_seq_file(r->dirfd, seq + SEQ_BLOCK);
+	if (err && !r->seq_warned)
+		log_warnx("record store: cannot write %s: %s; after a crash, "
+			  "seqs from %" PRIu64 " on may be given again",
+			  SEQ_FILE, strerror(-err), seq);
+	r->seq_warned = err != 0;
+	/* on failure, tried again a block later, not at every event */
+	r->seq_reserved = seq + SEQ_BLOCK;
+}
 
 static int64_t now_ns(clockid_t clock)
 {
@@ -93,11 +175,68 @@ failed:
 	return err;
 }
 
-static void store_opts(const struct recorder_opts *o, struct store_opts *so)
+/*
+ * The events' deflate dictionary: what most stored lines share (keys,
+ * common values and kernel frames), the likeliest last (deflate reaches
+ * the end of a dictionary with the shortest distances). Stored records
+ * need it as it is: change it only with a new STORE_F_ flag.
+ */
+static const char event_dict[] =
+	"\"stack\":[\"schedule_hrtimeout_range_clock\",\"schedule_hrtimeout_range\","
+	"\"ep_poll\",\"do_epoll_wait\",\"__x64_sys_epoll_wait\",\"futex_wait_queue\","
+	"\"futex_wait\",\"do_futex\",\"__x64_sys_futex\",\"io_schedule\","
+	"\"jbd2_log_wait_commit\",\"ext4_sync_file\",\"__x64_sys_fdatasync\","
+	"\"do_fsync\",\"folio_wait_bit_common\",\"filemap_read\",\"vfs_read\","
+	"\"ksys_pread64\",\"__x64_sys_pread64\",\"wait_woken\",\"sk_wait_data\","
+	"\"tcp_recvmsg\",\"unix_stream_read_generic\",\"sock_read_iter\","
+	"\"hrtimer_nanosleep\",\"do_nanosleep\",\"__x64_sys_clock_nanosleep\","
+	"\"exit_to_user_mode_loop\",\"irqentry_exit_to_user_mode\","
+	"\"asm_sysvec_apic_timer_interrupt\",\"asm_exc_page_fault\","
+	"\"do_syscall_64\",\"entry_SYSCALL_64_after_hwframe\"],"
+	"\"wait\":\"io\",\"wait\":\"net\",\"wait\":\"poll\",\"wait\":\"sleep\","
+	"\"wait\":\"ipc\",\"wait\":\"cpu\",\"wait\":\"other\",\"kernel_wait\":\"lock\","
+	"\"wait_event_type\":\"IO\",\"wait_event\":\"WALSync\",\"wait_event\":\"WALWrite\","
+	"\"wait_event\":\"DataFileRead\",\"wait_event_type\":\"Client\","
+	"\"wait_event\":\"ClientRead\",\"wait_event_type\":\"LWLock\","
+	"\"wait_event\":\"WALWriteLock\",\"wait_event_type\":\"Activity\","
+	"\"wait_event\":\"WalWriterMain\",\"backend_type\":\"walwriter\","
+	"\"backend_type\":\"checkpointer\",\"wait_event\":\"tuple\","
+	"{\"type\":\"offcpu\",\"seq\":1,\"time\":\"2026-12-02T14:57:26.919500Z\","
+	"\"start\":\"2026-12-02T14:57:26.669234Z\",\"pid\":26514,\"tid\":26514,"
+	"\"comm\":\"postgres\",\"duration_ns\":250265943,\"blocked_ns\":250257638,"
+	"\"runq_ns\":8305,\"wait\":\"sleep\",\"kernel_wait\":\"poll\",\"pg\":{"
+	"\"wait_event_info\":150994946,\"wait_event_type\":\"Timeout\","
+	"\"wait_event\":\"PgSleep\",\"backend_type\":\"client backend\","
+	"\"database\":\"postgres\",\"user\":\"postgres\",\"cluster\":{\"id\":1,"
+	"\"data_dir\":\"/var/lib/postgresql/15/main\",\"port\":5432,"
+	"\"version\":\"15.18\"}},\"waker\":{\"pid\":0,\"tid\":0,"
+	"\"comm\":\"swapper/0\"},\"stack\":[\"do_epoll_wait\","
+	"\"__x64_sys_epoll_wait\",\"do_syscall_64\",\"entry_SYSCALL_64_after_hwframe\"]}"
+	"{\"type\":\"episode\",\"seq\":1,\"time\":\"2026-12-02T15:09:17.975290Z\","
+	"\"start\":\"2026-12-02T15:09:17.169564Z\",\"pid\":3794,\"tid\":3794,"
+	"\"comm\":\"postgres\",\"duration_ns\":805725903,\"blocked_ns\":805565964,"
+	"\"runq_ns\":85089,\"on_cpu_ns\":74850,\"intervals\":2,\"wait\":\"lock\","
+	"\"pg\":{\"wait_event_info\":50331653,\"wait_event_type\":\"Lock\","
+	"\"wait_event\":\"transactionid\",\"backend_type\":\"client backend\","
+	"\"database\":\"postgres\",\"user\":\"postgres\",\"cluster\":{\"id\":1,"
+	"\"data_dir\":\"/var/lib/postgresql/15/main\",\"port\":5432,"
+	"\"version\":\"15.18\"}},\"waker\":{\"pid\":3792,\"tid\":3792,"
+	"\"comm\":\"postgres\",\"backend_type\":\"client backend\","
+	"\"wait_event_info\":0,\"wait_event_type\":null,\"wait_event\":null}}";
+
+/* record-max-size is shared: half for the events, half for the
+ * aggregation, so that neither crowds the other out */
+static void store_opts(const struct recorder_opts *o, struct store_opts *so,
+		       bool agg)
 {
 	memset(so, 0, sizeof(*so));
-	so->max_bytes = o->max_bytes;
+	so->max_bytes = agg ? o->max_bytes / 2 : o->max_bytes - o->max_bytes / 2;
 	so->max_age_ns = (int64_t)o->max_age_ns;
+	so->ext = agg ? ".agg" : NULL;
+	/* deflated: a stored event takes a third of its line or less */
+	so->deflate = true;
+	so->dict = agg ? NULL : event_dict;
+	so->dict_len = agg ? 0 : sizeof(event_dict) - 1;
 }
 
 int recorder_open(struct recorder **out, int dirfd,
@@ -105,19 +244,41 @@ int recorder_open(struct recorder **out, int dirfd,
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct store_opts so;
-	int err;
+	int err, agg_fd;
 
 	if (!r) {
 		close(dirfd);
 		return -ENOMEM;
 	}
+	r->dirfd = -1;
 	r->opts = *o;
-	store_opts(o, &so);
-	err = store_open(&r->store, dirfd, &so);
+	store_opts(o, &so, false);
+	/* the aggregation's store shares the directory (and its lock:
+	 * a dup() holds the same) */
+	agg_fd = dup(dirfd);
+	err = agg_fd < 0 ? -errno : store_open(&r->store, dirfd, &so);
 	if (err) {
+		if (agg_fd >= 0)
+			close(agg_fd);
+		else
+			close(dirfd);
 		free(r);
 		return err;
 	}
+	store_opts(o, &so, true);
+	err = store_open(&r->agg, agg_fd, &so);
+	if (err) {
+		store_close(r->store);
+		free(r);
+		return err;
+	}
+	r->dirfd = fcntl(agg_fd, F_DUPFD_CLOEXEC, 0);
+	if (r->dirfd < 0) {
+		err = -errno;
+		recorder_close(r);
+		return err;
+	}
+	r->agg_seq = store_last_seq(r->agg);
 	*out = r;
 	return 0;
 }
@@ -127,6 +288,10 @@ void recorder_close(struct recorder *r)
 	if (!r)
 		return;
 	store_close(r->store);
+	store_close(r->agg);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	agg_vec_free(&r->prev);
 	free(r);
 }
 
@@ -135,8 +300,10 @@ void recorder_set_opts(struct recorder *r, const struct recorder_opts *o)
 	struct store_opts so;
 
 	r->opts = *o;
-	store_opts(o, &so);
+	store_opts(o, &so, false);
 	store_set_limits(r->store, &so);
+	store_opts(o, &so, true);
+	store_set_limits(r->agg, &so);
 }
 
 void recorder_widen(const struct recorder *r, struct kernel_filter *k)
@@ -161,21 +328,6 @@ void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     lines->plain_len, now_ns(CLOCK_MONOTONIC) / 1000000);
 }
 
-void recorder_tick(struct recorder *r)
-{
-	store_tick(r->store, now_ns(CLOCK_REALTIME));
-}
-
-uint64_t recorder_min(const struct recorder *r)
-{
-	return r->opts.min_ns;
-}
-
-struct store *recorder_store(struct recorder *r)
-{
-	return r->store;
-}
-
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */
 static json_object *wall_time(int64_t ns)
 {
@@ -189,6 +341,153 @@ static json_object *wall_time(int64_t ns)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, (long long)(ns % 1000000000LL / 1000));
 	return json_object_new_string(buf);
+}
+
+void recorder_tick(struct recorder *r)
+{
+	int64_t wall = now_ns(CLOCK_REALTIME);
+
+	store_tick(r->store, wall);
+	store_tick(r->agg, wall);
+}
+
+void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
+			uint64_t mono_ns)
+{
+	struct agg_vec d = { 0 };
+	unsigned char *buf = NULL;
+	size_t len;
+	/* the first second after start: since the kernel's maps were new */
+	uint64_t iv = r->prev_mono && mono_ns > r->prev_mono ?
+		      mono_ns - r->prev_mono : 1000000000ull;
+
+	aggrec_sort(rows, n);
+	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, &d) ||
+	    aggrec_encode(d.v, d.n, iv, &buf, &len)) {
+		r->agg_failed++;
+	} else {
+		/* a failure is counted by the store and said once */
+		store_append(r->agg, r->agg_seq + 1, now_ns(CLOCK_REALTIME),
+			     (const char *)buf, len,
+			     now_ns(CLOCK_MONOTONIC) / 1000000);
+		if (store_last_seq(r->agg) == r->agg_seq + 1)
+			r->agg_seq++;
+	}
+	free(buf);
+	agg_vec_free(&d);
+	agg_vec_free(&r->prev);
+	r->prev = (struct agg_vec){ .v = rows, .n = n, .cap = n };
+	r->prev_mono = mono_ns;
+}
+
+/* Rows summed so far are merged when they reach this many. */
+#define WINDOW_MERGE_ROWS 4096
+
+/* What the rows read now gained since the last recorded second: the
+ * part of a window up to now that is not stored yet. */
+static int add_unrecorded(struct recorder *r, struct agg_row *rows, size_t n,
+			  uint64_t mono_ns, struct agg_vec *sum,
+			  uint64_t *covered)
+{
+	aggrec_sort(rows, n);
+	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, sum))
+		return -ENOMEM;
+	if (r->prev_mono && mono_ns > r->prev_mono)
+		*covered += mono_ns - r->prev_mono;
+	return 0;
+}
+
+int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
+		    enum pgoff_stats_by by, json_object *reply, size_t budget,
+		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns)
+{
+	struct agg_vec sum = { 0 };
+	struct store_cursor c;
+	struct store_hdr h;
+	char *buf = malloc(STORE_MAX_PAYLOAD + 1);
+	uint64_t covered = 0, records = 0, bad = 0;
+	int64_t first = 0, last = 0;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	store_cursor_init(r->agg, &c, since_wall);
+	while ((ret = store_next(r->agg, &c, &h, buf, STORE_MAX_PAYLOAD + 1)) == 1) {
+		uint64_t iv;
+		size_t before = sum.n;
+		int err;
+
+		/* a record covers the interval that ends when it was stored */
+		if (h.wall_ns <= since_wall)
+			continue;
+		if (h.wall_ns > until_wall)
+			break;
+		err = aggrec_decode(buf, h.len, &iv, &sum);
+		if (err == -ENOMEM) {
+			ret = err;
+			break;
+		}
+		if (err) {
+			bad++;
+			continue;
+		}
+		if (by == PGOFF_STATS_BY_LABELS)
+			for (size_t i = before; i < sum.n; i++)
+				agg_row_to_labels(&sum.v[i]);
+		if (!records++)
+			first = h.wall_ns - (int64_t)iv;
+		last = h.wall_ns;
+		covered += iv;
+		if (sum.n >= WINDOW_MERGE_ROWS)
+			sum.n = agg_rows_merge(sum.v, sum.n, by);
+	}
+	store_cursor_close(&c);
+	free(buf);
+	if (ret == 0 && now_rows) {
+		size_t before = sum.n;
+
+		ret = add_unrecorded(r, now_rows, n_now, mono_ns, &sum,
+				     &covered);
+		if (by == PGOFF_STATS_BY_LABELS)
+			for (size_t i = before; i < sum.n; i++)
+				agg_row_to_labels(&sum.v[i]);
+		if (!records)
+			first = until_wall - (int64_t)covered;
+		last = until_wall;
+	}
+	if (ret < 0) {
+		agg_vec_free(&sum);
+		return ret;
+	}
+	sum.n = agg_rows_merge(sum.v, sum.n, by);
+	json_object_object_add(reply, "by", json_object_new_string(
+				       pgoff_stats_by_name(by)));
+	json_object_object_add(reply, "hist_unit_ns", json_object_new_int64(1024));
+	/* a snapshot's clock as the live reply has one: here the end */
+	json_object_object_add(reply, "now_ns", json_object_new_int64(last));
+	agg_rows_encode(reply, sum.v, sum.n, by, budget);
+	json_object_object_add(reply, "from_time", wall_time(first));
+	json_object_object_add(reply, "to_time", wall_time(last));
+	json_object_object_add(reply, "from_ns", json_object_new_int64(first));
+	json_object_object_add(reply, "to_ns", json_object_new_int64(last));
+	json_object_object_add(reply, "covered_ns",
+			       json_object_new_int64((int64_t)covered));
+	json_object_object_add(reply, "seconds",
+			       json_object_new_int64((int64_t)records));
+	json_object_object_add(reply, "unreadable",
+			       json_object_new_int64((int64_t)bad));
+	agg_vec_free(&sum);
+	return 0;
+}
+
+uint64_t recorder_min(const struct recorder *r)
+{
+	return r->opts.min_ns;
+}
+
+struct store *recorder_store(struct recorder *r)
+{
+	return r->store;
 }
 
 static void add_u64(json_object *o, const char *key, uint64_t v)
@@ -217,6 +516,16 @@ void recorder_history(struct recorder *r, json_object *reply)
 	recorder_counters(r, c);
 	add_u64(c, "segments_removed", i.removed_segments);
 	json_object_object_add(reply, "counters", c);
+	/* the per-second aggregation, top over the past */
+	store_info(r->agg, &i);
+	c = json_object_new_object();
+	json_object_object_add(c, "first_time", wall_time(i.first_wall));
+	json_object_object_add(c, "last_time", wall_time(i.last_wall));
+	add_u64(c, "bytes", i.bytes);
+	add_u64(c, "segments", i.segments);
+	add_u64(c, "seconds", i.records);
+	add_u64(c, "segments_removed", i.removed_segments);
+	json_object_object_add(reply, "aggregation", c);
 }
 
 void recorder_counters(struct recorder *r, json_object *counters)
@@ -226,4 +535,9 @@ void recorder_counters(struct recorder *r, json_object *counters)
 	store_info(r->store, &i);
 	add_u64(counters, "record_dropped_disk_full", i.dropped_disk_full);
 	add_u64(counters, "record_dropped_error", i.dropped_error);
+	store_info(r->agg, &i);
+	add_u64(counters, "record_seconds_dropped_disk_full",
+		i.dropped_disk_full);
+	add_u64(counters, "record_seconds_dropped_error",
+		i.dropped_error + r->agg_failed);
 }

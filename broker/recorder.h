@@ -3,7 +3,9 @@
  * recorder.h - the flight recorder: pgoffd stores every episode and
  * off-CPU interval at or above record-min, with or without subscribers,
  * into the store (store.h) in its state directory; the SQL text never
- * (the line stored is the one without "query").
+ * (the line stored is the one without "query"). Beside it, in a second
+ * store (".agg" segments), the kernel's aggregation once a second
+ * (agg_record.h), for top over the past.
  */
 #ifndef PGOFF_RECORDER_H
 #define PGOFF_RECORDER_H
@@ -12,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <json-c/json.h>
+#include "broker/aggregate.h"
 #include "broker/event.h"
 #include "broker/filter.h"
 #include "broker/store.h"
@@ -39,6 +42,15 @@ int recorder_open(struct recorder **out, int dirfd,
 void recorder_close(struct recorder *r);
 void recorder_set_opts(struct recorder *r, const struct recorder_opts *o);
 
+/*
+ * The seq events go on from after a start: past every one stored and
+ * every one reserved in the state directory's seq file (a crash may have
+ * given some that were not stored). recorder_seq_used, for each seq
+ * given, reserves the next block when it is reached.
+ */
+uint64_t recorder_seq_start(struct recorder *r);
+void recorder_seq_used(struct recorder *r, uint64_t seq);
+
 /* Widen the kernel's filter so that it sends what is recorded. */
 void recorder_widen(const struct recorder *r, struct kernel_filter *k);
 /* An event as published (seq: the one in its line). */
@@ -46,6 +58,27 @@ void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq);
 /* Once a second: age retention. */
 void recorder_tick(struct recorder *r);
+
+/*
+ * Once a second: the aggregation by pid (stats_rows: rows taken over,
+ * freed here) read at mono_ns; what it gained since the last call is
+ * stored as one record.
+ */
+void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
+			uint64_t mono_ns);
+
+/*
+ * A stats reply over the past: the stored seconds that ended in
+ * (since_wall, until_wall], summed (rows as agg_rows_encode gives them,
+ * at most budget bytes), with from_ns/to_ns (the span they cover),
+ * covered_ns (the time recorded in it) and seconds. With now_rows (the
+ * aggregation by pid read at mono_ns, until_wall being now; sorted here),
+ * what they gained since the last stored second counts too, so that a
+ * window up to now misses nothing. Returns 0 or -errno.
+ */
+int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
+		    enum pgoff_stats_by by, json_object *reply, size_t budget,
+		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns);
 
 uint64_t recorder_min(const struct recorder *r);
 struct store *recorder_store(struct recorder *r);

@@ -47,9 +47,10 @@
 struct subscription {
 	uint32_t id;
 	struct filter filter;
-	bool since;			/* asked with since_ns */
+	bool since;			/* asked with since_ns or resume_seq */
 	bool replaying;			/* reading the store, not yet live */
 	int64_t since_ns;
+	uint64_t after_seq;		/* resume_seq: replay what follows */
 	struct store_cursor cursor;
 	uint64_t replayed, last_seq;
 };
@@ -456,11 +457,40 @@ static void answer_ps(struct server *s, struct client *c,
 	send_cached(s, c, req, r->text, r->len);
 }
 
+/* A stats request over the past is summed in one go (about 0.2 s an
+ * hour of TPC-B): longer windows would hold up the live stream. */
+#define PAST_MAX_NS	(6LL * 3600 * 1000000000LL)
+#define PAST_MAX_TEXT	"6 h"
+
+static bool past_too_long(int64_t since, int64_t until)
+{
+	struct timespec now;
+
+	if (!until) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		until = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	}
+	return until - since > PAST_MAX_NS;
+}
+
 static void answer_stats(struct server *s, struct client *c,
 			 const struct pgoff_request *req)
 {
-	json_object *r = pgoff_reply_ok(req);
+	json_object *r;
 
+	if (req->stats.has_since && !s->opts.store) {
+		send_error(s, c, req, PGOFF_ERR_BAD_REQUEST,
+			   "no past: pgoffd does not record (record = no)");
+		return;
+	}
+	if (req->stats.has_since &&
+	    past_too_long(req->stats.since_ns, req->stats.until_ns)) {
+		send_error(s, c, req, PGOFF_ERR_LIMIT,
+			   "at most " PAST_MAX_TEXT " of the past in one stats "
+			   "request: the event loop sums it at once");
+		return;
+	}
+	r = pgoff_reply_ok(req);
 	if (s->hooks.stats)
 		s->hooks.stats(s->hooks.ctx, req, r);
 	send_obj(s, c, r);
@@ -479,6 +509,33 @@ static void answer_history(struct server *s, struct client *c,
 	r = pgoff_reply_ok(req);
 	s->hooks.history(s->hooks.ctx, r);
 	send_obj(s, c, r);
+}
+
+/*
+ * Resuming after seq: the seqs between it and the oldest the store holds
+ * are gone (retention, or a store that started after them). Their number
+ * is an upper bound of the events lost: seqs of events never stored (below
+ * record-min) or that the filter would not match are in it too.
+ */
+static void tell_expired(struct server *s, struct client *c, uint64_t seq)
+{
+	struct store_info i;
+	uint64_t held, n;
+	char line[200];
+	int len;
+
+	store_info(s->opts.store, &i);
+	held = i.records ? i.first_seq : store_last_seq(s->opts.store) + 1;
+	if (held <= seq + 1)
+		return;
+	n = held - seq - 1;
+	len = snprintf(line, sizeof(line),
+		       "{\"type\":\"dropped\",\"count\":%llu,\"cause\":\""
+		       PGOFF_DROP_EXPIRED "\",\"first_seq\":%llu,"
+		       "\"last_seq\":%llu}", (unsigned long long)n,
+		       (unsigned long long)seq + 1, (unsigned long long)held - 1);
+	send_parts(s, c, (const char *const[]){ line },
+		   (size_t[]){ (size_t)len }, 1);
 }
 
 static void answer_subscribe(struct server *s, struct client *c,
@@ -503,7 +560,7 @@ static void answer_subscribe(struct server *s, struct client *c,
 		send_error(s, c, req, err.code, err.message);
 		return;
 	}
-	sub->since = req->subscribe.has_since;
+	sub->since = req->subscribe.has_since || req->subscribe.has_resume;
 	if (sub->since && !s->opts.store) {
 		send_error(s, c, req, PGOFF_ERR_BAD_REQUEST,
 			   "nothing to replay: pgoffd does not record "
@@ -517,10 +574,18 @@ static void answer_subscribe(struct server *s, struct client *c,
 				 s->opts.min_floor_ns : s->opts.record_min_ns;
 
 		filter_set_floor(&sub->filter, floor);
-		sub->since_ns = req->subscribe.since_ns;
+		sub->since_ns = req->subscribe.has_since ?
+				req->subscribe.since_ns : 0;
+		sub->after_seq = req->subscribe.has_resume ?
+				 (uint64_t)req->subscribe.resume_seq : 0;
 		sub->replaying = true;
 		sub->replayed = sub->last_seq = 0;
-		store_cursor_init(s->opts.store, &sub->cursor, sub->since_ns);
+		if (req->subscribe.has_resume)
+			store_cursor_init_seq(s->opts.store, &sub->cursor,
+					      sub->after_seq);
+		else
+			store_cursor_init(s->opts.store, &sub->cursor,
+					  sub->since_ns);
 		s->replaying++;
 	}
 	c->nsubs++;
@@ -538,6 +603,8 @@ static void answer_subscribe(struct server *s, struct client *c,
 	if (sub->since)
 		json_object_object_add(r, "replay", json_object_new_boolean(true));
 	send_obj(s, c, r);
+	if (req->subscribe.has_resume)
+		tell_expired(s, c, sub->after_seq);
 	subscriptions_changed(s);
 }
 
@@ -991,7 +1058,7 @@ static bool replay_some(struct server *s, struct client *c,
 			replay_done(s, c, sub);
 			return false;
 		}
-		if (h.wall_ns < sub->since_ns)
+		if (h.wall_ns < sub->since_ns || h.seq <= sub->after_seq)
 			continue;
 		ev = json_tokener_parse(s->replay_buf);
 		if (ev && replay_meta(ev, &m) == 0 &&

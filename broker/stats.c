@@ -119,7 +119,7 @@ void stats_retire_exited(struct stats *s)
 	free(c.v);
 }
 
-static uint64_t mono_ns(void)
+uint64_t stats_now_ns(void)
 {
 	struct timespec now;
 
@@ -135,10 +135,9 @@ static uint64_t mono_ns(void)
  * Rows by labels (cumulative counters, for Prometheus) are then held at
  * their highest value so far, so that moment never shows as a reset.
  */
-static json_object *compute(struct stats *s, enum pgoff_stats_by by,
-			    uint64_t now)
+int stats_rows(struct stats *s, enum pgoff_stats_by by, uint64_t now,
+	       struct agg_row **out, size_t *nout)
 {
-	json_object *f = json_object_new_object();
 	struct collect c = { .s = s };
 	struct ongoing o = { .c = &c, .now_ns = now };
 	struct agg_row *rows;
@@ -164,10 +163,26 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 			n += s->retired.n;
 		}
 		n = agg_rows_merge(rows, n, by);
-		if (by == PGOFF_STATS_BY_LABELS && agg_hold_highest(&s->highest,
-								    rows, &n))
-			err = -ENOMEM;
+	} else if (!err) {
+		err = -ENOMEM;
 	}
+	free(c.v);
+	*out = rows;
+	*nout = n;
+	return err;
+}
+
+static json_object *compute(struct stats *s, enum pgoff_stats_by by,
+			    uint64_t now)
+{
+	json_object *f = json_object_new_object();
+	struct agg_row *rows;
+	size_t n;
+	int err = stats_rows(s, by, now, &rows, &n);
+
+	if (rows && by == PGOFF_STATS_BY_LABELS &&
+	    agg_hold_highest(&s->highest, rows, &n))
+		err = -ENOMEM;
 	json_object_object_add(f, "by", json_object_new_string(
 				       pgoff_stats_by_name(by)));
 	json_object_object_add(f, "now_ns", json_object_new_int64((int64_t)now));
@@ -178,7 +193,6 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 	json_object_object_add(f, "complete", json_object_new_boolean(
 		!err && rows && s->retire_failed == 0));
 	free(rows);
-	free(c.v);
 	return f;
 }
 
@@ -188,7 +202,7 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 
 void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = stats_now_ns();
 	json_object *f = s->cached[by];
 
 	if (!f || now - s->cached_at[by] >= STATS_REUSE_NS) {

@@ -31,6 +31,18 @@ struct stats {
  */
 void stats_retire_exited(struct stats *s);
 
+/* The clock of the kernel's times: CLOCK_MONOTONIC, in ns. */
+uint64_t stats_now_ns(void);
+
+/*
+ * The aggregation's rows as a stats reply has them before it is encoded
+ * (rows of intervals still going on included, up to now): *rows is
+ * malloc'ed (NULL on -ENOMEM). Returns 0, or -errno when some of the
+ * kernel's rows could not be read (the rows read are still given).
+ */
+int stats_rows(struct stats *s, enum pgoff_stats_by by, uint64_t now,
+	       struct agg_row **rows, size_t *n);
+
 /* Fill a stats reply (see PROTOCOL.md). */
 void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply);
 

@@ -30,7 +30,72 @@ struct store {
 	bool stopped;
 	int64_t retry_ms;
 	uint64_t dropped_disk_full, dropped_error, removed;
+	z_stream def, inf;		/* made at first use */
+	unsigned char *zout;		/* deflated payload being appended */
+	size_t zout_cap;
+	unsigned char *zin;		/* deflated payload being read */
+	bool def_ok, inf_ok;
 };
+
+/* A payload deflated into s->zout; 0 and *out_len, or -errno (then it is
+ * stored as it is). Raw deflate, the fastest level: pgoffd's loop writes
+ * thousands a second; most of the saving is in the dictionary. */
+static int deflate_payload(struct store *s, const void *in, size_t len,
+			   size_t *out_len)
+{
+	z_stream *z = &s->def;
+
+	if (!s->def_ok) {
+		if (deflateInit2(z, 1, Z_DEFLATED, -15, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
+			return -ENOMEM;
+		s->def_ok = true;
+		s->zout_cap = deflateBound(z, STORE_MAX_PAYLOAD);
+		s->zout = malloc(s->zout_cap);
+	} else if (deflateReset(z) != Z_OK) {
+		return -EIO;
+	}
+	if (!s->zout)
+		return -ENOMEM;
+	if (s->opts.dict && deflateSetDictionary(z, (const Bytef *)s->opts.dict,
+						 (uInt)s->opts.dict_len) != Z_OK)
+		return -EIO;
+	z->next_in = (Bytef *)(uintptr_t)in;
+	z->avail_in = (uInt)len;
+	z->next_out = s->zout;
+	z->avail_out = (uInt)s->zout_cap;
+	if (deflate(z, Z_FINISH) != Z_STREAM_END)
+		return -EIO;
+	*out_len = z->total_out;
+	return 0;
+}
+
+/* s->zin (len bytes, deflated) into buf (cap bytes, NUL-terminated);
+ * its length, or -EINVAL when it does not inflate into what fits. */
+static ssize_t inflate_payload(struct store *s, size_t len, char *buf,
+			       size_t cap)
+{
+	z_stream *z = &s->inf;
+
+	if (!s->inf_ok) {
+		if (inflateInit2(z, -15) != Z_OK)
+			return -ENOMEM;
+		s->inf_ok = true;
+	} else if (inflateReset(z) != Z_OK) {
+		return -EIO;
+	}
+	if (s->opts.dict && inflateSetDictionary(z, (const Bytef *)s->opts.dict,
+						 (uInt)s->opts.dict_len) != Z_OK)
+		return -EIO;
+	z->next_in = s->zin;
+	z->avail_in = (uInt)len;
+	z->next_out = (Bytef *)buf;
+	z->avail_out = (uInt)(cap - 1);
+	if (inflate(z, Z_FINISH) != Z_STREAM_END || z->avail_in)
+		return -EINVAL;
+	buf[z->total_out] = '\0';
+	return (ssize_t)z->total_out;
+}
 
 static uint32_t record_crc(const struct store_hdr *h, const void *payload)
 {
@@ -39,6 +104,8 @@ static uint32_t record_crc(const struct store_hdr *h, const void *payload)
 	crc = crc32(crc, (const Bytef *)&h->seq, sizeof(h->seq));
 	crc = crc32(crc, (const Bytef *)&h->wall_ns, sizeof(h->wall_ns));
 	crc = crc32(crc, (const Bytef *)&h->len, sizeof(h->len));
+	if (h->flags)	/* records before flags had 0 there, not in the CRC */
+		crc = crc32(crc, (const Bytef *)&h->flags, sizeof(h->flags));
 	return (uint32_t)crc32(crc, payload, h->len);
 }
 
@@ -69,7 +136,7 @@ static enum store_check check_hdr(const void *buf, size_t avail,
 	}
 	memcpy(h, buf, sizeof(*h));
 	if (h->magic != STORE_MAGIC || h->len > STORE_MAX_PAYLOAD ||
-	    h->reserved)
+	    (h->flags & ~STORE_F_DEFLATE))
 		return STORE_CORRUPT;
 	return STORE_OK;
 }
@@ -109,16 +176,24 @@ size_t store_retention(const struct store_seg *segs, size_t n,
 	return k;
 }
 
-static void seg_name(char *buf, size_t len, uint64_t first_seq)
+/* ".seg", or the store's own extension (one directory, two stores) */
+static const char *seg_ext(const struct store *s)
 {
-	snprintf(buf, len, "%016" PRIx64 ".seg", first_seq);
+	return s->opts.ext ? s->opts.ext : ".seg";
 }
 
-static bool parse_seg_name(const char *name, uint64_t *first_seq)
+static void seg_name(const struct store *s, char *buf, size_t len,
+		     uint64_t first_seq)
+{
+	snprintf(buf, len, "%016" PRIx64 "%s", first_seq, seg_ext(s));
+}
+
+static bool parse_seg_name(const struct store *s, const char *name,
+			   uint64_t *first_seq)
 {
 	uint64_t v = 0;
 
-	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, ".seg"))
+	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, seg_ext(s)))
 		return false;
 	for (int i = 0; i < 16; i++) {
 		char c = name[i];
@@ -135,14 +210,14 @@ static bool parse_seg_name(const char *name, uint64_t *first_seq)
 }
 
 /* A segment file, read-only: a regular file, no link followed. */
-static int open_seg(int dirfd, uint64_t first_seq, int flags)
+static int open_seg(const struct store *s, uint64_t first_seq, int flags)
 {
 	char name[SEG_NAME_LEN + 1];
 	struct stat st;
 	int fd;
 
-	seg_name(name, sizeof(name), first_seq);
-	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	seg_name(s, name, sizeof(name), first_seq);
+	fd = openat(s->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -244,10 +319,10 @@ static int load_seg(struct store *s, uint64_t first_seq, bool newest)
 	struct store_seg seg = { .id = first_seq };
 	uint64_t size;
 	bool torn;
-	int fd = open_seg(s->dirfd, first_seq, newest ? O_RDWR : O_RDONLY);
+	int fd = open_seg(s, first_seq, newest ? O_RDWR : O_RDONLY);
 	int err;
 
-	seg_name(name, sizeof(name), first_seq);
+	seg_name(s, name, sizeof(name), first_seq);
 	if (fd < 0) {
 		log_warnx("record store: %s skipped: %s", name,
 			  fd == -EINVAL ? "not a regular file" : strerror(-fd));
@@ -303,7 +378,7 @@ static int load(struct store *s)
 	while ((d = readdir(dir))) {
 		uint64_t seq;
 
-		if (!parse_seg_name(d->d_name, &seq))
+		if (!parse_seg_name(s, d->d_name, &seq))
 			continue;
 		if (n == cap) {
 			uint64_t *m = realloc(found, (cap ? cap * 2 : 16) *
@@ -380,6 +455,12 @@ void store_close(struct store *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	close(s->dirfd);
+	if (s->def_ok)
+		deflateEnd(&s->def);
+	if (s->inf_ok)
+		inflateEnd(&s->inf);
+	free(s->zout);
+	free(s->zin);
 	free(s->segs);
 	free(s);
 }
@@ -396,7 +477,7 @@ static void remove_oldest(struct store *s, size_t k, const char *why)
 	for (size_t i = 0; i < k; i++) {
 		char name[SEG_NAME_LEN + 1];
 
-		seg_name(name, sizeof(name), s->segs[i].id);
+		seg_name(s, name, sizeof(name), s->segs[i].id);
 		if (unlinkat(s->dirfd, name, 0) && errno != ENOENT)
 			log_warn("record store: cannot remove %s", name);
 		s->removed++;
@@ -413,7 +494,7 @@ static int start_seg(struct store *s, uint64_t seq)
 	char name[SEG_NAME_LEN + 1];
 	int fd, err;
 
-	seg_name(name, sizeof(name), seq);
+	seg_name(s, name, sizeof(name), seq);
 	fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -446,8 +527,9 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 	struct store_hdr h = { .magic = STORE_MAGIC, .len = (uint32_t)len,
 			       .seq = seq, .wall_ns = wall_ns };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)payload, len } };
-	uint64_t size = sizeof(h) + len;
+	uint64_t size;
 	struct store_seg *cur;
+	size_t zlen;
 	ssize_t n;
 	int err = 0;
 
@@ -457,6 +539,15 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 	}
 	if (s->stopped && mono_ms < s->retry_ms)
 		goto dropped;
+	/* deflated when that is smaller; else (or on failure) as it is */
+	if (s->opts.deflate && deflate_payload(s, payload, len, &zlen) == 0 &&
+	    zlen < len) {
+		h.len = (uint32_t)zlen;
+		h.flags = STORE_F_DEFLATE;
+		iov[1].iov_base = s->zout;
+		iov[1].iov_len = zlen;
+	}
+	size = sizeof(h) + h.len;
 	cur = s->fd >= 0 ? &s->segs[s->nsegs - 1] : NULL;
 	/* after an error: a fresh segment, as a torn write may linger;
 	 * but one still empty (its first write failed) is used again */
@@ -471,7 +562,7 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 			      "size or age");
 		cur = &s->segs[s->nsegs - 1];
 	}
-	h.crc = record_crc(&h, payload);
+	h.crc = record_crc(&h, iov[1].iov_base);
 	n = pwritev(s->fd, iov, 2, (off_t)cur->bytes);
 	if (n != (ssize_t)size) {
 		err = n < 0 ? -errno : -ENOSPC;	/* short: the disk filled */
@@ -566,6 +657,20 @@ void store_cursor_init(struct store *s, struct store_cursor *c,
 	c->off = 0;
 }
 
+void store_cursor_init_seq(struct store *s, struct store_cursor *c,
+			   uint64_t seq)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	for (i = 0; i < s->nsegs && (!s->segs[i].records ||
+				     s->segs[i].last_seq <= seq); i++)
+		;
+	c->seg_id = i < s->nsegs ? s->segs[i].id : s->last_seq + 1;
+	c->off = 0;
+}
+
 void store_cursor_close(struct store_cursor *c)
 {
 	if (c->fd >= 0)
@@ -587,7 +692,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 			if (g->id != c->seg_id)
 				c->off = 0;
 			c->seg_id = g->id;
-			c->fd = open_seg(s->dirfd, g->id, O_RDONLY);
+			c->fd = open_seg(s, g->id, O_RDONLY);
 			if (c->fd < 0) {
 				/* gone (retention): the next one */
 				c->seg_id++;
@@ -607,13 +712,31 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		if (n == (ssize_t)sizeof(*h) && check_hdr(h, sizeof(*h), h) ==
 		    STORE_OK && h->len < cap &&
 		    c->off + sizeof(*h) + h->len <= g->bytes) {
-			n = pread(c->fd, buf, h->len,
+			bool z = h->flags & STORE_F_DEFLATE;
+			char *dst = buf;
+
+			if (z && !s->zin)
+				s->zin = malloc(STORE_MAX_PAYLOAD);
+			if (z && !s->zin)
+				return -ENOMEM;
+			if (z)
+				dst = (char *)s->zin;
+			n = pread(c->fd, dst, h->len,
 				  (off_t)(c->off + sizeof(*h)));
 			if (n == (ssize_t)h->len &&
-			    record_crc(h, buf) == h->crc) {
-				buf[h->len] = '\0';
-				c->off += sizeof(*h) + h->len;
-				return 1;
+			    record_crc(h, dst) == h->crc) {
+				ssize_t plain = h->len;
+
+				if (z)
+					plain = inflate_payload(s, h->len, buf,
+								cap);
+				else
+					buf[h->len] = '\0';
+				if (plain >= 0) {
+					c->off += sizeof(*h) + h->len;
+					h->len = (uint32_t)plain;
+					return 1;
+				}
 			}
 		}
 		/* changed under us: what is after it is not to be trusted */

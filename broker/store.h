@@ -23,11 +23,16 @@
 struct store_hdr {
 	uint32_t magic;
 	uint32_t len;		/* payload bytes */
-	uint32_t crc;		/* CRC-32 of seq, wall_ns, len, then payload */
-	uint32_t reserved;	/* 0 */
+	uint32_t crc;		/* CRC-32 of seq, wall_ns, len, flags when
+				   not 0, then payload (as stored) */
+	uint32_t flags;		/* STORE_F_*; 0 before compression */
 	uint64_t seq;		/* the event's seq */
 	int64_t wall_ns;	/* CLOCK_REALTIME when stored */
 };
+
+/* The payload is a raw deflate stream (with the store's dictionary);
+ * store_next gives it inflated. */
+#define STORE_F_DEFLATE	1u
 
 enum store_check {
 	STORE_OK,		/* a whole, intact record */
@@ -67,6 +72,12 @@ struct store_opts {
 	uint64_t max_bytes;		/* record-max-size */
 	int64_t max_age_ns;		/* record-max-age */
 	uint64_t seg_bytes;		/* 0: min(STORE_SEG_MAX, max_bytes / 4) */
+	const char *ext;		/* segment files' ".xxx" (4 characters,
+					   static); NULL: ".seg" */
+	bool deflate;			/* compress what is appended */
+	const char *dict;		/* deflate's preset dictionary (static;
+					   never changed once records use it) */
+	size_t dict_len;
 };
 
 /*
@@ -112,10 +123,15 @@ struct store_cursor {
  * since_wall (the reader skips the older records in it). */
 void store_cursor_init(struct store *s, struct store_cursor *c,
 		       int64_t since_wall);
+/* Position c at the first segment holding a record after seq (the
+ * reader skips the records up to seq in it). */
+void store_cursor_init_seq(struct store *s, struct store_cursor *c,
+			   uint64_t seq);
 void store_cursor_close(struct store_cursor *c);
 /*
  * The next record into buf (STORE_MAX_PAYLOAD + 1 bytes at least; the
- * payload NUL-terminated). Returns 1, or 0 when every stored record was
+ * payload NUL-terminated, inflated if it was stored deflated: h->len is
+ * then its inflated length). Returns 1, or 0 when every stored record was
  * read (more may come), or -errno. A corrupt record ends its segment.
  */
 int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,

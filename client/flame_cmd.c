@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "client/cli.h"
 #include "client/conn.h"
 #include "client/flame.h"
 #include "protocol/clock.h"
 #include "protocol/log.h"
+#include "protocol/since.h"
 #include "protocol/units.h"
 
 static void flame_usage(FILE *f)
@@ -41,11 +43,19 @@ static void flame_usage(FILE *f)
 "  --user-stack      PostgreSQL's own frames (outermost first) between\n"
 "                    the kernel wait type and the kernel stack\n"
 "  --title TEXT      the graph's title\n"
+"  --since WHEN      the past: the intervals pgoffd recorded (record-min\n"
+"                    or longer) that ended after WHEN (10m, or RFC 3339)\n"
+"  --until WHEN      with --since: that ended at WHEN or before\n"
+"  --diff A B        two windows of the past, each FROM..TO (TO empty:\n"
+"                    now), as differential folded stacks: 'a;b;c A_us B_us'\n"
+"                    per line, for flamegraph.pl (red: grew in B)\n"
 "  --socket PATH     broker socket\n"
 "\n"
 "examples:\n"
 "  pgoffctl flame --duration 30s --db shop > shop-offcpu.svg\n"
-"  pgoffctl flame --folded --pid 4242 | flamegraph.pl > 4242.svg\n");
+"  pgoffctl flame --folded --pid 4242 | flamegraph.pl > 4242.svg\n"
+"  pgoffctl flame --since 1h --until 30m > before.svg\n"
+"  pgoffctl flame --diff 2h..1h 1h.. | flamegraph.pl > diff.svg\n");
 }
 
 struct flame_opts {
@@ -53,7 +63,52 @@ struct flame_opts {
 	uint64_t duration_ns;
 	bool folded;
 	const char *title;
+	bool past, diff;		/* --since, --diff */
+	int64_t win[2][2];		/* windows: since, until (0: now) */
 };
+
+static int64_t wall_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static int parse_when(const char *opt, const char *arg, int64_t *ns)
+{
+	if (pgoff_parse_since(arg, wall_now(), ns) || *ns < 0) {
+		log_warnx("%s: '%s' is neither a duration such as 10m, 2h or "
+			  "1d nor an RFC 3339 time such as 2026-12-04T02:55:00Z",
+			  opt, arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* "FROM..TO", TO empty for now. */
+static int parse_window(const char *arg, int64_t w[2])
+{
+	char from[80];
+	const char *dots = strstr(arg, "..");
+
+	if (!dots || (size_t)(dots - arg) >= sizeof(from) || dots == arg) {
+		log_warnx("--diff: '%s' is not a window FROM..TO, such as "
+			  "2h..1h or 1h..", arg);
+		return -1;
+	}
+	memcpy(from, arg, (size_t)(dots - arg));
+	from[dots - arg] = '\0';
+	w[1] = 0;
+	if (parse_when("--diff", from, &w[0]) ||
+	    (dots[2] && parse_when("--diff", dots + 2, &w[1])))
+		return -1;
+	if (w[1] && w[1] <= w[0]) {
+		log_warnx("--diff: '%s' ends before it starts", arg);
+		return -1;
+	}
+	return 0;
+}
 
 static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		       const char **sock)
@@ -63,10 +118,14 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		{ "duration", required_argument, NULL, 'd' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "title", required_argument, NULL, 'n' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "diff", required_argument, NULL, 'X' },
 		CLI_OPTIONS,
 		{ 0 }
 	};
 	struct pgoff_filter *f = &o->req.subscribe;
+	const char *since = NULL, *until = NULL;
 	int opt, ret;
 
 	o->req.op = PGOFF_OP_SUBSCRIBE;
@@ -97,13 +156,46 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		case 'n':
 			o->title = optarg;
 			break;
+		case 'S':
+			since = optarg;
+			break;
+		case 'U':
+			until = optarg;
+			break;
+		case 'X':
+			/* --diff A B: B is the next argument */
+			o->diff = true;
+			if (parse_window(optarg, o->win[0]) ||
+			    (optind < argc && argv[optind][0] != '-' &&
+			     parse_window(argv[optind++], o->win[1])))
+				return EXIT_USAGE;
+			break;
 		default:
 			ret = cli_option(opt, optarg, sock, flame_usage);
 			if (ret != CLI_NEXT)
 				return ret;
 		}
 	}
-	return cli_no_args("flame", argc, argv);
+	ret = cli_no_args("flame", argc, argv);
+	if (ret != EXIT_OK)
+		return ret;
+	if ((until && !since) || (o->diff && (since || o->win[1][0] == 0))) {
+		log_warnx("flame: --until goes with --since; --diff takes two "
+			  "windows and no --since");
+		return EXIT_USAGE;
+	}
+	if (since) {
+		o->past = true;
+		if (parse_when("--since", since, &o->win[0][0]) ||
+		    (until && parse_when("--until", until, &o->win[0][1])))
+			return EXIT_USAGE;
+		if (until && o->win[0][1] <= o->win[0][0]) {
+			log_warnx("flame: --until %s is not after --since %s",
+				  until, since);
+			return EXIT_USAGE;
+		}
+	}
+	return EXIT_OK;
 }
 
 /* The root frame: the PostgreSQL wait, or why there is none. */
@@ -181,13 +273,32 @@ struct recording {
 	int first_error;
 };
 
-static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
-		  struct recording *r)
+/* Whether a replayed event ended after until (0: now, none). */
+static bool after(json_object *ev, int64_t until)
 {
-	int64_t end = monotonic_ms() + (int64_t)(o->duration_ns / 1000000);
-	json_object *reply;
-	int ret = conn_request(c, (struct pgoff_request *)&o->req, &reply);
+	const char *t;
+	int64_t ns;
 
+	return until && pgoff_get_string(ev, "time", &t) &&
+	       pgoff_parse_rfc3339(t, &ns) == 0 && ns > until;
+}
+
+/* win: the past (since, until), or NULL for live for --duration. */
+static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
+		  struct recording *r, const int64_t *win)
+{
+	/* a replay ends with "replayed"; the deadline only if pgoffd stalls */
+	int64_t end = monotonic_ms() + (win ? 600000 :
+				  (int64_t)(o->duration_ns / 1000000));
+	struct pgoff_request req = o->req;
+	json_object *reply;
+	int ret;
+
+	if (win) {
+		req.subscribe.has_since = true;
+		req.subscribe.since_ns = win[0];
+	}
+	ret = conn_request(c, &req, &reply);
 	if (ret != EXIT_OK)
 		return ret;
 	json_object_put(reply);
@@ -209,7 +320,13 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 			return EXIT_OK;
 		}
 		pgoff_get_string(obj, "type", &type);
-		if (strcmp(type, "offcpu") == 0) {
+		if (win && strcmp(type, "replayed") == 0) {
+			json_object_put(obj);
+			return EXIT_OK;
+		}
+		if (strcmp(type, "offcpu") == 0 && win && after(obj, win[1])) {
+			/* past the window: not in the graph */
+		} else if (strcmp(type, "offcpu") == 0) {
 			r->events++;
 			err = add_event(g, obj, o->req.subscribe.user_stack);
 			if (err) {
@@ -231,6 +348,113 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 	return EXIT_OK;
 }
 
+/* Say what a recording missed. */
+static void report(const struct recording *r)
+{
+	if (r->lost)
+		log_warnx("%" PRIu64 " events were lost (the graph misses them)",
+			  r->lost);
+	if (r->not_added)
+		log_warnx("%" PRIu64 " events not in the graph: %s", r->not_added,
+			  r->first_error == -E2BIG ? "more distinct stacks than "
+			  "it holds" : strerror(-r->first_error));
+}
+
+/* The next line of folded stacks: path (cut at its last space), weight. */
+static bool next_folded(char **cur, char **path, uint64_t *w)
+{
+	char *nl, *sp;
+
+	while (**cur) {
+		nl = strchr(*cur, '\n');
+		if (nl)
+			*nl = '\0';
+		*path = *cur;
+		*cur = nl ? nl + 1 : *cur + strlen(*cur);
+		sp = strrchr(*path, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		*w = strtoull(sp + 1, NULL, 10);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * --diff: both windows' folded stacks (each sorted bytewise by path),
+ * merged into "path A B" lines, as flamegraph.pl takes them.
+ */
+static int write_diff(struct flame *const g[2], FILE *out)
+{
+	char *buf[2] = { NULL, NULL }, *cur[2], *path[2] = { NULL, NULL };
+	size_t len[2];
+	uint64_t w[2] = { 0, 0 };
+	bool have[2];
+	int err = 0;
+
+	for (int i = 0; i < 2 && !err; i++) {
+		FILE *m = open_memstream(&buf[i], &len[i]);
+
+		if (!m)
+			err = -ENOMEM;
+		else if ((err = flame_write_folded(g[i], m)) == 0 && fclose(m))
+			err = -ENOMEM;
+		else if (err)
+			fclose(m);
+		cur[i] = buf[i];
+	}
+	for (int i = 0; i < 2 && !err; i++)
+		have[i] = next_folded(&cur[i], &path[i], &w[i]);
+	while (!err && (have[0] || have[1])) {
+		int c = !have[0] ? 1 : !have[1] ? -1 : strcmp(path[0], path[1]);
+
+		fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n",
+			c <= 0 ? path[0] : path[1], c <= 0 ? w[0] : 0,
+			c >= 0 ? w[1] : 0);
+		if (c <= 0)
+			have[0] = next_folded(&cur[0], &path[0], &w[0]);
+		if (c >= 0)
+			have[1] = next_folded(&cur[1], &path[1], &w[1]);
+	}
+	free(buf[0]);
+	free(buf[1]);
+	return err ? err : ferror(out) ? -EIO : 0;
+}
+
+static int flame_diff(const struct flame_opts *o, const char *sock)
+{
+	struct flame *g[2] = { flame_new(), flame_new() };
+	struct recording r[2] = { 0 };
+	int ret = EXIT_OK, err;
+
+	for (int i = 0; i < 2 && ret == EXIT_OK; i++) {
+		struct conn c;
+
+		if (!g[i]) {
+			log_warnx("out of memory");
+			ret = EXIT_ERROR;
+			break;
+		}
+		ret = conn_open(&c, socket_path(sock));
+		if (ret == EXIT_OK)
+			ret = record(&c, o, g[i], &r[i], o->win[i]);
+		conn_close(&c);
+		report(&r[i]);
+	}
+	if (ret == EXIT_OK) {
+		err = write_diff(g, stdout);
+		check_stdout();
+		if (err) {
+			log_warnx("writing the graph: %s", strerror(-err));
+			ret = EXIT_ERROR;
+		}
+	}
+	flame_free(g[0]);
+	flame_free(g[1]);
+	return ret;
+}
+
 int cmd_flame(int argc, char **argv, const char *sock)
 {
 	struct flame_opts o = { 0 };
@@ -244,6 +468,8 @@ int cmd_flame(int argc, char **argv, const char *sock)
 	ret = parse_flame(argc, argv, &o, &sock);
 	if (ret != EXIT_OK)
 		return ret;
+	if (o.diff)
+		return flame_diff(&o, sock);
 	g = flame_new();
 	if (!g) {
 		log_warnx("out of memory");
@@ -254,22 +480,19 @@ int cmd_flame(int argc, char **argv, const char *sock)
 		goto out;
 	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: poll returns */
 	sigaction(SIGTERM, &sa, NULL);
-	ret = record(&c, &o, g, &r);
+	ret = record(&c, &o, g, &r, o.past ? o.win[0] : NULL);
 	if (ret != EXIT_OK)
 		goto out;
-	if (r.lost)
-		log_warnx("%" PRIu64 " events were lost (the graph misses them)",
-			  r.lost);
-	if (r.not_added)
-		log_warnx("%" PRIu64 " events not in the graph: %s", r.not_added,
-			  r.first_error == -E2BIG ? "more distinct stacks than "
-			  "it holds" : strerror(-r.first_error));
+	report(&r);
+	if (o.past)
+		snprintf(dur, sizeof(dur), "the record");
+	else
+		pgoff_format_duration(o.duration_ns, dur, sizeof(dur));
 	snprintf(subtitle, sizeof(subtitle),
 		 "%" PRIu64 " off-CPU intervals of %s or more in %s%s",
 		 r.events,
 		 pgoff_format_duration(o.req.subscribe.min_duration_ns, min,
-				       sizeof(min)),
-		 pgoff_format_duration(o.duration_ns, dur, sizeof(dur)),
+				       sizeof(min)), dur,
 		 r.lost || r.not_added ? "; some lost, see stderr" : "");
 	if (o.folded) {
 		err = flame_write_folded(g, stdout);

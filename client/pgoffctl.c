@@ -55,6 +55,9 @@ static void watch_usage(FILE *f)
 "                    from now (10m, 2h, 1d) or an RFC 3339 time\n"
 "                    (2026-12-04T02:55:00Z); what pgoffd recorded, waits\n"
 "                    and intervals of record-min (10ms) or more, no SQL\n"
+"  --resume SEQ      as --since, from the event after seq SEQ (the last\n"
+"                    one seen, even before a pgoffd restart); events no\n"
+"                    longer stored are told as lost (expired)\n"
 "  --count N         exit 0 after N events\n"
 "  --timeout DUR     exit 4 if --count events did not come in time\n"
 "                    (without --count: exit 0 after DUR)\n"
@@ -175,6 +178,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		{ "json", no_argument, NULL, 'j' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "since", required_argument, NULL, 'S' },
+		{ "resume", required_argument, NULL, 'R' },
 		CLI_OPTIONS,
 		{ 0 }
 	};
@@ -244,6 +248,17 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 			f->has_since = true;
 			break;
 		}
+		case 'R': {
+			uint64_t v;
+
+			if (pgoff_parse_u64(optarg, 0, INT64_MAX - 1, &v)) {
+				log_warnx("--resume: '%s' is not a seq", optarg);
+				return EXIT_USAGE;
+			}
+			f->has_resume = true;
+			f->resume_seq = (int64_t)v;
+			break;
+		}
 		default:
 			ret = cli_option(opt, optarg, sock, watch_usage);
 			if (ret != CLI_NEXT)
@@ -253,7 +268,14 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 	/* user stacks are on intervals: waits alone would have none */
 	if (f->user_stack && !view_given)
 		f->view = PGOFF_VIEW_BOTH;
-	return cli_no_args("watch", argc, argv);
+	ret = cli_no_args("watch", argc, argv);
+	if (ret != EXIT_OK)
+		return ret;
+	if (f->has_since && f->has_resume) {
+		log_warnx("watch: --since or --resume, not both");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 /*
@@ -281,8 +303,13 @@ static int handle_item(json_object *obj, bool json)
 	} else if (strcmp(type, "dropped") == 0) {
 		pgoff_get_int64(obj, "count", &n);
 		pgoff_get_string(obj, "cause", &cause);
-		log_warnx("%lld events lost before this point (%s)",
-			  (long long)n, cause);
+		if (strcmp(cause, PGOFF_DROP_EXPIRED) == 0)
+			log_warnx("%lld events lost before this point (expired: "
+				  "no longer stored; at most, seqs never stored "
+				  "are counted too)", (long long)n);
+		else
+			log_warnx("%lld events lost before this point (%s)",
+				  (long long)n, cause);
 	} else if (strcmp(type, "bye") == 0) {
 		pgoff_get_string(obj, "reason", &cause);
 		log_warnx("pgoffd closed the stream (%s)", cause);
@@ -313,6 +340,7 @@ static int watch_stream(struct conn *c, struct watch_opts *w, uint64_t *seen,
 	json_object_put(reply);
 	/* a replay once: after a reconnection, the stream goes on live */
 	w->req.subscribe.has_since = false;
+	w->req.subscribe.has_resume = false;
 	if (resumed)	/* said once subscribed: from here on nothing is missed */
 		log_warnx("reconnected to pgoffd and subscribed again; events "
 			  "in the gap were not seen");

@@ -22,6 +22,7 @@
 #include "client/stats_view.h"
 #include "protocol/clock.h"
 #include "protocol/log.h"
+#include "protocol/since.h"
 #include "protocol/units.h"
 
 static void top_usage(FILE *f)
@@ -40,6 +41,12 @@ static void top_usage(FILE *f)
 "  --pid N           only this process (repeatable)\n"
 "  --db LIST         only these databases (comma-separated)\n"
 "  --limit N         at most N rows (default: what the terminal holds)\n"
+"  --since WHEN      the past: one table from what pgoffd recorded since\n"
+"                    WHEN (a duration back from now such as 10m, or an\n"
+"                    RFC 3339 time such as 2026-12-04T02:50:00Z)\n"
+"  --until WHEN      with --since: up to WHEN (default: now)\n"
+"  --at WHEN         the past around WHEN: --window long, centred on it\n"
+"  --window DUR      with --at (default 1m)\n"
 "  --socket PATH     broker socket\n"
 "\n"
 "OFF%%: share of the interval the process spent off the CPU. AAS: average\n"
@@ -49,7 +56,9 @@ static void top_usage(FILE *f)
 "\n"
 "examples:\n"
 "  pgoffctl top --by wait\n"
-"  pgoffctl top --once --json --interval 5s | jq '.rows[0]'\n");
+"  pgoffctl top --once --json --interval 5s | jq '.rows[0]'\n"
+"  pgoffctl top --since 2026-12-04T02:50:00Z --until 2026-12-04T03:00:00Z\n"
+"  pgoffctl top --at 10m --window 2m --by wait\n");
 }
 
 static void metrics_usage(FILE *f)
@@ -78,7 +87,67 @@ struct top_opts {
 	char dbs[16][64];
 	size_t ndbs;
 	uint64_t limit;
+	bool past;			/* --since or --at: one table, stored */
+	int64_t since_ns, until_ns;	/* wall clock; until 0: now */
 };
+
+static int64_t wall_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static int parse_when(const char *opt, const char *arg, int64_t *ns)
+{
+	if (pgoff_parse_since(arg, wall_now(), ns) || *ns < 0) {
+		log_warnx("%s: '%s' is neither a duration such as 10m, 2h or "
+			  "1d nor an RFC 3339 time such as 2026-12-04T02:55:00Z",
+			  opt, arg);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* --since/--until or --at/--window into a window; checked together. */
+static int past_window(struct top_opts *o, const char *since,
+		       const char *until, const char *at, const char *window)
+{
+	uint64_t w = 60000000000ULL;
+	int64_t t;
+
+	if ((until && !since) || (window && !at) || (since && at)) {
+		log_warnx("top: --until goes with --since, --window with --at, "
+			  "and --since not with --at");
+		return EXIT_USAGE;
+	}
+	if (since) {
+		o->past = true;
+		if (parse_when("--since", since, &o->since_ns) ||
+		    (until && parse_when("--until", until, &o->until_ns)))
+			return EXIT_USAGE;
+		if (until && o->until_ns <= o->since_ns) {
+			log_warnx("top: --until %s is not after --since %s",
+				  until, since);
+			return EXIT_USAGE;
+		}
+	} else if (at) {
+		o->past = true;
+		if (parse_when("--at", at, &t))
+			return EXIT_USAGE;
+		if (window && (pgoff_parse_ago(window, &w) || !w)) {
+			log_warnx("--window: '%s' is not a duration such as "
+				  "30s, 2m or 1h", window);
+			return EXIT_USAGE;
+		}
+		o->since_ns = t - (int64_t)(w / 2);
+		o->until_ns = t + (int64_t)(w - w / 2);
+		if (o->since_ns < 0)
+			o->since_ns = 0;
+	}
+	return EXIT_OK;
+}
 
 static int parse_top(int argc, char **argv, struct top_opts *o,
 		     const char **sock)
@@ -91,9 +160,14 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 		{ "pid", required_argument, NULL, 'p' },
 		{ "db", required_argument, NULL, 'D' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "at", required_argument, NULL, 'A' },
+		{ "window", required_argument, NULL, 'W' },
 		CLI_OPTIONS,
 		{ 0 }
 	};
+	const char *since = NULL, *until = NULL, *at = NULL, *window = NULL;
 	uint64_t v;
 	int opt, ret;
 
@@ -149,13 +223,28 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 				return EXIT_USAGE;
 			}
 			break;
+		case 'S':
+			since = optarg;
+			break;
+		case 'U':
+			until = optarg;
+			break;
+		case 'A':
+			at = optarg;
+			break;
+		case 'W':
+			window = optarg;
+			break;
 		default:
 			ret = cli_option(opt, optarg, sock, top_usage);
 			if (ret != CLI_NEXT)
 				return ret;
 		}
 	}
-	return cli_no_args("top", argc, argv);
+	ret = cli_no_args("top", argc, argv);
+	if (ret != EXIT_OK)
+		return ret;
+	return past_window(o, since, until, at, window);
 }
 
 static bool row_wanted(const struct top_opts *o, const struct sv_row *r)
@@ -263,12 +352,20 @@ static size_t terminal_rows(void)
 	return 20;
 }
 
+/* A table over the past: the span the stored seconds cover. */
+struct past {
+	const char *from, *to;		/* RFC 3339, from pgoffd */
+	uint64_t covered_ns;		/* the time recorded in it */
+	int64_t seconds;
+};
+
 static int show(const struct top_opts *o, const struct sv_snapshot *prev,
-		const struct sv_snapshot *cur, bool screen)
+		const struct sv_snapshot *cur, bool screen,
+		const struct past *past)
 {
 	struct sv_snapshot d;
 	struct sv_group *g;
-	uint64_t interval = cur->now_ns - prev->now_ns;
+	uint64_t interval = past ? past->covered_ns : cur->now_ns - prev->now_ns;
 	size_t limit = o->limit ? o->limit : screen ? terminal_rows() : 0;
 	size_t keep = 0;
 	int n;
@@ -289,6 +386,14 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 
 		json_object_object_add(j, "now_ns",
 				       json_object_new_int64((int64_t)cur->now_ns));
+		if (past) {
+			json_object_object_add(j, "from_time", past->from ?
+				json_object_new_string(past->from) : NULL);
+			json_object_object_add(j, "to_time", past->to ?
+				json_object_new_string(past->to) : NULL);
+			json_object_object_add(j, "seconds",
+				json_object_new_int64(past->seconds));
+		}
 		json_object_object_add(j, "truncated",
 				       json_object_new_boolean(cur->truncated));
 		json_out(stdout, j);
@@ -302,11 +407,20 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		if (screen)
 			fputs("\033[H\033[2J", stdout);
-		printf("pgoffctl top - %s - off-CPU time in the last %s, by %s%s%s\n",
-		       when, pgoff_format_duration(interval, iv, sizeof(iv)),
-		       sv_by_name(o->by), cur->truncated ?
-		       " (pgoffd's reply was cut short: the least busy rows are missing)" : "",
-		       screen ? " - q to quit" : "");
+		if (past)
+			printf("pgoffctl top - off-CPU time from %s to %s "
+			       "(%lld s recorded), by %s%s\n",
+			       past->from ? past->from : "-",
+			       past->to ? past->to : "-",
+			       (long long)past->seconds, sv_by_name(o->by),
+			       cur->truncated ? " (pgoffd's reply was cut "
+			       "short: the least busy rows are missing)" : "");
+		else
+			printf("pgoffctl top - %s - off-CPU time in the last %s, by %s%s%s\n",
+			       when, pgoff_format_duration(interval, iv, sizeof(iv)),
+			       sv_by_name(o->by), cur->truncated ?
+			       " (pgoffd's reply was cut short: the least busy rows are missing)" : "",
+			       screen ? " - q to quit" : "");
 		sv_render_top(stdout, g, (size_t)n, o->by, interval,
 			      cur->hist_unit_ns, limit);
 		if (!screen && !o->once)
@@ -315,6 +429,54 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 	free(g);
 	check_stdout();
 	return 0;
+}
+
+/* One table from the per-second aggregation pgoffd recorded. */
+static int top_past(const struct top_opts *o, struct conn *c)
+{
+	struct pgoff_request req = { .op = PGOFF_OP_STATS };
+	struct sv_snapshot prev = { 0 }, cur = { 0 };
+	struct past past = { 0 };
+	json_object *reply, *v;
+	char err[160];
+	int ret;
+
+	req.stats.by = PGOFF_STATS_BY_PID;
+	req.stats.has_since = true;
+	req.stats.since_ns = o->since_ns;
+	req.stats.until_ns = o->until_ns;
+	ret = conn_request(c, &req, &reply);
+	if (ret != EXIT_OK)
+		return ret;
+	if (sv_parse(reply, &cur, err, sizeof(err))) {
+		log_warnx("pgoffd's stats reply: %s", err);
+		json_object_put(reply);
+		return EXIT_ERROR;
+	}
+	if (json_object_object_get_ex(reply, "from_time", &v) &&
+	    json_object_is_type(v, json_type_string))
+		past.from = json_object_get_string(v);
+	if (json_object_object_get_ex(reply, "to_time", &v) &&
+	    json_object_is_type(v, json_type_string))
+		past.to = json_object_get_string(v);
+	if (json_object_object_get_ex(reply, "covered_ns", &v))
+		past.covered_ns = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(reply, "seconds", &v))
+		past.seconds = json_object_get_int64(v);
+	if (json_object_object_get_ex(reply, "complete", &v) &&
+	    !json_object_get_boolean(v))
+		log_warnx("pgoffd could not read all it recorded: the table "
+			  "may be short");
+	if (!past.seconds)
+		log_warnx("pgoffd recorded nothing in that time (see pgoffctl "
+			  "history)");
+	if (show(o, &prev, &cur, false, &past)) {
+		log_warnx("out of memory");
+		ret = EXIT_ERROR;
+	}
+	sv_free(&cur);
+	json_object_put(reply);
+	return ret;
 }
 
 int cmd_top(int argc, char **argv, const char *sock)
@@ -332,6 +494,10 @@ int cmd_top(int argc, char **argv, const char *sock)
 	ret = conn_open(&c, socket_path(sock));
 	if (ret != EXIT_OK)
 		goto out;
+	if (o.past) {
+		ret = top_past(&o, &c);
+		goto out;
+	}
 	screen = !o.json && !o.once && isatty(STDOUT_FILENO);
 	/* each ends top through the loop, which restores the terminal */
 	sigaction(SIGINT, &sa, NULL);
@@ -345,7 +511,7 @@ int cmd_top(int argc, char **argv, const char *sock)
 		ret = fetch(&c, PGOFF_STATS_BY_PID, &cur);
 		if (ret != EXIT_OK)
 			break;
-		if (show(&o, &prev, &cur, screen)) {
+		if (show(&o, &prev, &cur, screen, NULL)) {
 			log_warnx("out of memory");
 			ret = EXIT_ERROR;
 		}

@@ -11,10 +11,13 @@ _pgoffctl_options() {
 	case $1 in
 	status | ps | history) opts=(--json --socket --help) ;;
 	watch) opts=(--view --pid --type --pg-wait --db --backend-type --min
-		--user-stack --since --count --timeout --follow --json --socket --help) ;;
-	top) opts=(--interval --by --once --json --pid --db --limit --socket --help) ;;
+		--user-stack --since --resume --count --timeout --follow --json --socket
+		--help) ;;
+	top) opts=(--interval --by --once --json --pid --db --limit --since --until
+		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
-		--backend-type --user-stack --title --socket --help) ;;
+		--backend-type --user-stack --title --since --until --diff --socket
+		--help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;
 	"") opts=(--socket --help --version) ;;
 	*) opts=() ;;

@@ -183,6 +183,16 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 				    "field \"user_stack\" must be true or false");
 		f->user_stack = json_object_get_boolean(us);
 	}
+	if (json_object_object_get_ex(obj, "resume_seq", NULL)) {
+		if (f->has_since)
+			return fail(err, PGOFF_ERR_BAD_REQUEST,
+				    "\"since_ns\" and \"resume_seq\" do not go "
+				    "together");
+		if (get_ranged(obj, "resume_seq", 0, INT64_MAX - 1, true,
+			       &f->resume_seq, err))
+			return -EINVAL;
+		f->has_resume = true;
+	}
 	if (json_object_object_get_ex(obj, "view", NULL)) {
 		const char *view = "";
 
@@ -231,13 +241,29 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 	return 0;
 }
 
-/* "by": "pid" (default) or "labels". */
-static int decode_stats(json_object *obj, enum pgoff_stats_by *by,
+/* "by": "pid" (default) or "labels"; since_ns and until_ns: the past. */
+static int decode_stats(json_object *obj, struct pgoff_request *req,
 			struct pgoff_error *err)
 {
+	enum pgoff_stats_by *by = &req->stats.by;
 	const char *v;
 
 	*by = PGOFF_STATS_BY_PID;
+	if (json_object_object_get_ex(obj, "since_ns", NULL)) {
+		if (get_ranged(obj, "since_ns", 0, INT64_MAX - 1, true,
+			       &req->stats.since_ns, err) ||
+		    get_ranged(obj, "until_ns", 0, INT64_MAX - 1, false,
+			       &req->stats.until_ns, err))
+			return -EINVAL;
+		if (req->stats.until_ns &&
+		    req->stats.until_ns <= req->stats.since_ns)
+			return fail(err, PGOFF_ERR_BAD_REQUEST,
+				    "\"until_ns\" must be after \"since_ns\"");
+		req->stats.has_since = true;
+	} else if (json_object_object_get_ex(obj, "until_ns", NULL)) {
+		return fail(err, PGOFF_ERR_BAD_REQUEST,
+			    "\"until_ns\" needs \"since_ns\"");
+	}
 	if (!json_object_object_get_ex(obj, "by", NULL))
 		return 0;
 	if (!pgoff_get_string(obj, "by", &v))
@@ -306,7 +332,7 @@ int pgoff_request_decode(const char *line, size_t len,
 		req->op = PGOFF_OP_HISTORY;
 	} else if (strcmp(op, "stats") == 0) {
 		req->op = PGOFF_OP_STATS;
-		ret = decode_stats(obj, &req->stats.by, err);
+		ret = decode_stats(obj, req, err);
 	} else {
 		ret = fail(err, PGOFF_ERR_UNKNOWN_OP, "unknown op \"%.40s\"",
 			   op);
@@ -387,10 +413,19 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		if (f->has_since)
 			json_object_object_add(obj, "since_ns",
 				json_object_new_int64(f->since_ns));
+		if (f->has_resume)
+			json_object_object_add(obj, "resume_seq",
+				json_object_new_int64(f->resume_seq));
 		break;
 	case PGOFF_OP_STATS:
 		json_object_object_add(obj, "by", json_object_new_string(
 			pgoff_stats_by_name(req->stats.by)));
+		if (req->stats.has_since)
+			json_object_object_add(obj, "since_ns",
+				json_object_new_int64(req->stats.since_ns));
+		if (req->stats.has_since && req->stats.until_ns)
+			json_object_object_add(obj, "until_ns",
+				json_object_new_int64(req->stats.until_ns));
 		break;
 	case PGOFF_OP_STATUS:
 	case PGOFF_OP_PS:

@@ -41,6 +41,7 @@
 #define PGOFF_DROP_CLIENT_QUEUE	"client_queue_full"
 #define PGOFF_DROP_RINGBUF	"ringbuf_full"
 #define PGOFF_DROP_START_MAP	"start_map_full"
+#define PGOFF_DROP_EXPIRED	"expired"	/* watch --resume: not stored any more */
 
 enum pgoff_op {
 	PGOFF_OP_HELLO,
@@ -85,6 +86,8 @@ struct pgoff_filter {
 	bool user_stack;			/* "offcpu" events carry user_stack */
 	bool has_since;				/* replay the store first */
 	int64_t since_ns;			/* wall clock, ns since the epoch */
+	bool has_resume;			/* replay what came after a seq */
+	int64_t resume_seq;			/* the last seq the client saw */
 };
 
 struct pgoff_request {
@@ -98,6 +101,10 @@ struct pgoff_request {
 		struct pgoff_filter subscribe;
 		struct {
 			enum pgoff_stats_by by;
+			/* over the past: the recorded seconds that ended in
+			 * (since_ns, until_ns], wall clock */
+			bool has_since;
+			int64_t since_ns, until_ns;	/* until 0: now */
 		} stats;
 	};
 };

@@ -22,6 +22,7 @@ check "with no subscriber, the kernel sends what is recorded (1 ms)" \
 	[ "$(member status --json | jq .kernel_min_duration_ns)" = 1000000 ]
 
 # A lock wait of ~0.8 s with no client connected.
+t_before=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 cat >"$E2E_DIR/a.sql" <<'SQL'
 select pg_backend_pid();
 begin;
@@ -58,6 +59,49 @@ note "PostgreSQL: ${pg_ms} ms; pgoff: ${pgoff_ms} ms"
 # and the wakeup's trip through the run queue on a loaded machine (2 ms).
 check "its duration is PostgreSQL's within 2 ms" \
 	between "$(awk -v a="${pgoff_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 2
+
+# top over the past, from the per-second aggregation: B's time in
+# Lock:transactionid is the wait's (its off-CPU intervals in it; the
+# deadlock check's few microseconds on the CPU are not).
+member top --since 1m --pid "$b_pid" --by wait --json >"$E2E_DIR/top.json" 2>"$E2E_DIR/top.err"
+rc=$?
+note "top --since 1m: $(head -c 600 "$E2E_DIR/top.json") $(head -c 200 "$E2E_DIR/top.err")"
+# (all rows of the wait: a preemption inside it is a row of kernel wait cpu)
+top_ms=$(jq '[.rows[] | select(.wait_event == "transactionid") | .time_ns] | add / 1e6' "$E2E_DIR/top.json")
+note "PostgreSQL: ${pg_ms} ms; top --since: ${top_ms} ms; $(jq -c 'del(.rows)' "$E2E_DIR/top.json")"
+note "pgoffd's log on the store: $(grep 'record store' "$E2E_DIR/pgoffd.log" | head -n 3)"
+check "top --since finds B's lock wait (exit $rc)" \
+	jqe '.seconds > 0 and ([.rows[] | select(.wait_event_type == "Lock" and .wait_event == "transactionid" and .count >= 1)] | length >= 1)' "$E2E_DIR/top.json"
+check "its time is PostgreSQL's within 2 ms" \
+	between "$(awk -v a="${top_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 2
+t_end=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+member top --at "$t_end" --window 2m --by wait --json >"$E2E_DIR/top_at.json" 2>"$E2E_DIR/top_at.err"
+note "top --at $t_end --window 2m: $(jq -c '{seconds, from_time, to_time, rows: [.rows[] | {wait_event, time_ns}]}' "$E2E_DIR/top_at.json") $(head -c 200 "$E2E_DIR/top_at.err")"
+check "top --at T --window 2m (RFC 3339) finds it too" \
+	jqe '[.rows[] | select(.wait_event == "transactionid")] | length >= 1' "$E2E_DIR/top_at.json"
+member top --since 1m --until 50s --by wait --json >"$E2E_DIR/top_old.json" 2>"$E2E_DIR/top_old.err"
+check "top --since 1m --until 50s, before it: no such row" \
+	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 0' "$E2E_DIR/top_old.json"
+
+member top --since 7h >/dev/null 2>"$E2E_DIR/top_long.err"
+rc=$?
+note "top --since 7h: exit $rc, $(head -c 200 "$E2E_DIR/top_long.err")"
+check "top over more than 6 h at once is refused, saying so (exit $rc)" \
+	bash -c "[ $rc != 0 ] && grep -q 'at most 6 h of the past' '$E2E_DIR/top_long.err'"
+
+# flame over the past, from the stored intervals (1 ms or more here).
+member flame --since 1m --folded --pid "$b_pid" >"$E2E_DIR/flame.txt" 2>"$E2E_DIR/flame.err"
+rc=$?
+flame_ms=$(awk '/^Lock:transactionid;/ { us += $NF } END { print us / 1000 }' "$E2E_DIR/flame.txt")
+note "flame --since 1m: $(head -c 300 "$E2E_DIR/flame.txt") $(head -c 200 "$E2E_DIR/flame.err")"
+note "PostgreSQL: ${pg_ms} ms; flame --since: ${flame_ms} ms"
+check "flame --since: B's Lock:transactionid stacks sum to PostgreSQL's wait within 2 ms (exit $rc)" \
+	bash -c "[ $rc = 0 ] && awk -v a='${flame_ms:-0}' -v b='${pg_ms:-1e9}' 'BEGIN { exit !(a - b >= -2 && a - b <= 2) }'"
+member flame --diff "1h..$t_before" "$t_before.." --pid "$b_pid" >"$E2E_DIR/diff.txt" 2>"$E2E_DIR/diff.err"
+rc=$?
+note "flame --diff: $(grep -m2 '^Lock:transactionid;' "$E2E_DIR/diff.txt") $(head -c 200 "$E2E_DIR/diff.err")"
+check "flame --diff before/after: the wait's stacks are 0 before, all of it after (exit $rc)" \
+	bash -c "[ $rc = 0 ] && awk '/^Lock:transactionid;/ { n++; if (\$(NF-1) != 0 || \$NF == 0) bad++ } END { exit !(n > 0 && !bad) }' '$E2E_DIR/diff.txt'"
 
 # replay_all OUT ERR WHO [watch options]: watch --since 1h as WHO until
 # the replay has reached the store's end (and 0.3 s more), then stop it
@@ -178,7 +222,7 @@ e2e_start_broker --record-min 0 --record-max-size 1M || { not_ok "start pgoffd, 
 load 3000
 load_wait
 sleep 1.5
-total=$(cat "$STATE"/*.seg | wc -c)
+total=$(cat "$STATE"/*.seg "$STATE"/*.agg | wc -c)
 h=$(member history --json)
 note "with a 1 MiB cap: $total bytes in segments; history $h"
 check "filled past a 1 MiB cap, the store stays under it ($total bytes)" \

@@ -58,6 +58,12 @@ static const struct {
 	  PGOFF_ERR_BAD_REQUEST },
 	{ "{\"op\":\"subscribe\",\"min_duration_ns\":86400000000001}",
 	  PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"stats\",\"since_ns\":1,\"until_ns\":2}", NULL },
+	{ "{\"op\":\"stats\",\"by\":\"labels\",\"since_ns\":0}", NULL },
+	{ "{\"op\":\"stats\",\"since_ns\":5,\"until_ns\":5}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"stats\",\"until_ns\":5}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"stats\",\"since_ns\":-1}", PGOFF_ERR_BAD_REQUEST },
+	{ "{\"op\":\"stats\",\"since_ns\":\"1h\"}", PGOFF_ERR_BAD_REQUEST },
 };
 
 static void test_decode_table(void)
@@ -80,6 +86,27 @@ static void test_decode_table(void)
 			CHECK_STR(err.code, cases[i].code);
 		}
 	}
+}
+
+/* The past in a stats request: encoded and decoded alike. */
+static void test_roundtrip_stats_since(void)
+{
+	struct pgoff_request in = { .op = PGOFF_OP_STATS }, out;
+	struct pgoff_error err;
+	json_object *obj;
+	const char *line;
+
+	in.stats.by = PGOFF_STATS_BY_LABELS;
+	in.stats.has_since = true;
+	in.stats.since_ns = 1796398013130304067LL;
+	in.stats.until_ns = 1796398073130304067LL;
+	obj = pgoff_request_encode(&in);
+	line = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+	CHECK(pgoff_request_decode(line, strlen(line), &out, &err) == 0);
+	json_object_put(obj);
+	CHECK(out.op == PGOFF_OP_STATS && out.stats.by == PGOFF_STATS_BY_LABELS);
+	CHECK(out.stats.has_since && out.stats.since_ns == in.stats.since_ns);
+	CHECK(out.stats.until_ns == in.stats.until_ns);
 }
 
 static void test_too_many_pids(void)
@@ -223,6 +250,7 @@ int main(void)
 {
 	RUN(test_decode_table);
 	RUN(test_too_many_pids);
+	RUN(test_roundtrip_stats_since);
 	RUN(test_roundtrip_subscribe);
 	RUN(test_id_echoed_on_error);
 	RUN(test_linebuf_framing);

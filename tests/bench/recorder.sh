@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make bench, the flight recorder's part: what recording costs and holds.
+# - BPF ns per sched_switch run, pgoffd with --record no vs yes (default
+#   record-min 10ms, no subscriber), pgbench TPC-B -c 8, paired rounds
+#   in alternating order (kernel.bpf_stats_enabled);
+# - the store's growth under that TPC-B (events and per-second
+#   aggregation): bytes per stored event, bytes per second, and how many
+#   days of it 1 GiB holds (record-max-size is shared half and half, so
+#   the half that fills first decides);
+# - pgoffd's CPU (utime + stime) while recording every event (record-min
+#   0) of short sleeps at about 7,000 events/s, and with --record no;
+# - the time top --since 1h and flame --since 1h take, on a store made to
+#   span an hour by repeating the TPC-B run's records (stretch_store.py).
+# usage: tests/bench/recorder.sh [RESULTS_FILE]  (ROUNDS=3 SECONDS_PER_RUN=20)
+# Runs under the e2e lock (it starts PostgreSQL and pgoffd).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$top/tests/bench/results-recorder.md}
+rounds=${ROUNDS:-3} secs=${SECONDS_PER_RUN:-20}
+cd "$top" || exit 2
+. tests/e2e/lib.sh
+e2e_require
+e2e_setup
+pg_start autovacuum=off max_connections=50 >/dev/null || { echo "bench: PostgreSQL did not start" >&2; exit 1; }
+"$PGBIN/pgbench" -i -q -s 10 >/dev/null 2>&1 || { echo "bench: pgbench -i failed" >&2; exit 1; }
+sysctl -qw kernel.bpf_stats_enabled=1
+# e2e_cleanup stops PostgreSQL and pgoffd: a PostgreSQL left running
+# would hold the e2e lock (its fd) for everyone
+trap 'sysctl -qw kernel.bpf_stats_enabled=0; e2e_cleanup' EXIT
+raw=$E2E_DIR/raw.txt; : >"$raw"
+
+# "name run_time_ns run_cnt" of the scheduler programs
+stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^sched_")) |
+	"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'; }
+ticks() { awk '{ print $14 + $15 }' "/proc/$E2E_BROKER_PID/stat"; }
+hist() { member history --json; }
+
+# 1. BPF cost and the store's growth under TPC-B
+for r in $(seq "$rounds"); do
+	order=(no yes); [ $((r % 2)) = 0 ] && order=(yes no)
+	for rec in "${order[@]}"; do
+		rm -rf "$E2E_DIR/state"
+		e2e_start_broker --record "$rec" >/dev/null || exit 1
+		sleep 1
+		[ "$rec" = yes ] && h0=$(hist)
+		s0=$(stats); t0=$(date +%s.%N)
+		tps=$("$PGBIN/pgbench" -c 8 -j 2 -T "$secs" -n 2>/dev/null | awk '/^tps = /{print $3; exit}')
+		t1=$(date +%s.%N); s1=$(stats)
+		dt=$(echo "$t1 - $t0" | bc)
+		ns=$(join <(sort <<<"$s0") <(sort <<<"$s1") |
+			awk '$1 ~ /switch/ { dn += $4 - $2; dc += $5 - $3 } END { if (dc) printf "%.1f", dn / dc }')
+		line="tpcb $r $rec ${tps:-?} ${ns:-?} $dt"
+		if [ "$rec" = yes ]; then
+			sleep 1.2	# the last second stored
+			h1=$(hist)
+			line+=" $(jq -rn --argjson a "$h0" --argjson b "$h1" '[$b.records - $a.records, $b.bytes - $a.bytes,
+				$b.aggregation.seconds - $a.aggregation.seconds, $b.aggregation.bytes - $a.aggregation.bytes] | map(tostring) | join(" ")')"
+			line=${line//\"/}
+		fi
+		echo "$line" >>"$raw"
+		echo "bench: recorder tpcb round $r record=$rec: $tps tps, $ns ns/switch" >&2
+		e2e_stop_broker TERM
+	done
+done
+
+# 3. top/flame --since 1h on the last TPC-B run's store, stretched to 1 h
+/usr/bin/python3 tests/bench/stretch_store.py "$E2E_DIR/state" .agg 3600 >"$E2E_DIR/stretch.agg"
+/usr/bin/python3 tests/bench/stretch_store.py "$E2E_DIR/state" .seg 3600 >"$E2E_DIR/stretch.seg"
+e2e_start_broker >/dev/null || exit 1
+h=$(hist)
+timeit() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+top_s=$(for _ in 1 2 3; do timeit member top --since 1h --json; done | sort -n | sed -n 2p)
+top_rows=$(member top --since 1h --json 2>/dev/null | jq '.seconds')
+flame_s=$(for _ in 1 2 3; do timeit member flame --since 1h --folded; done | sort -n | sed -n 2p)
+flame_n=$(member flame --since 1h 2>/dev/null | grep -o '[0-9]* off-CPU intervals' | head -1)
+echo "query $top_s $flame_s ${top_rows:-?} $(jq -c '[.records, .bytes, .aggregation.seconds, .aggregation.bytes]' <<<"$h") ${flame_n%% *}" >>"$raw"
+e2e_stop_broker TERM
+
+# 2. pgoffd's CPU recording every event of short sleeps (about 7,000/s)
+for rec in yes no default; do
+	rm -rf "$E2E_DIR/state"
+	case $rec in
+	default) e2e_start_broker >/dev/null || exit 1 ;;
+	*) e2e_start_broker --record "$rec" --record-min 0 >/dev/null || exit 1 ;;
+	esac
+	load=(); for _ in $(seq 8); do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done
+	sleep 2
+	e0=$(member status --json | jq .counters.events); c0=$(ticks); t0=$(date +%s.%N)
+	[ "$rec" != no ] && r0=$(hist | jq .records)
+	sleep 10
+	e1=$(member status --json | jq .counters.events); c1=$(ticks); t1=$(date +%s.%N)
+	[ "$rec" != no ] && r1=$(hist | jq .records)
+	kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null
+	dt=$(echo "$t1 - $t0" | bc)
+	echo "cpu $rec $(echo "($e1 - $e0) / $dt" | bc) $(echo "scale=2; ($c1 - $c0) * 100 / $(getconf CLK_TCK) / $dt" | bc) $( [ "$rec" != no ] && echo "($r1 - $r0) / $dt" | bc)" >>"$raw"
+	e2e_stop_broker TERM
+done
+
+/usr/bin/python3 - "$raw" "$rounds" "$secs" >"$out" <<'PY'
+import statistics as st, sys
+raw, rounds, secs = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = [l.split() for l in open(raw)]
+tp = {"no": [], "yes": []}; ns = {"no": [], "yes": []}; grow = []
+pairs = {}
+for r in rows:
+    if r[0] == "tpcb":
+        tp[r[2]].append(float(r[3])); ns[r[2]].append(float(r[4]))
+        pairs.setdefault(r[1], {})[r[2]] = float(r[4])
+        if r[2] == "yes" and len(r) >= 10:
+            # records, event bytes, seconds, aggregation bytes, run time
+            grow.append([float(x) for x in r[6:10]] + [float(r[5])])
+d = [p["yes"] - p["no"] for p in pairs.values() if len(p) == 2]
+print("# Flight recorder: cost and capacity\n")
+print("%s paired rounds of pgbench TPC-B (-c 8 -j 2, scale 10, %s s), pgoffd with"
+      " --record no vs yes (record-min 10ms), no subscriber; 2 CPUs shared with"
+      " other work: medians.\n" % (rounds, secs))
+print("| | record no | record yes | paired difference |\n|---|---|---|---|")
+print("| BPF ns per sched_switch run | %.0f | %.0f | %+.0f (min %+.0f, max %+.0f) |" %
+      (st.median(ns["no"]), st.median(ns["yes"]), st.median(d), min(d), max(d)))
+print("| TPS | %.0f | %.0f | |" % (st.median(tp["no"]), st.median(tp["yes"])))
+if grow:
+    ev = [g[1] / g[0] for g in grow if g[0] > 0]
+    evs = [g[1] / g[4] for g in grow]; aggs = [g[3] / g[4] for g in grow]
+    recs = [g[0] / g[4] for g in grow]
+    ev_day, agg_day = st.median(evs) * 86400, st.median(aggs) * 86400
+    half = (1 << 30) / 2
+    print("\nStore growth under that TPC-B (record yes runs):\n")
+    print("| events stored/s | bytes/event | event bytes/s | aggregation bytes/s | total MB/day |"
+          " days per GiB (shared freely) | days per GiB (half and half) |\n|---|---|---|---|---|---|---|")
+    print("| %.1f | %s | %.0f | %.0f | %.1f | %.1f | %.1f |" % (
+        st.median(recs), "%.0f" % st.median(ev) if ev else "-", st.median(evs),
+        st.median(aggs), (ev_day + agg_day) / 1e6, (1 << 30) / (ev_day + agg_day),
+        min(half / ev_day if ev_day else 1e9, half / agg_day if agg_day else 1e9)))
+for r in rows:
+    if r[0] == "query":
+        print("\nQueries over an hour (the last run's store repeated to span 3600 s;"
+              " [records, bytes, seconds, aggregation bytes] = %s):\n" % r[4])
+        print("| top --since 1h | flame --since 1h | seconds summed | intervals drawn |\n|---|---|---|---|")
+        print("| %.3f s | %.3f s | %s | %s |" % (float(r[1]), float(r[2]), r[3], r[5] if len(r) > 5 else "?"))
+cpu = [r for r in rows if r[0] == "cpu"]
+if cpu:
+    print("\npgoffd CPU (utime + stime, 10 s) under 8 sessions of pg_sleep(0.0002) loops,"
+          " no subscriber: yes = record-min 0 (every event stored), default ="
+          " record-min 10ms (the sleeps are shorter: only the per-second aggregation"
+          " and the few longer waits are stored):\n")
+    print("| record | kernel events/s | stored/s | pgoffd CPU % of one core |\n|---|---|---|---|")
+    for r in cpu:
+        print("| %s | %s | %s | %s |" % (r[1], r[2], r[4] if len(r) > 4 else "-", r[3]))
+PY
+echo "bench: results in $out" >&2
+cat "$out"
