@@ -74,6 +74,20 @@ enum pgoff_counter {
 	PGOFF_CNT__COUNT
 };
 
+/*
+ * PostgreSQL's USDT probes (provider "postgresql") that bound a wait
+ * exactly: the uprobe's cookie. START and DONE of one kind alternate;
+ * an error inside the wait (lock_timeout, cancel) leaves a START
+ * without its DONE.
+ */
+enum pgoff_usdt_kind {
+	PGOFF_USDT_LOCK_START = 0,	/* lock__wait__start */
+	PGOFF_USDT_LOCK_DONE,		/* lock__wait__done */
+	PGOFF_USDT_LWLOCK_START,	/* lwlock__wait__start */
+	PGOFF_USDT_LWLOCK_DONE,		/* lwlock__wait__done */
+	PGOFF_USDT__KINDS
+};
+
 /* What a ring buffer record is: its first field. */
 enum pgoff_record_kind {
 	PGOFF_REC_INTERVAL = 1,	/* struct pgoff_record (or _query) */
