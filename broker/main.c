@@ -29,6 +29,7 @@
 #include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
+#include "broker/usdt.h"
 #include "broker/recorder.h"
 #include "broker/ring_pace.h"
 #include "broker/sd_notify.h"
@@ -44,6 +45,7 @@ struct broker {
 	struct ksyms *ksyms;
 	struct server *server;
 	struct prober *prober;
+	struct usdt *usdt;
 	struct pgoffd_config cfg;
 	struct event_ctx events;
 	struct stats stats;
@@ -134,6 +136,10 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_QUOTA_FULL] = "quota_full",
 	[PGOFF_CNT_TARGET_FULL] = "target_map_full",
 	[PGOFF_CNT_NOT_OWNER] = "not_owner",
+	[PGOFF_CNT_USDT_LOCK_START] = "usdt_lock_wait_start",
+	[PGOFF_CNT_USDT_LOCK_DONE] = "usdt_lock_wait_done",
+	[PGOFF_CNT_USDT_LWLOCK_START] = "usdt_lwlock_wait_start",
+	[PGOFF_CNT_USDT_LWLOCK_DONE] = "usdt_lwlock_wait_done",
 };
 
 /* Which tables name a cluster's wait events, or why none do. */
@@ -203,6 +209,7 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "clusters", json_object_new_int64(
 		(int64_t)pg_registry_cluster_count(b->registry)));
 	json_object_object_add(r, "clusters_unnamed", unnamed_clusters(b));
+	json_object_object_add(r, "usdt_binaries", usdt_status(b->usdt));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(
 		(int64_t)tracer_target_count(b->tracer)));
 	json_object_object_add(r, "kernel_min_duration_ns",
@@ -467,6 +474,43 @@ static void probe_at_start(struct broker *b)
 	if (prober_busy(b->prober))
 		log_info("still asking about some processes named postgres; "
 			 "serving meanwhile");
+}
+
+/*
+ * PostgreSQL's wait probes, as root, in the binaries of the postmasters
+ * found and of the majors installed; then the program's fd goes (see
+ * broker/usdt.c). A binary that comes later is not probed.
+ */
+static void attach_usdt(struct broker *b)
+{
+	int fd = tracer_usdt_prog_fd(b->tracer), err;
+	const struct pg_proc *p;
+	size_t n;
+
+	if (usdt_new(&b->usdt))
+		log_fatal(ENOMEM, "out of memory");
+	p = pg_registry_procs(b->registry, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_cluster *c = pg_registry_cluster(b->registry,
+								 p[i].cluster);
+		char exe[64], shown[256];
+		ssize_t len;
+
+		if (!c || c->info.postmaster_pid != p[i].pid)
+			continue;
+		/* its own file, even if an upgrade replaced the path since */
+		snprintf(exe, sizeof(exe), "/proc/%u/exe", p[i].pid);
+		len = readlink(exe, shown, sizeof(shown) - 1);
+		if (len <= 0)
+			snprintf(shown, sizeof(shown), "%s", exe);
+		else
+			shown[len] = '\0';
+		usdt_attach(b->usdt, fd, exe, shown);
+	}
+	usdt_attach_installed(b->usdt, fd);
+	err = tracer_forget_usdt(b->tracer);
+	if (err)
+		log_fatal(-err, "cannot close the uprobe program");
 }
 
 /* Kernel-side losses are told to every subscriber as they happen. */
@@ -821,6 +865,7 @@ int main(int argc, char **argv)
 	if (err)
 		log_fatal(-err, "cannot scan /proc");
 	probe_at_start(&b);
+	attach_usdt(&b);
 	if (b.cfg.record) {
 		struct recorder_opts ro = { b.cfg.record_min_ns,
 					    b.cfg.record_max_bytes,
@@ -929,6 +974,7 @@ int main(int argc, char **argv)
 	tracer_close(b.tracer);
 	pg_registry_free(b.registry);
 	prober_stop(b.prober);
+	usdt_free(b.usdt);
 	ksyms_free(b.ksyms);
 	close(epfd);
 	close(tfd);
