@@ -12,11 +12,13 @@ e2e_setup
 pg_start deadlock_timeout=200ms synchronous_commit=off log_lock_waits=on ||
 	{ not_ok "start PostgreSQL 15"; exit 1; }
 sql -c "create table t(id int primary key, v int); insert into t values (1, 0);
-	create table h(i int, t0 timestamptz, t1 timestamptz);
+	create table h(i int, t0 timestamptz, t1 timestamptz, t2 timestamptz);
 	create table w(i int, a timestamptz, b timestamptz);
 	create table ctl(done bool); insert into ctl values (false);"
-# every LWLock wait counts, also those shorter than the default floor
-e2e_start_broker --min-floor 1ns || { not_ok "start pgoffd"; exit 1; }
+# every LWLock wait counts, also those shorter than the default floor;
+# no record, whose subscription would widen the kernel's filter to every
+# interval of pgbench's backends
+e2e_start_broker --min-floor 1ns --record no || { not_ok "start pgoffd"; exit 1; }
 st=$("$PGOFFCTL" --socket "$SOCK" status --json)
 check "status: the cluster's binary is probed with its 8 sites" \
 	jqe '.usdt_binaries[] | select(.path == "/usr/lib/postgresql/15/bin/postgres") | .probed and .sites == 8' <<<"$st"
@@ -32,7 +34,7 @@ cat >"$E2E_DIR/holder.sql" <<'SQL'
 select set_config('pgoff.waiter', :'waiter', false) \g /dev/null
 do $$
 declare w int := current_setting('pgoff.waiter')::int;
-        t0s timestamptz[]; t1s timestamptz[];
+        t0s timestamptz[]; t1s timestamptz[]; t2s timestamptz[];
 begin
   for i in 1..200 loop
     perform 1 from t where id = 1 for update;
@@ -42,8 +44,9 @@ begin
     perform pg_sleep(0.002);
     t1s := t1s || clock_timestamp();
     commit;
+    t2s := t2s || clock_timestamp();
   end loop;
-  insert into h select i, t0s[i], t1s[i] from generate_series(1, 200) i;
+  insert into h select i, t0s[i], t1s[i], t2s[i] from generate_series(1, 200) i;
   update ctl set done = true;
 end $$;
 SQL
@@ -71,7 +74,7 @@ sql -v waiter="$wpid" -f "$E2E_DIR/holder.sql"
 wait "$wj"
 sleep 0.3
 kill "$w1" "$w50"; wait "$w1" "$w50" 2>/dev/null
-sql -c "copy (select i, extract(epoch from t0), extract(epoch from t1) from h order by i) to stdout" >"$E2E_DIR/h.txt"
+sql -c "copy (select i, extract(epoch from t0), extract(epoch from t1), extract(epoch from t2) from h order by i) to stdout" >"$E2E_DIR/h.txt"
 # episode: boundary, event, start and end (epoch s), duration (ms)
 episodes_of() {
 	/usr/bin/python3 -c '
@@ -96,39 +99,36 @@ check "200 holds give 200 +- 2 waiter episodes ($n)" between "$n" 198 202
 check "all of them exact, on the holder's transactionid" \
 	bash -c "! grep -v '^exact transactionid ' '$E2E_DIR/w.txt'"
 # against the holder's own clock: it saw the waiter queued (t0), slept
-# 2 ms and committed (t1). Each wait began before t0, and its waiter was
-# woken by that commit: within 0.5 ms of t1, less the time it then
-# waited for a CPU (runq_ns; on this 2-CPU VM up to ms). The holder's own
-# clock has the same noise (it may wait for a CPU between t1 and its
-# commit): 98% must be within 0.5 ms, and all within 5 ms.
+# 2 ms and committed between t1 and t2. Each wait began before t0, and
+# its waiter was woken by that commit: within 0.5 ms of [t1, t2], its end
+# less the time it then waited for a CPU (runq_ns; on this 2-CPU VM up
+# to ms).
 /usr/bin/python3 - "$E2E_DIR/w.txt" "$E2E_DIR/h.txt" >"$E2E_DIR/cmp.txt" <<'PY'
 import sys
 w = [l.split() for l in open(sys.argv[1])]
 h = [l.split() for l in open(sys.argv[2])]
-bad, far, offs, runq = 0, 0, [], []
+bad, offs, runq = 0, [], []
 for x in w:
     start, end, rq = float(x[2]), float(x[3]), float(x[7]) / 1000
     woken = end - rq
     hold = min(h, key=lambda r: abs(float(r[2]) - woken))
-    t0, t1 = float(hold[1]), float(hold[2])
-    off = (woken - t1) * 1000
+    t0, t1, t2 = float(hold[1]), float(hold[2]), float(hold[3])
+    off = 0 if t1 <= woken <= t2 else min(abs(woken - t1), abs(woken - t2)) * 1000
     offs.append(abs(off))
     runq.append(rq * 1000)
-    if start > t0 or abs(off) > 5:
-        far += 1
-    if start > t0 or abs(off) > 0.5:
+    if start > t0 or off > 0.5:
         bad += 1
-        print("#   episode %.6f..%.6f (runq %.3f ms) vs hold %s %.6f..%.6f" %
-              (start, end, rq * 1000, hold[0], t0, t1))
+        print("#   episode %.6f..%.6f (runq %.3f ms) vs hold %s %.6f, commit %.6f..%.6f" %
+              (start, end, rq * 1000, hold[0], t0, t1, t2))
 offs.sort()
 runq.sort()
-print(bad, far, "%.3f %.3f %.3f" % (offs[len(offs) // 2], offs[-1], runq[-1]) if offs else "- - -")
+print(bad, "%.3f %.3f %.3f" % (offs[len(offs) // 2], offs[-1], runq[-1]) if offs else "- - -")
 PY
 grep '^#' "$E2E_DIR/cmp.txt" | head -5
-read -r bad far emed emax rqmax <<<"$(grep -v '^#' "$E2E_DIR/cmp.txt")"
-note "waiter woken after the holder's commit: median $emed ms, largest $emax ms; largest run-queue wait after it $rqmax ms"
-check "episodes start before the holder saw them and are woken within 0.5 ms of its commit: $bad are not (<= 4), $far beyond 5 ms (0)" \
-	bash -c "[ '$bad' -le 4 ] && [ '$far' = 0 ] && [ $n -gt 0 ]"
+read -r bad emed emax rqmax <<<"$(grep -v '^#' "$E2E_DIR/cmp.txt")"
+note "waiter woken outside the holder's commit: median $emed ms, largest $emax ms; largest run-queue wait after it $rqmax ms"
+check "each episode starts before the holder saw it and is woken within 0.5 ms of its commit ($bad are not)" \
+	bash -c "[ '$bad' = 0 ] && [ $n -gt 0 ]"
 n50=$(episodes_of "$E2E_DIR/w50.json" "$wpid" | wc -l)
 check "watch --pg-wait Lock --min 50ms prints none of them ($n50)" [ "$n50" = 0 ]
 
@@ -171,7 +171,7 @@ check "the pg_sleep loop is one inferred episode of 0.6 s or more, with about 30
 # processes, whether the wait left the CPU or not.
 su postgres -s /bin/sh -c "$PGBIN/pgbench -h '$PGHOST' -p $PGPORT -i -s 1 -q postgres" >"$E2E_DIR/pgbench-i.log" 2>&1 ||
 	not_ok "pgbench -i: $(tail -3 "$E2E_DIR/pgbench-i.log")"
-member watch --view waits --pg-wait LWLock --min 1ns --json >"$E2E_DIR/lw.json" 2>&1 &
+member watch --view waits --pg-wait LWLock --min 1ns --json >"$E2E_DIR/lw.json" 2>"$E2E_DIR/lw.err" &
 wlw=$!
 watchers 1 || not_ok "watcher subscribed"
 st0=$("$PGOFFCTL" --socket "$SOCK" status --json)
@@ -183,9 +183,9 @@ delta() { echo $(( $(jq ".counters.$1" <<<"$st1") - $(jq ".counters.$1" <<<"$st0
 hits=$(delta usdt_lwlock_wait_start)
 done_hits=$(delta usdt_lwlock_wait_done)
 lost=$(( $(delta ringbuf_full) + $(delta client_queue_full) ))
-nlw=$(jq -s --argjson t0 "$(date +%s)" '[.[] | select(.type == "episode" and .boundary == "exact")] | length' "$E2E_DIR/lw.json")
+nlw=$(jq -s '[.[] | select(.type == "episode" and .boundary == "exact")] | length' "$E2E_DIR/lw.json")
 ninf=$(jq -s '[.[] | select(.type == "episode" and .boundary != "exact")] | length' "$E2E_DIR/lw.json")
-note "pgbench: $(grep -E '^tps' "$E2E_DIR/pgbench.log" | head -1); lwlock__wait__start $hits, done $done_hits; exact LWLock episodes $nlw, others $ninf; lost $lost"
+note "pgbench: $(grep -E '^tps' "$E2E_DIR/pgbench.log" | head -1); lwlock__wait__start $hits, done $done_hits; exact LWLock episodes $nlw, others $ninf; lost $lost; watch said: $(head -c 300 "$E2E_DIR/lw.err")"
 check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges" \
 	bash -c "[ $hits -gt 0 ] && [ $lost = 0 ] && [ \$(( $nlw - $hits )) -ge -2 ] && [ \$(( $nlw - $hits )) -le 2 ]"
 
