@@ -113,6 +113,8 @@ static void usage(FILE *f)
 "  --record-max-size BYTES  the record's size cap, K/M/G suffixes (default 1G)\n"
 "  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
+"  --usdt yes|no        attach PostgreSQL's wait probes at start: exact lock and\n"
+"                       LWLock episodes (default yes)\n"
 "  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
 "  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
 "                       'key = value' lines, keys as the long options above;\n"
@@ -489,6 +491,11 @@ static void attach_usdt(struct broker *b)
 
 	if (usdt_new(&b->usdt))
 		log_fatal(ENOMEM, "out of memory");
+	if (!b->cfg.usdt) {
+		log_info("usdt = no: PostgreSQL's wait probes are not attached; "
+			 "lock and LWLock episodes are inferred");
+		goto done;
+	}
 	p = pg_registry_procs(b->registry, &n);
 	for (size_t i = 0; i < n; i++) {
 		const struct pg_cluster *c = pg_registry_cluster(b->registry,
@@ -508,6 +515,7 @@ static void attach_usdt(struct broker *b)
 		usdt_attach(b->usdt, fd, exe, shown);
 	}
 	usdt_attach_installed(b->usdt, fd);
+done:
 	err = tracer_forget_usdt(b->tracer);
 	if (err)
 		log_fatal(-err, "cannot close the uprobe program");
@@ -631,6 +639,7 @@ static const struct option long_opts[] = {
 	{ "record-max-size", required_argument, NULL, 0 },
 	{ "record-max-age", required_argument, NULL, 0 },
 	{ "raw-tp", no_argument, NULL, 0 },
+	{ "usdt", required_argument, NULL, 0 },
 	{ "config", required_argument, NULL, 'c' },
 	{ "check", no_argument, NULL, 'n' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -757,13 +766,14 @@ static void reload(struct broker *b, int argc, char **argv)
 	    strcmp(cfg.trust_uids, b->cfg.trust_uids) ||
 	    strcmp(cfg.trust_data_dirs, b->cfg.trust_data_dirs) ||
 	    cfg.max_procs_per_uid != b->cfg.max_procs_per_uid ||
-	    cfg.record != b->cfg.record ||
+	    cfg.record != b->cfg.record || cfg.usdt != b->cfg.usdt ||
 	    strcmp(cfg.state_dir, b->cfg.state_dir))
 		log_warnx("SIGHUP: socket, user, ringbuf-size, raw-tp, "
 			  "trust-uids, trust-data-dirs, max-processes-per-user, "
-			  "record and state-directory change only with a "
+			  "record, usdt and state-directory change only with a "
 			  "restart; kept as they were");
 	cfg.record = b->cfg.record;
+	cfg.usdt = b->cfg.usdt;
 	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", b->cfg.state_dir);
 	snprintf(cfg.socket, sizeof(cfg.socket), "%s", b->cfg.socket);
 	snprintf(cfg.user, sizeof(cfg.user), "%s", b->cfg.user);

@@ -170,6 +170,9 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 	bpf_program__set_expected_attach_type(t->skel->progs.pg_usdt,
 					      TRACE_UPROBE_MULTI);
 	bpf_program__set_autoattach(t->skel->progs.pg_usdt, false);
+	/* before 6.6 there is no uprobe_multi link to use it with */
+	if (!kernel_at_least(6, 6))
+		bpf_program__set_autoload(t->skel->progs.pg_usdt, false);
 	err = set_pid_namespace(t->skel);
 	if (err)
 		goto cleanup;
@@ -275,9 +278,11 @@ int tracer_usdt_prog_fd(const struct tracer *t)
 
 int tracer_forget_usdt(struct tracer *t)
 {
-	int fd = tracer_usdt_prog_fd(t), null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int err = 0;
+	int fd = tracer_usdt_prog_fd(t), null, err = 0;
 
+	if (fd < 0)
+		return 0;	/* not loaded: nothing to forget */
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0)
 		return -errno;
 	/* as tracer_forget_targets: the links keep the program loaded */

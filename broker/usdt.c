@@ -119,6 +119,12 @@ static int probe_file(int prog_fd, const char *path, struct binary *b)
 			 "root that only root may write");
 		goto cleanup;
 	}
+	if (prog_fd < 0) {
+		err = -EOPNOTSUPP;
+		snprintf(b->why, sizeof(b->why), "uprobe_multi links need "
+			 "Linux 6.6");
+		goto cleanup;
+	}
 	err = pg_elf_read_usdt_fd(fd, &sites);
 	if (err) {
 		snprintf(b->why, sizeof(b->why), "its probe notes are unusable: "
