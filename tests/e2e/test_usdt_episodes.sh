@@ -167,6 +167,25 @@ note "the pg_sleep loop: $(cat "$E2E_DIR/sl.txt")"
 check "the pg_sleep loop is one inferred episode of 0.6 s or more, with about 300 intervals" \
 	awk 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "PgSleep" && $6 >= 270 && $5 >= 600) }' "$E2E_DIR/sl.txt"
 
+# 3b. A lock wait that ends in an error (lock_timeout) has no done probe:
+# the episode ends when the backend waits for its client again.
+member watch --view waits --pg-wait Lock --json >"$E2E_DIR/lt.json" 2>&1 &
+wlt=$!
+watchers 1 || not_ok "watcher subscribed"
+sql -c "begin; update t set v = 1 where id = 1; select pg_sleep(1); commit;" >/dev/null &
+aj=$!
+sleep 0.2
+psql -X -q -At -c "select pg_backend_pid()" -c "set lock_timeout = '300ms'" \
+	-c "update t set v = 2 where id = 1" >"$E2E_DIR/lt.out" 2>"$E2E_DIR/lt.err"
+ltpid=$(head -n1 "$E2E_DIR/lt.out")
+wait "$aj"
+sleep 0.2
+kill "$wlt"; wait "$wlt" 2>/dev/null
+episodes_of "$E2E_DIR/lt.json" "$ltpid" >"$E2E_DIR/lt.txt"
+note "the wait cut by lock_timeout ($(head -c 100 "$E2E_DIR/lt.err")): $(cat "$E2E_DIR/lt.txt")"
+check "a wait cut by lock_timeout is one episode of about 300 ms, its end inferred" \
+	awk 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "transactionid" && $5 > 250 && $5 < 600) }' "$E2E_DIR/lt.txt"
+
 # 4. pgbench: an episode for every lwlock__wait__start in traced
 # processes, whether the wait left the CPU or not.
 su postgres -s /bin/sh -c "$PGBIN/pgbench -h '$PGHOST' -p $PGPORT -i -s 1 -q postgres" >"$E2E_DIR/pgbench-i.log" 2>&1 ||
