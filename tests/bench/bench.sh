@@ -89,7 +89,9 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # pgoffd must not look like a cheap one)
 start_broker() {
 	local bin=$1; shift
-	"$bin" --socket "$SOCK" --group pgoffbench --user pgoffbench "$@" 2>>"$work/pgoffd.log" & broker=$!
+	# a state directory of its own: never a record another pgoffd left
+	"$bin" --socket "$SOCK" --group pgoffbench --user pgoffbench \
+		--state-directory "$work/state" "$@" 2>>"$work/pgoffd.log" & broker=$!
 	for _ in $(seq 100); do
 		"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
 		kill -0 "$broker" 2>/dev/null || break
