@@ -45,7 +45,8 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
 # check it offline (link, expand, setools); SELinux stays disabled.
 # debhelper, dpkg-dev and lintian build and check the Debian packages
-# (make deb). debootstrap makes the root file systems other PostgreSQL majors run in
+# (make deb). libc6-dbg: libc's symbols from a debug file (test_usyms).
+# debootstrap makes the root file systems other PostgreSQL majors run in
 # (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
 # systemd-container boots one with systemd (systemd-nspawn).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
@@ -54,7 +55,7 @@ DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-de
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2 \
-	debhelper dpkg-dev lintian
+	debhelper dpkg-dev lintian libc6-dbg
 
 ifeq ($(V),1)
 Q :=
@@ -69,6 +70,7 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
+	broker/uelf.c broker/usyms.c \
 	broker/pg_wait_names_data.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
@@ -152,8 +154,10 @@ TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/event.c broker/classify.c broker/syscall_wait.c \
 	$(PG_WAIT_NAMES) broker/ksyms.c broker/pg_registry.c broker/pg_title.c \
-	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/pg_trust.c
+	broker/pg_elf.c broker/procfs.c broker/pg_probe.c broker/pg_trust.c \
+	broker/usyms.c broker/uelf.c
 TEST_NEEDS_flame := client/flame.c
+TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
 TEST_NEEDS_config := broker/pg_trust.c
@@ -197,11 +201,12 @@ unit-test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS) $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder, the client's renderers
-# (with the flame graph writer), and pgoff_exporter's parser and page.
+# (with the flame graph writer), pgoff_exporter's parser and page, and
+# the ELF symbol reader of user stacks.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
-	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter
+	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -230,6 +235,12 @@ $(BUILD)/fuzz/fuzz_exporter: tests/fuzz/fuzz_exporter.c $(PROTOCOL_SRCS) $(EXPOR
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -lyaml -lcrypt -o $@
+
+# The ELF reader of user stacks: files a traced process has mapped.
+$(BUILD)/fuzz/fuzz_uelf: tests/fuzz/fuzz_uelf.c broker/uelf.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 fuzz: $(FUZZ_TARGETS)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -96,6 +96,14 @@ volatile __u32 want_query;		/* 1: a subscriber may see SQL */
 volatile __u32 want_episodes;		/* 1: merge PostgreSQL waits into episodes */
 volatile __u32 episode_gen = 1;		/* an episode is open if its gen is this */
 volatile __u32 want_pg_intervals = 1;	/* 0: intervals inside a PG wait only feed episodes */
+/* The union of the filters of subscribers that want user stacks, as far
+ * as it is known at switch-out (no duration yet): the walk is paid only
+ * for intervals one of them may want. */
+volatile __u32 want_ustack;		/* 1: someone wants user stacks */
+volatile __u32 ustack_filter_pids;	/* 1: only tgids with PGOFF_WATCH_USTACK */
+volatile __u32 ustack_cpu_filter;	/* PGOFF_CPU_* */
+volatile __u32 ustack_filter_pg_classes;
+volatile __u64 ustack_pg_classes[4];
 
 /* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
 struct episode {
@@ -172,6 +180,8 @@ struct thread {
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
 	__u16 pad[2];
+	struct pgoff_ustack u;		/* its user stack (PGOFF_F_USTACK): walked
+					 * straight into the entry, no map update */
 };
 
 struct {
@@ -250,6 +260,19 @@ struct {
 	__type(key, struct pgoff_agg_key);
 	__type(value, struct pgoff_agg);
 } aggregate SEC(".maps");
+
+/* The top of a user stack, searched for postgres's frames (x86-64). */
+#define USTACK_SCAN_WORDS	128		/* 1 KiB */
+#define USTACK_MAX_FRAME	(1u << 20)	/* one frame's most, for the walk */
+struct ustack_scan {
+	__u64 w[USTACK_SCAN_WORDS];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack_scan);
+} ustack_scan SEC(".maps");
 
 /* Where the text is read to (too big for the BPF stack). */
 struct {
@@ -565,6 +588,163 @@ static __always_inline bool in_pg_wait(__u32 flags, __u32 info)
 	return (flags & PGOFF_F_PG_WAIT) && info;
 }
 
+/* Whether a subscriber that wants user stacks may want this interval. */
+static __always_inline bool ustack_wanted(const struct pgoff_start *s,
+					  __u32 tgid)
+{
+	bool preempted = s->flags & PGOFF_F_PREEMPTED;
+	__u32 class = s->pg_wait_event_info >> 24;
+	__u8 *w;
+
+	if (ustack_filter_pids) {
+		w = bpf_map_lookup_elem(&watch_pids, &tgid);
+		if (!w || !(*w & PGOFF_WATCH_USTACK))
+			return false;
+	}
+	if ((ustack_cpu_filter == PGOFF_CPU_ONLY && !preempted) ||
+	    (ustack_cpu_filter == PGOFF_CPU_NONE && preempted))
+		return false;
+	if (ustack_filter_pg_classes &&
+	    (!(s->flags & PGOFF_F_PG_WAIT) ||
+	     !((ustack_pg_classes[(class >> 6) & 3] >> (class & 63)) & 1)))
+		return false;
+	return true;
+}
+
+static __always_inline bool in_text(const struct pgoff_target *t, __u64 a)
+{
+	return a >= t->text_lo && a < t->text_hi;
+}
+
+#if defined(__TARGET_ARCH_x86)
+/*
+ * The kernel's walk follows %rbp from the system call; Debian's libc
+ * keeps no frame pointers and may use %rbp for data, so a wait inside
+ * libc (select, fread, sem_wait) ends the walk in garbage. postgres
+ * keeps them: find its innermost frame record in the top of the stack
+ * (a saved %rbp pointing further up, then a return address into
+ * postgres) and walk from there. The postgres return addresses below
+ * it may be the caller of the library code (ret_hints).
+ *
+ * The scan's state, for bpf_loop (one callback verified, not each word).
+ */
+struct scan_ctx {
+	__u64 sp, text_lo, text_hi;
+	__u64 hints[PGOFF_USTACK_HINTS];
+	__u32 nhints;
+	int rec;
+};
+
+static long scan_word(__u64 i, void *data)
+{
+	struct scan_ctx *c = data;
+	struct ustack_scan *sc;
+	__u32 zero = 0;
+	__u64 w, next, slot, at;
+
+	sc = bpf_map_lookup_elem(&ustack_scan, &zero);
+	if (!sc || i >= USTACK_SCAN_WORDS - 1)
+		return 1;
+	w = sc->w[i & (USTACK_SCAN_WORDS - 1)];
+	next = sc->w[(i + 1) & (USTACK_SCAN_WORDS - 1)];
+	slot = c->sp + 8 * i;
+	if (w >= c->text_lo && w < c->text_hi) {
+		if (c->nhints < PGOFF_USTACK_HINTS)
+			c->hints[c->nhints++ & (PGOFF_USTACK_HINTS - 1)] = w;
+		return 0;
+	}
+	if (w <= slot || w - slot >= USTACK_MAX_FRAME || (w & 7) ||
+	    next < c->text_lo || next >= c->text_hi)
+		return 0;
+	/* a stale pointer next to a stale return address is no record:
+	 * where the one it points to is in sight, it must be one too */
+	at = (w - c->sp) / 8;
+	if (at < USTACK_SCAN_WORDS - 1) {
+		__u64 w2 = sc->w[at & (USTACK_SCAN_WORDS - 1)];
+		__u64 r2 = sc->w[(at + 1) & (USTACK_SCAN_WORDS - 1)];
+
+		if (w2 <= w || r2 < c->text_lo || r2 >= c->text_hi)
+			return 0;
+	}
+	c->rec = i;
+	return 1;
+}
+
+static __always_inline void walk_from_postgres(const struct pgoff_target *t,
+					       struct pgoff_ustack *u,
+					       __u64 sp, bool kernel_ok)
+{
+	struct scan_ctx c = { .sp = sp, .text_lo = t->text_lo,
+			      .text_hi = t->text_hi, .rec = -1 };
+	struct ustack_scan *sc;
+	__u32 zero = 0, k = 1;
+	__u64 fp = 0;
+	int rec;
+
+	/* bpf_loop is 5.17's: before it, the kernel's walk alone */
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		return;
+	sc = bpf_map_lookup_elem(&ustack_scan, &zero);
+	if (!sc || bpf_probe_read_user(sc->w, sizeof(sc->w), (void *)sp))
+		return;
+	bpf_loop(USTACK_SCAN_WORDS - 1, scan_word, &c, 0);
+	rec = c.rec;
+	__builtin_memcpy(u->ret_hints, c.hints, sizeof(u->ret_hints));
+	/* the kernel's walk went through the same record: it is right */
+	if (rec < 0 || (kernel_ok &&
+			u->ips[1] == sc->w[(rec + 1) & (USTACK_SCAN_WORDS - 1)]))
+		return;
+	u->ips[1] = sc->w[(rec + 1) & (USTACK_SCAN_WORDS - 1)];
+	fp = sc->w[rec & (USTACK_SCAN_WORDS - 1)];
+	for (int d = 0; d < PGOFF_USTACK_DEPTH - 2; d++) {
+		__u64 r[2];
+
+		if (bpf_probe_read_user(r, sizeof(r), (void *)fp) || !r[1])
+			break;
+		u->ips[++k & (PGOFF_USTACK_DEPTH - 1)] = r[1];
+		if (r[0] <= fp || r[0] - fp >= USTACK_MAX_FRAME)
+			break;
+		fp = r[0];
+	}
+	u->bytes = (k + 1) * 8;
+}
+#endif
+
+/*
+ * Walk current's user stack (frame pointers, by the kernel's perf
+ * unwinder) into u, from postgres's own frames where library code broke
+ * the walk, with the caller the walk skips (see struct pgoff_ustack).
+ * Returns PGOFF_F_USTACK.
+ */
+static __always_inline __u32 save_ustack(void *ctx,
+					 const struct pgoff_target *t,
+					 struct pgoff_ustack *u)
+{
+	struct pt_regs *regs;
+	long n;
+
+	n = bpf_get_stack(ctx, u->ips, sizeof(u->ips), BPF_F_USER_STACK);
+	u->bytes = n;
+	__builtin_memset(u->ret_hints, 0, sizeof(u->ret_hints));
+	if (n < 0) {
+		count(PGOFF_CNT_USTACK_FAIL);
+		return PGOFF_F_USTACK;
+	}
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return PGOFF_F_USTACK;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs)
+		return PGOFF_F_USTACK;
+#if defined(__TARGET_ARCH_x86)
+	/* a leaf in postgres itself (preempted, a fault): the walk is right */
+	if (t->text_hi && n >= 8 && !in_text(t, u->ips[0]))
+		walk_from_postgres(t, u, regs->sp, n >= 16);
+#elif defined(__TARGET_ARCH_arm64)
+	u->ret_hints[0] = regs->regs[30];
+#endif
+	return PGOFF_F_USTACK;
+}
+
 /* Send a finished episode if it passes the pushed-down filter. Runs in
  * the episode's thread (switch-out or exit): comm is current's. */
 static __always_inline void episode_send(__u32 pid, const struct episode *e)
@@ -818,8 +998,8 @@ static __always_inline struct thread *thread_get(const struct pgoff_target *t,
  * is started, also with nobody subscribed: a DBA who starts watching a
  * stuck backend must see the wait that is already going on end.
  */
-static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
-					  bool btf)
+static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
+					  __u64 now, bool btf)
 {
 	__u64 id = current_pid_tgid();	/* prev is current */
 	__u32 tgid = id >> 32, pid = (__u32)id;
@@ -861,6 +1041,8 @@ static __always_inline void on_switch_out(struct task_struct *prev, __u64 now,
 		count(PGOFF_CNT_PG_READ_FAIL);
 	if (t->query_ptr)
 		s.flags |= save_query(pid, t->query_ptr);
+	if (want_ustack && ustack_wanted(&s, tgid))
+		s.flags |= save_ustack(ctx, t, &th->u);
 read_done:
 	pair_switch_out(pid, th, &s);
 	if (want_episodes)
@@ -928,24 +1110,44 @@ static __always_inline void fill(struct pgoff_record *r, const struct pgoff_star
 	}
 }
 
+/* The user stack after a record (and its query): a size the verifier
+ * knows in each branch. */
+struct pgoff_record_u {
+	struct pgoff_record rec;
+	struct pgoff_ustack u;
+};
+struct pgoff_record_query_u {
+	struct pgoff_record_query rq;
+	struct pgoff_ustack u;
+};
+
 /* A record with the query text; false if the text is not there. */
 static __always_inline bool send_with_query(const struct pgoff_start *s,
+					    struct thread *th,
 					    struct task_struct *next,
 					    __u32 pid, __u32 tgid, __u64 now,
 					    bool with_stack)
 {
 	struct query *q = bpf_map_lookup_elem(&queries, &pid);
+	struct pgoff_record_query_u *rqu = NULL;
 	struct pgoff_record_query *rq;
 	__u32 len;
 
 	if (!q)
 		return false;
-	rq = bpf_ringbuf_reserve(&events, sizeof(*rq), 0);
+	if (s->flags & PGOFF_F_USTACK) {
+		rqu = bpf_ringbuf_reserve(&events, sizeof(*rqu), 0);
+		rq = (struct pgoff_record_query *)rqu;
+	} else {
+		rq = bpf_ringbuf_reserve(&events, sizeof(*rq), 0);
+	}
 	if (!rq) {
 		count(PGOFF_CNT_RINGBUF_FULL);
 		return true;
 	}
 	fill(&rq->rec, s, next, pid, tgid, now, with_stack);
+	if (rqu)
+		bpf_probe_read_kernel(&rqu->u, sizeof(rqu->u), &th->u);
 	len = q->len;
 	if (len > PGOFF_QUERY_MAX - 1)
 		len = PGOFF_QUERY_MAX - 1;
@@ -966,6 +1168,7 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
 static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 					 bool btf)
 {
+	struct pgoff_record_u *ru = NULL;
 	__u32 pid, tgid;
 	struct pgoff_start *s;
 	struct pgoff_record *r;
@@ -999,17 +1202,24 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 	if (!wanted(s, tgid, now))
 		goto done;
 	if (s->flags & PGOFF_F_QUERY) {
-		if (send_with_query(s, next, pid, tgid, now, btf))
+		if (send_with_query(s, th, next, pid, tgid, now, btf))
 			goto done;
 		s->flags = (s->flags & ~PGOFF_F_QUERY) | PGOFF_F_QUERY_LOST;
 		count(PGOFF_CNT_QUERY_FAIL);
 	}
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (s->flags & PGOFF_F_USTACK) {
+		ru = bpf_ringbuf_reserve(&events, sizeof(*ru), 0);
+		r = (struct pgoff_record *)ru;
+	} else {
+		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	}
 	if (!r) {
 		count(PGOFF_CNT_RINGBUF_FULL);
 		goto done;
 	}
 	fill(r, s, next, pid, tgid, now, btf);
+	if (ru)
+		bpf_probe_read_kernel(&ru->u, sizeof(ru->u), &th->u);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	count(PGOFF_CNT_EVENTS);
 done:
@@ -1217,7 +1427,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	on_switch_out(prev, now, true);
+	on_switch_out(ctx, prev, now, true);
 	on_switch_in(next, now, true);
 	return 0;
 }
@@ -1228,7 +1438,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	on_switch_out(prev, now, false);
+	on_switch_out(ctx, prev, now, false);
 	on_switch_in(next, now, false);
 	return 0;
 }

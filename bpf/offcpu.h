@@ -8,6 +8,8 @@
 
 #define PGOFF_COMM_LEN		16
 #define PGOFF_STACK_DEPTH	32	/* frames walked; scheduler frames are dropped later */
+#define PGOFF_USTACK_DEPTH	32	/* user-space frames walked, leaf first */
+#define PGOFF_USTACK_HINTS	4	/* candidates for the frame a leaf hides */
 #define PGOFF_MAX_TARGETS	16384	/* traced PostgreSQL processes */
 #define PGOFF_MAX_STARTS	16384	/* PostgreSQL threads, from first switch-out to exit */
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
@@ -25,6 +27,10 @@
 #define PGOFF_CPU_ONLY		1	/* only preempted intervals */
 #define PGOFF_CPU_NONE		2	/* no preempted intervals */
 
+/* watch_pids values: bits, one per pushed-down pid set. */
+#define PGOFF_WATCH_ANY		(1u << 0)	/* some subscriber watches it */
+#define PGOFF_WATCH_USTACK	(1u << 1)	/* one that wants user stacks does */
+
 /* What the prober knows about a traced PostgreSQL process (key: tgid). */
 struct pgoff_target {
 	__u64 wait_event_ptr;	/* address of `my_wait_event_info` (a uint32 *), 0 = unknown */
@@ -35,6 +41,8 @@ struct pgoff_target {
 	__u16 quota;		/* its user's slot in the `quotas` array */
 	__u16 flags;		/* PGOFF_T_* */
 	__u32 pad;
+	__u64 text_lo, text_hi;	/* the postgres binary's code, mapped; 0: unknown
+				   (user stacks: the kernel's walk only) */
 };
 
 /* Target flags. */
@@ -71,6 +79,7 @@ enum pgoff_counter {
 	PGOFF_CNT_QUOTA_FULL,	/* a process or thread not traced: its user's quota is full */
 	PGOFF_CNT_TARGET_FULL,	/* a forked process not traced: the targets map is full */
 	PGOFF_CNT_NOT_OWNER,	/* PostgreSQL memory not read: the task's uids changed */
+	PGOFF_CNT_USTACK_FAIL,	/* user stack wanted, not walked (or not kept) */
 	PGOFF_CNT_USDT_LOCK_START,	/* USDT hits in traced processes, by */
 	PGOFF_CNT_USDT_LOCK_DONE,	/* cookie (PGOFF_USDT_*): this order */
 	PGOFF_CNT_USDT_LWLOCK_START,
@@ -114,6 +123,7 @@ enum pgoff_record_kind {
 						 * wait of an open episode */
 #define PGOFF_F_PG_NOT_OWNER	(1u << 11)	/* not read: the task no longer runs
 						 * as its cluster's owner */
+#define PGOFF_F_USTACK		(1u << 12)	/* a struct pgoff_ustack ends the record */
 
 /*
  * How much of an off-CPU interval the thread was blocked; the rest it
@@ -171,6 +181,27 @@ struct pgoff_record {
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 	__u64 stack[PGOFF_STACK_DEPTH];
+};
+
+/*
+ * The user-space stack of a thread, walked at switch-out (frame
+ * pointers) for a subscriber that asked: appended to a record with
+ * PGOFF_F_USTACK, after the query text when there is one.
+ */
+struct pgoff_ustack {
+	__s32 bytes;		/* bytes of ips[] filled, or -errno */
+	__u32 pad;
+	__u64 ips[PGOFF_USTACK_DEPTH];
+	/*
+	 * The return address into postgres that a frame-pointer walk
+	 * skips when the stack's leaf is library code without frame
+	 * pointers (libc) is one of these: the first words below
+	 * postgres's innermost frame record that point into its code
+	 * (x86-64; stale ones among them), the link register (arm64); 0
+	 * if none. pgoffd takes the first that follows a call into the
+	 * PLT (a call into a library).
+	 */
+	__u64 ret_hints[PGOFF_USTACK_HINTS];
 };
 
 /*

@@ -9,6 +9,7 @@
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
 #include "broker/pg_wait_names.h"
+#include "broker/usyms.h"
 #include "protocol/utf8.h"
 
 void event_format_time(uint64_t mono_ns, char *buf, size_t len)
@@ -75,6 +76,55 @@ static json_object *encode_stack(const struct event_ctx *ctx,
 	*kernel_wait = pgoff_classify_stack(names + skip, n - skip,
 					    r->flags & PGOFF_F_PREEMPTED);
 	return arr;
+}
+
+/* The user stack after the record (and its query), if it has one. */
+static const struct pgoff_ustack *record_ustack(const struct pgoff_record *r,
+						const void *data, size_t size)
+{
+	size_t at = (r->flags & PGOFF_F_QUERY) ?
+		    sizeof(struct pgoff_record_query) : sizeof(*r);
+
+	if (!(r->flags & PGOFF_F_USTACK) ||
+	    size < at + sizeof(struct pgoff_ustack))
+		return NULL;
+	return (const struct pgoff_ustack *)((const char *)data + at);
+}
+
+/* user_stack (leaf first) and user_stack_error into ev. */
+static void add_user_stack(const struct event_ctx *ctx, json_object *ev,
+			   const struct pgoff_ustack *us,
+			   const struct pg_cluster *c)
+{
+	char names[USYMS_MAX_FRAMES][USYMS_NAME_MAX], errbuf[200];
+	const char *error = "pgoffd has no user stack symbolizer";
+	json_object *arr;
+	size_t n = 0;
+
+	if (!us) {
+		/* the kernel walks it only while a subscription may want it */
+		json_object_object_add(ev, "user_stack", NULL);
+		add_str(ev, "user_stack_error", "not walked: the interval began "
+			"before a subscription with user_stack could want it, or "
+			"the process's memory is not read (see pg.missing)");
+		return;
+	}
+	arr = json_object_new_array();
+	if (ctx->usyms)
+		n = usyms_stack(ctx->usyms, c ? &c->info : NULL, us, names,
+				USYMS_MAX_FRAMES, &error, errbuf,
+				sizeof(errbuf));
+	for (size_t i = 0; i < n; i++) {
+		/* names come from files of the traced process: UTF-8 made */
+		char clean[USYMS_NAME_MAX + 1];
+		size_t len = pgoff_utf8_clean(names[i], USYMS_NAME_MAX - 1, clean);
+
+		json_object_array_add(arr, json_object_new_string_len(clean,
+								      (int)len));
+	}
+	json_object_object_add(ev, "user_stack", arr);
+	if (error)
+		add_str(ev, "user_stack_error", error);
 }
 
 /* PostgreSQL's wait event as pg_stat_activity names it, into o. */
@@ -232,6 +282,10 @@ void event_ctx_free(struct event_ctx *ctx)
 	ctx->last = NULL;
 	free(ctx->plain);
 	ctx->plain = NULL;
+	free(ctx->ustack);
+	ctx->ustack = NULL;
+	free(ctx->query);
+	ctx->query = NULL;
 }
 
 /* The SQL, for those who may see it: added after the plain line is cut. */
@@ -272,6 +326,29 @@ static int keep_plain(struct event_ctx *ctx, json_object *ev,
 	lines->plain = ctx->plain;
 	lines->plain_len = len;
 	return 0;
+}
+
+/* ev's line, copied into *buf (allocated once); NULL if no memory. */
+static const char *copy_line(char **buf, json_object *ev, size_t *len)
+{
+	const char *line = pgoff_json_line(ev, len);
+
+	if (*len >= PGOFF_MAX_LINE)
+		return NULL;
+	if (!*buf && !(*buf = malloc(PGOFF_MAX_LINE)))
+		return NULL;
+	memcpy(*buf, line, *len + 1);
+	return *buf;
+}
+
+/* ev with its user stack (or why none), copied into *buf; ev keeps it. */
+static int keep_copy(char **buf, json_object *ev, const struct pg_cluster *c,
+		     const struct pgoff_ustack *us, struct event_ctx *ctx)
+{
+	size_t len;
+
+	add_user_stack(ctx, ev, us, c);
+	return copy_line(buf, ev, &len) ? 0 : -ENOMEM;
 }
 
 /* Fields every item about a process shares, up to the durations. */
@@ -340,6 +417,7 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	json_object *ev, *waker = NULL, *stack;
 	uint64_t dur, blocked, runq;
 	enum pgoff_wait kernel_wait = PGOFF_WAIT_OTHER;
+	const struct pgoff_ustack *us;
 	const char *mismatch;
 	int err;
 
@@ -400,10 +478,37 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	err = keep_plain(ctx, ev, lines);
 	if (err)
 		return err;
+	us = record_ustack(r, data, size);
+	if ((us || ctx->want_ustack) &&
+	    !(err = keep_copy(&ctx->ustack, ev, c, us, ctx))) {
+		lines->with_ustack = ctx->ustack;
+		lines->with_ustack_len = strlen(ctx->ustack);
+	}
 	if (ctx->want_query && (r->flags & (PGOFF_F_QUERY | PGOFF_F_QUERY_LOST |
 					    PGOFF_F_QUERY_UNSEEN))) {
 		add_query(ev, r, data, size);
 		lines->with_query = pgoff_json_line(ev, &lines->with_query_len);
+		if (lines->with_ustack) {
+			/* with SQL alone: a copy without the stack; with
+			 * both: ev as it was */
+			json_object *st = NULL, *why = NULL;
+
+			json_object_object_get_ex(ev, "user_stack", &st);
+			json_object_object_get_ex(ev, "user_stack_error", &why);
+			json_object_get(st);
+			json_object_get(why);
+			json_object_object_del(ev, "user_stack");
+			json_object_object_del(ev, "user_stack_error");
+			lines->with_query = copy_line(&ctx->query, ev,
+						      &lines->with_query_len);
+			json_object_object_add(ev, "user_stack", st);
+			if (why)
+				json_object_object_add(ev, "user_stack_error", why);
+			if (!lines->with_query)
+				return -ENOMEM;
+			lines->with_query_ustack = pgoff_json_line(ev,
+				&lines->with_query_ustack_len);
+		}
 	}
-	return 0;
+	return err;
 }

@@ -18,14 +18,19 @@
 
 struct ksyms;
 struct pg_registry;
+struct usyms;
 
 struct event_ctx {
 	const struct ksyms *ksyms;
 	struct pg_registry *registry;
+	struct usyms *usyms;		/* NULL: user stacks are not named */
 	uint64_t seq;			/* last sequence number given out */
 	json_object *last;		/* the encoded event; lines point into it */
 	char *plain;			/* copy of the line without SQL */
+	char *ustack;			/* copies of the lines with the user */
+	char *query;			/* stack, and with SQL but without it */
 	bool want_query;		/* a subscriber may see SQL: encode it */
+	bool want_ustack;		/* a subscriber wants user stacks */
 };
 
 /* One encoded event, in the form without SQL and (maybe) with it. */
@@ -34,11 +39,18 @@ struct event_lines {
 	size_t plain_len;
 	const char *with_query;		/* NULL: the event carries no query */
 	size_t with_query_len;
+	/* the same with user_stack, for subscriptions that asked; NULL:
+	 * the event has no user stack */
+	const char *with_ustack;
+	size_t with_ustack_len;
+	const char *with_query_ustack;
+	size_t with_query_ustack_len;
 };
 
 /*
  * Encode a record of size bytes (struct pgoff_record, or struct
- * pgoff_record_query with PGOFF_F_QUERY). lines stay valid until the next
+ * pgoff_record_query with PGOFF_F_QUERY; a struct pgoff_ustack after
+ * either with PGOFF_F_USTACK). lines stay valid until the next
  * call; meta's strings point into the registry, so only until it changes
  * (the next lookup or scan). Returns 0, or -errno.
  */

@@ -62,6 +62,10 @@ int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 	out->npg_waits = req->pg_waits.n;
 	out->databases = req->databases;
 	out->backend_types = req->backend_types;
+	out->user_stack = req->user_stack;
+	if (out->user_stack && out->view == PGOFF_VIEW_WAITS)
+		return bad(err, "%s", "user_stack is on intervals: it needs "
+			   "view \"intervals\" or \"both\"");
 	return 0;
 }
 

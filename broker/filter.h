@@ -33,6 +33,7 @@ struct filter {
 	size_t npg_waits;
 	struct pgoff_names databases;
 	struct pgoff_names backend_types;
+	bool user_stack;			/* its "offcpu" events want user stacks */
 };
 
 /* What filters look at, for one event (strings borrowed for the call). */

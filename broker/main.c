@@ -36,6 +36,7 @@
 #include "broker/server.h"
 #include "broker/stats.h"
 #include "broker/tracer.h"
+#include "broker/usyms.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
 
@@ -138,6 +139,7 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_QUOTA_FULL] = "quota_full",
 	[PGOFF_CNT_TARGET_FULL] = "target_map_full",
 	[PGOFF_CNT_NOT_OWNER] = "not_owner",
+	[PGOFF_CNT_USTACK_FAIL] = "user_stack_failed",
 	[PGOFF_CNT_USDT_LOCK_START] = "usdt_lock_wait_start",
 	[PGOFF_CNT_USDT_LOCK_DONE] = "usdt_lock_wait_done",
 	[PGOFF_CNT_USDT_LWLOCK_START] = "usdt_lwlock_wait_start",
@@ -318,11 +320,12 @@ static void history_hook(void *ctx, json_object *r)
 static void filter_hook(void *ctx)
 {
 	struct broker *b = ctx;
-	struct kernel_filter k;
-	bool any;
+	struct kernel_filter k, u;
+	bool any, any_u;
 	int err;
 
 	b->events.want_query = false;
+	b->events.want_ustack = false;
 	ring_pace_reset(&b->ring);
 	any = server_filter_union(b->server, &k);
 	if (b->rec) {	/* the recorder is a subscriber that never leaves */
@@ -335,15 +338,17 @@ static void filter_hook(void *ctx)
 		return;
 	}
 	b->events.want_query = k.want_query;
-	err = tracer_set_filter(b->tracer, &k);
+	any_u = server_ustack_union(b->server, &u);
+	b->events.want_ustack = any_u;
+	err = tracer_set_filter(b->tracer, &k, any_u ? &u : NULL);
 	if (err)
 		log_warnx("cannot update the kernel filter: %s", strerror(-err));
 	else
 		log_debug("kernel filter: min %llu ns, %zu pids, cpu %u, "
-			  "pg classes %s, queries %s",
+			  "pg classes %s, queries %s, user stacks %s",
 			  (unsigned long long)k.min_duration_ns, k.npids, k.cpu,
 			  k.pg_class_filter ? "some" : "all",
-			  k.want_query ? "on" : "off");
+			  k.want_query ? "on" : "off", any_u ? "on" : "off");
 }
 
 /* A record becomes an event for the subscribers it matches. */
@@ -824,7 +829,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &b.started);
 	ring_pace_init(&b.ring);
 	if (holdback_new(&b.held, HOLDBACK_RECORDS,
-			 sizeof(struct pgoff_record_query), HOLDBACK_MS))
+			 sizeof(struct pgoff_record_query) +
+			 sizeof(struct pgoff_ustack), HOLDBACK_MS))
 		log_fatal(ENOMEM, "out of memory");
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	if (read_config(argc, argv, &b.cfg, path, sizeof(path), &check_only,
@@ -903,6 +909,8 @@ int main(int argc, char **argv)
 	}
 	b.events.ksyms = b.ksyms;
 	b.events.registry = b.registry;
+	if (usyms_new(&b.events.usyms, NULL))
+		log_fatal(ENOMEM, "out of memory");
 	b.stats.tracer = b.tracer;
 	b.stats.registry = b.registry;
 
@@ -980,6 +988,7 @@ int main(int argc, char **argv)
 	recorder_close(b.rec);
 	holdback_free(b.held);
 	event_ctx_free(&b.events);
+	usyms_free(b.events.usyms);
 	stats_free(&b.stats);
 	tracer_close(b.tracer);
 	pg_registry_free(b.registry);

@@ -167,6 +167,46 @@ static int load_bias(const char *proc_root, const struct pg_cluster_info *c,
 	return 0;
 }
 
+/* The postmaster's executable file mappings (see struct pg_map). */
+static void read_exec_maps(const char *proc_root, struct pg_cluster_info *c)
+{
+	char path[96], line[PATH_MAX + 128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, c->postmaster_pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int name_at = 0;
+		struct pg_map *m;
+		size_t len;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start,
+			   &end, perms, &off, &maj, &min, &ino, &name_at) != 7 ||
+		    perms[2] != 'x' || !name_at || line[name_at] != '/')
+			continue;
+		if (c->nmaps == PG_PROBE_MAX_MAPS) {
+			c->maps_truncated = 1;
+			break;
+		}
+		m = &c->maps[c->nmaps++];
+		m->start = start;
+		m->end = end;
+		m->offset = off;
+		m->dev = makedev(maj, min);
+		m->ino = ino;
+		line[strcspn(line, "\n")] = '\0';
+		len = strlen(line + name_at);
+		if (len < sizeof(m->path))
+			memcpy(m->path, line + name_at, len + 1);
+	}
+	fclose(f);
+}
+
 /* Whether the directory open at cwd is one of trust-data-dirs. */
 static bool dir_trusted(const struct pg_trust *t, int cwd)
 {
@@ -199,6 +239,7 @@ static int read_binary(const char *proc_root, int exe_fd, const char *exe,
 	}
 	c->major = elf.major;
 	snprintf(c->version, sizeof(c->version), "%s", elf.version);
+	read_exec_maps(proc_root, c);
 	if (!elf.wait_event_sym)
 		snprintf(c->pg_missing, sizeof(c->pg_missing),
 			 "binary exports no my_wait_event_info "

@@ -25,6 +25,20 @@
 #include <sys/types.h>
 #include "broker/pg_trust.h"
 
+/*
+ * An executable file mapping of the postmaster, from /proc/PID/maps
+ * (which only the prober may read): its backends, forked without exec,
+ * share it, so user stacks are symbolized against these.
+ */
+#define PG_PROBE_MAX_MAPS	80
+#define PG_PROBE_MAP_PATH	128
+struct pg_map {
+	uint64_t start, end;		/* addresses [start, end) */
+	uint64_t offset;		/* file offset of start */
+	uint64_t dev, ino;
+	char path[PG_PROBE_MAP_PATH];	/* as maps shows it; "" if longer */
+};
+
 struct pg_cluster_info {
 	uint32_t postmaster_pid;
 	int32_t status;			/* 0, or -errno: see pg_probe_cluster */
@@ -41,6 +55,9 @@ struct pg_cluster_info {
 	char version[32];
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable */
 	char why[160];			/* status != 0: why it is not traced */
+	uint32_t nmaps;			/* executable mappings, by address */
+	uint32_t maps_truncated;	/* 1: more than PG_PROBE_MAX_MAPS */
+	struct pg_map maps[PG_PROBE_MAX_MAPS];
 };
 
 /* Caps on what a hostile process can make the prober read. */

@@ -140,6 +140,14 @@ static void trace_cluster(struct serve_state *st, int slot,
 			    .uid = c->uid, .quota = (uint16_t)slot },
 	};
 
+	/* where postgres's code is mapped: user stacks start from there
+	 * where libc's code kept no frame pointers */
+	for (uint32_t i = 0; i < c->nmaps && i < PG_PROBE_MAX_MAPS; i++)
+		if (c->maps[i].dev == c->exe_dev && c->maps[i].ino == c->exe_ino &&
+		    !tc.target.text_hi) {
+			tc.target.text_lo = c->maps[i].start;
+			tc.target.text_hi = c->maps[i].end;
+		}
 	trace_one(&tc, c->postmaster_pid);
 	if (!tc.err)
 		pg_probe_descendants(st->o->proc_root, c, trace_one, &tc);

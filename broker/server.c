@@ -1067,9 +1067,19 @@ void server_publish(struct server *s, const struct event_lines *lines,
 			if (c->subs[i].replaying ||
 			    !filter_match(&c->subs[i].filter, meta))
 				continue;
-			if (c->sees_query && lines->with_query)
+			/* user_stack only for those who asked for it */
+			bool us = c->subs[i].filter.user_stack &&
+				  lines->with_ustack;
+
+			if (c->sees_query && lines->with_query && us)
+				deliver(s, c, lines->with_query_ustack,
+					lines->with_query_ustack_len);
+			else if (c->sees_query && lines->with_query)
 				deliver(s, c, lines->with_query,
 					lines->with_query_len);
+			else if (us)
+				deliver(s, c, lines->with_ustack,
+					lines->with_ustack_len);
 			else
 				deliver(s, c, lines->plain, lines->plain_len);
 			break;
@@ -1117,5 +1127,16 @@ bool server_filter_union(const struct server *s, struct kernel_filter *k)
 	for (const struct client *c = s->clients; c; c = c->next)
 		for (size_t i = 0; i < c->nsubs; i++)
 			kernel_filter_add(k, &c->subs[i].filter, c->sees_query);
+	return kernel_filter_done(k);
+}
+
+bool server_ustack_union(const struct server *s, struct kernel_filter *k)
+{
+	kernel_filter_init(k);
+	for (const struct client *c = s->clients; c; c = c->next)
+		for (size_t i = 0; i < c->nsubs; i++)
+			if (c->subs[i].filter.user_stack &&
+			    c->subs[i].filter.view != PGOFF_VIEW_WAITS)
+				kernel_filter_add(k, &c->subs[i].filter, false);
 	return kernel_filter_done(k);
 }

@@ -102,5 +102,8 @@ size_t server_subscriber_count(const struct server *s);
 uint64_t server_queue_drops(const struct server *s);
 /* The union of live subscriptions; false when nobody subscribes. */
 bool server_filter_union(const struct server *s, struct kernel_filter *k);
+/* The same over the subscriptions that want user stacks on intervals:
+ * what decides at switch-out whether a user stack is walked. */
+bool server_ustack_union(const struct server *s, struct kernel_filter *k);
 
 #endif

@@ -334,13 +334,43 @@ static void set_episodes(struct tracer *t, bool on)
 	t->skel->bss->want_episodes = on;
 }
 
-int tracer_set_filter(struct tracer *t, const struct kernel_filter *k)
+/* The user stack filter: its pids are marked in watch_pids, which
+ * tracer_set_filter has just filled. */
+static int set_ustack(struct tracer *t, const struct kernel_filter *u)
 {
 	int fd = bpf_map__fd(t->skel->maps.watch_pids);
 	struct offcpu_bpf__bss *bss = t->skel->bss;
-	uint8_t one = 1;
 
-	/* Widen first, then narrow: no wanted record is lost on the way. */
+	for (size_t i = 0; u && i < u->npids; i++) {
+		uint8_t v = 0;
+
+		bpf_map_lookup_elem(fd, &u->pids[i], &v);
+		v |= PGOFF_WATCH_USTACK;
+		if (bpf_map_update_elem(fd, &u->pids[i], &v, BPF_ANY))
+			return -errno;
+	}
+	if (!u)
+		return 0;
+	bss->ustack_filter_pids = u->npids > 0;
+	for (size_t i = 0; i < 4; i++)
+		bss->ustack_pg_classes[i] = u->pg_classes[i];
+	bss->ustack_filter_pg_classes = u->pg_class_filter;
+	bss->ustack_cpu_filter = u->cpu;
+	bss->want_ustack = 1;
+	return 0;
+}
+
+int tracer_set_filter(struct tracer *t, const struct kernel_filter *k,
+		      const struct kernel_filter *u)
+{
+	int fd = bpf_map__fd(t->skel->maps.watch_pids);
+	struct offcpu_bpf__bss *bss = t->skel->bss;
+	uint8_t one = PGOFF_WATCH_ANY;
+	int err;
+
+	/* Widen first, then narrow: no wanted record is lost on the way;
+	 * user stacks off while their pid marks are rewritten. */
+	bss->want_ustack = 0;
 	bss->filter_pids = 0;
 	bss->filter_pg_classes = 0;
 	bss->cpu_filter = PGOFF_CPU_ANY;
@@ -358,13 +388,15 @@ int tracer_set_filter(struct tracer *t, const struct kernel_filter *k)
 	bss->cpu_filter = k->cpu;
 	t->skel->data->want_pg_intervals = k->want_pg_intervals;
 	set_episodes(t, k->want_episodes);
-	return 0;
+	err = set_ustack(t, u);
+	return err;
 }
 
 void tracer_mute(struct tracer *t)
 {
 	t->skel->data->min_duration_ns = UINT64_MAX;
 	t->skel->bss->want_query = 0;
+	t->skel->bss->want_ustack = 0;
 	set_episodes(t, false);
 	t->min_duration_ns = UINT64_MAX;
 }

@@ -54,8 +54,12 @@ int tracer_forget_usdt(struct tracer *t);
 /* Traced processes, as the per-user quotas count them. */
 size_t tracer_target_count(const struct tracer *t);
 
-/* Push the union of live subscriptions into the kernel. */
-int tracer_set_filter(struct tracer *t, const struct kernel_filter *k);
+/*
+ * Push the union of live subscriptions into the kernel; u: the union of
+ * those that want user stacks (a subset of k), NULL if none does.
+ */
+int tracer_set_filter(struct tracer *t, const struct kernel_filter *k,
+		      const struct kernel_filter *u);
 /* Stop emitting records (no subscriber). */
 void tracer_mute(struct tracer *t);
 uint64_t tracer_min_duration(const struct tracer *t);

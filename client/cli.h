@@ -14,7 +14,8 @@
 	{ "pg-wait", required_argument, NULL, 'W' }, \
 	{ "db", required_argument, NULL, 'D' }, \
 	{ "backend-type", required_argument, NULL, 'B' }, \
-	{ "min", required_argument, NULL, 'm' }
+	{ "min", required_argument, NULL, 'm' }, \
+	{ "user-stack", no_argument, NULL, 'U' }
 
 /*
  * One of FILTER_OPTIONS into f: 1 when taken, 0 when opt is not one of

@@ -66,6 +66,9 @@ int filter_option(int opt, const char *arg, struct pgoff_filter *f)
 			return -1;
 		}
 		return 1;
+	case 'U':
+		f->user_stack = true;
+		return 1;
 	}
 	return 0;
 }

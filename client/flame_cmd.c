@@ -2,8 +2,9 @@
 /*
  * flame_cmd.c - pgoffctl flame: record off-CPU intervals with their
  * stacks for a while, then write a flame graph (SVG) or folded stacks.
- * Each sample is the PostgreSQL wait, the kernel wait type, then the
- * kernel stack from its outermost frame; its weight the interval's
+ * Each sample is the PostgreSQL wait, the kernel wait type, with
+ * --user-stack PostgreSQL's own frames, then the kernel stack, each from
+ * its outermost frame; its weight the interval's
  * length in microseconds.
  */
 #define _GNU_SOURCE
@@ -36,6 +37,8 @@ static void flame_usage(FILE *f)
 "  --min DURATION    leave out shorter intervals (default 100us)\n"
 "  --pid N, --type LIST, --pg-wait LIST, --db LIST, --backend-type LIST\n"
 "                    the filters of watch\n"
+"  --user-stack      PostgreSQL's own frames (outermost first) between\n"
+"                    the kernel wait type and the kernel stack\n"
 "  --title TEXT      the graph's title\n"
 "  --socket PATH     broker socket\n"
 "\n"
@@ -129,12 +132,35 @@ static void root_frame(json_object *ev, const char *wait, char *buf,
 			 "(run queue)" : "(no PostgreSQL wait)");
 }
 
-/* One event into the graph; -errno from flame_add, 0 if not a sample. */
-static int add_event(struct flame *g, json_object *ev)
+/* The frames of a stack array (leaf first on the wire), outermost first. */
+static size_t add_frames(json_object *ev, const char *key,
+			 const char **frames, size_t n)
+{
+	json_object *stack;
+
+	if (!json_object_object_get_ex(ev, key, &stack) ||
+	    !json_object_is_type(stack, json_type_array))
+		return n;
+	for (size_t i = json_object_array_length(stack);
+	     i-- > 0 && n < FLAME_MAX_DEPTH;) {
+		const char *fr = json_object_get_string(
+			json_object_array_get_idx(stack, i));
+
+		if (fr && *fr)
+			frames[n++] = fr;
+	}
+	return n;
+}
+
+/*
+ * One event into the graph; -errno from flame_add, 0 if not a sample.
+ * user: PostgreSQL's own frames go between the kernel wait type and the
+ * kernel stack, from "which SQL-level operation" down to the kernel.
+ */
+static int add_event(struct flame *g, json_object *ev, bool user)
 {
 	const char *frames[FLAME_MAX_DEPTH], *wait = "other";
 	char root[200], kind[40];
-	json_object *stack;
 	int64_t ns;
 	size_t n = 0;
 
@@ -145,19 +171,9 @@ static int add_event(struct flame *g, json_object *ev)
 	snprintf(kind, sizeof(kind), "wait: %s", wait);
 	frames[n++] = root;
 	frames[n++] = kind;
-	if (json_object_object_get_ex(ev, "stack", &stack) &&
-	    json_object_is_type(stack, json_type_array)) {
-		size_t depth = json_object_array_length(stack);
-
-		/* leaf first on the wire: outermost first here */
-		for (size_t i = depth; i-- > 0 && n < FLAME_MAX_DEPTH;) {
-			const char *fr = json_object_get_string(
-				json_object_array_get_idx(stack, i));
-
-			if (fr && *fr)
-				frames[n++] = fr;
-		}
-	}
+	if (user)
+		n = add_frames(ev, "user_stack", frames, n);
+	n = add_frames(ev, "stack", frames, n);
 	return flame_add(g, frames, n, (uint64_t)ns / 1000);
 }
 
@@ -204,7 +220,7 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 		pgoff_get_string(obj, "type", &type);
 		if (strcmp(type, "offcpu") == 0) {
 			r->events++;
-			err = add_event(g, obj);
+			err = add_event(g, obj, o->req.subscribe.user_stack);
 			if (err) {
 				r->not_added++;
 				if (!r->first_error)

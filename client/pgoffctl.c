@@ -75,6 +75,9 @@ static void watch_usage(FILE *f)
 "                    autovacuum worker, …, as in pg_stat_activity)\n"
 "  --min DURATION    only waits and intervals at least this long (default 1ms);\n"
 "                    units ns, us, ms, s, m: 500us, 5ms, 1.5s\n"
+"  --user-stack      intervals also carry PostgreSQL's own call path\n"
+"                    (user_stack, leaf first), walked when they begin;\n"
+"                    (without --view: both)\n"
 "  --since WHEN      first the stored events since WHEN, in order, then\n"
 "                    live with none missed or repeated: a duration back\n"
 "                    from now (10m, 2h, 1d) or an RFC 3339 time\n"
@@ -223,6 +226,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		{ 0 }
 	};
 	struct pgoff_filter *f = &w->req.subscribe;
+	bool view_given = false;
 	int opt;
 
 	w->req.op = PGOFF_OP_SUBSCRIBE;
@@ -237,6 +241,7 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 			continue;
 		switch (opt) {
 		case 'v':
+			view_given = true;
 			if (strcmp(optarg, "waits") == 0) {
 				f->view = PGOFF_VIEW_WAITS;
 			} else if (strcmp(optarg, "intervals") == 0) {
@@ -297,6 +302,9 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 			return EXIT_USAGE;
 		}
 	}
+	/* user stacks are on intervals: waits alone would have none */
+	if (f->user_stack && !view_given)
+		f->view = PGOFF_VIEW_BOTH;
 	if (optind < argc) {
 		log_warnx("watch: unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;

@@ -96,6 +96,33 @@ static json_object *member(json_object *o, const char *key, json_type type)
 	       json_object_is_type(v, type) ? v : NULL;
 }
 
+/* PostgreSQL's frames, leaf first, on a line of their own (--user-stack). */
+static void render_user_stack(FILE *out, json_object *ev)
+{
+	json_object *us = member(ev, "user_stack", json_type_array);
+	char raw[1024] = "", line[400];
+	const char *why = str_or(ev, "user_stack_error", NULL);
+
+	if (!us && !why)
+		return;
+	for (size_t i = 0; us && i < json_object_array_length(us); i++) {
+		const char *f = json_object_get_string(
+			json_object_array_get_idx(us, i));
+		size_t used = strlen(raw);
+
+		snprintf(raw + used, sizeof(raw) - used, "%s%s", i ? " < " : "",
+			 f ? f : "?");
+	}
+	if (why) {
+		size_t used = strlen(raw);
+
+		snprintf(raw + used, sizeof(raw) - used, "%s(%s)",
+			 raw[0] ? " " : "", why);
+	}
+	pgoff_utf8_cell(raw, line, sizeof(line), NULL);
+	fprintf(out, "    user stack: %s\n", line);
+}
+
 void render_event(FILE *out, json_object *ev)
 {
 	char d[PGOFF_DURATION_BUFSZ], rq[PGOFF_DURATION_BUFSZ];
@@ -147,6 +174,7 @@ void render_event(FILE *out, json_object *ev)
 		t, pid, dur(ev, "duration_ns", d, sizeof(d)),
 		dur(ev, "runq_ns", rq, sizeof(rq)), wait,
 		pgwait, cell(pg, "backend_type", "-", backend), waker, stack);
+	render_user_stack(out, ev);
 	render_query(out, str_or(ev, "query", NULL));
 }
 

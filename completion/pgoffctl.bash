@@ -11,10 +11,10 @@ _pgoffctl_options() {
 	case $1 in
 	status | ps | history) opts=(--json --socket --help) ;;
 	watch) opts=(--view --pid --type --pg-wait --db --backend-type --min
-		--since --count --timeout --follow --json --socket --help) ;;
+		--user-stack --since --count --timeout --follow --json --socket --help) ;;
 	top) opts=(--interval --by --once --json --pid --db --limit --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
-		--backend-type --title --socket --help) ;;
+		--backend-type --user-stack --title --socket --help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;
 	"") opts=(--socket --help --version) ;;
 	*) opts=() ;;

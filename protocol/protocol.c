@@ -162,7 +162,7 @@ static int get_names(json_object *obj, const char *key, struct pgoff_names *out,
 static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 			    struct pgoff_error *err)
 {
-	json_object *pids;
+	json_object *pids, *us;
 	int64_t min = 0;
 	size_t i, n;
 
@@ -176,6 +176,12 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 			       &f->since_ns, err))
 			return -EINVAL;
 		f->has_since = true;
+	}
+	if (json_object_object_get_ex(obj, "user_stack", &us)) {
+		if (!json_object_is_type(us, json_type_boolean))
+			return fail(err, PGOFF_ERR_BAD_REQUEST,
+				    "field \"user_stack\" must be true or false");
+		f->user_stack = json_object_get_boolean(us);
 	}
 	if (json_object_object_get_ex(obj, "view", NULL)) {
 		const char *view = "";
@@ -375,6 +381,9 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		put_names(obj, "pg_waits", &f->pg_waits);
 		put_names(obj, "databases", &f->databases);
 		put_names(obj, "backend_types", &f->backend_types);
+		if (f->user_stack)
+			json_object_object_add(obj, "user_stack",
+					       json_object_new_boolean(1));
 		if (f->has_since)
 			json_object_object_add(obj, "since_ns",
 				json_object_new_int64(f->since_ns));

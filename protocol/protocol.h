@@ -82,6 +82,7 @@ struct pgoff_filter {
 	struct pgoff_names pg_waits;		/* "Lock" or "Lock:transactionid" */
 	struct pgoff_names databases;
 	struct pgoff_names backend_types;	/* "client backend", … */
+	bool user_stack;			/* "offcpu" events carry user_stack */
 	bool has_since;				/* replay the store first */
 	int64_t since_ns;			/* wall clock, ns since the epoch */
 };

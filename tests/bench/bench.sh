@@ -17,7 +17,7 @@
 # ratio of paired rounds.
 # usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15;
 #   WORKLOADS="select tpcb", CONFIGS="none empty untraced idle one noprobes
-#   sixteen offcputime" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
+#   sixteen ustack_pid ustack offcputime" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
 #   part, for more rounds of the figures that need them)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,14 +59,14 @@ make -s -C "$top" all build/bench/empty.bpf.o build/bench/empty_load >/dev/null 
 	{ echo "bench: make failed" >&2; exit 1; }
 PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
 [ -z "${BASE_PGOFFD:-}" ] || [ -x "$BASE_PGOFFD" ] || { echo "bench: BASE_PGOFFD=$BASE_PGOFFD is not executable" >&2; exit 2; }
-configs=(none empty untraced idle one noprobes sixteen); [ -n "$offcpu" ] && configs+=(offcputime)
+configs=(none empty untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
 [ -n "${BASE_PGOFFD:-}" ] && configs+=(base_untraced base_idle base_one)
 [ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
 for c in "${configs[@]}"; do
 	case $c in
 	base_*) [ -n "${BASE_PGOFFD:-}" ] || { echo "bench: $c needs BASE_PGOFFD" >&2; exit 2; } ;;
 	offcputime) [ -n "$offcpu" ] || exit 2 ;;
-	none|empty|untraced|idle|one|noprobes|sixteen) ;;
+	none|empty|untraced|idle|one|noprobes|sixteen|ustack_pid|ustack) ;;
 	*) echo "bench: unknown configuration $c" >&2; exit 2 ;;
 	esac
 done
@@ -114,8 +114,15 @@ start_tracer() {	# CONFIG, see configs
 		kill -0 "$tracer" || { echo "bench: empty_load failed" >&2; exit 1; } ;;
 	*)	opts=(); [ "$mode" = noprobes ] && opts=(--usdt no)
 		start_broker "$bin" "${opts[@]}"
-		n=0; [ "$mode" = one ] || [ "$mode" = noprobes ] || [ "$mode" = untraced ] && n=1; [ "$mode" = sixteen ] && n=16
+		n=0; [ "$mode" = one ] || [ "$mode" = noprobes ] || [ "$mode" = untraced ] || [ "$mode" = ustack_pid ] && n=1
+		[ "$mode" = sixteen ] && n=16
 		for _ in $(seq $n); do "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms --json >/dev/null 2>&1 & done
+		# user stacks: walked for one process (the postmaster: the
+		# backends pay the check only), or for every interval
+		[ "$mode" = ustack_pid ] && "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms \
+			--user-stack --pid "$(head -1 "$work/pg/data/postmaster.pid")" --json >/dev/null 2>&1 &
+		[ "$mode" = ustack ] && "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms \
+			--user-stack --json >/dev/null 2>&1 &
 		sleep 1
 		if [ "$mode" = untraced ] && "$PGOFFCTL" --socket "$SOCK" ps --json | jq -e --argjson p "$untraced_pm" \
 			'any(.processes[]; .pid == $p)' >/dev/null; then

@@ -34,7 +34,10 @@ names = {"none": "no tracer", "empty": "empty programs on the same hooks",
          "untraced": "pgoffd, 1 watch, pgbench on an untraced cluster",
          "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --view intervals --min 1ms",
          "noprobes": "the same with --usdt no (no wait probes)",
-         "sixteen": "pgoffd, 16 such watchers", "offcputime": "libbpf-tools offcputime"}
+         "sixteen": "pgoffd, 16 such watchers",
+         "ustack_pid": "pgoffd, that watch and 1 --user-stack --pid (the postmaster)",
+         "ustack": "pgoffd, 1 watch --view intervals --min 1ms --user-stack",
+         "offcputime": "libbpf-tools offcputime"}
 for c in ("untraced", "idle", "one"):
     names["base_" + c] = "base pgoffd: " + names[c].split(", ", 1)[1]
 # the hooks, by the names bench.sh sees (pgoffd's tp_btf, raw_tp twins,
@@ -61,7 +64,7 @@ for w in tps:
             if ww == w and prog in progs_of:
                 per_round.setdefault((c, hook), {})[int(r)] = float(ns)
     floor = [c for c in ("empty", "untraced", "base_untraced", "idle", "base_idle", "one", "base_one",
-                         "sixteen", "offcputime") if (c, "sched_switch") in per_round]
+                         "sixteen", "ustack_pid", "ustack", "offcputime") if (c, "sched_switch") in per_round]
     if floor:
         off = per_round.get(("offcputime", "sched_switch"), {})
         print("\nThe floor, ns per run (median of the rounds, IQR):\n")

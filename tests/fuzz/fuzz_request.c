@@ -53,7 +53,9 @@ static void handle_line(const char *line, size_t len)
 	enc = pgoff_request_encode(&req);
 	text = pgoff_json_line(enc, &tlen);
 	if (pgoff_request_decode(text, tlen, &again, &err) ||
-	    again.op != req.op || again.id != req.id)
+	    again.op != req.op || again.id != req.id ||
+	    (req.op == PGOFF_OP_SUBSCRIBE &&
+	     again.subscribe.user_stack != req.subscribe.user_stack))
 		abort();
 	json_object_put(enc);
 	if (req.op == PGOFF_OP_SUBSCRIBE &&

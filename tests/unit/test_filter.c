@@ -202,6 +202,23 @@ static void test_kernel_pid_overflow(void)
 	CHECK(k.npids == 0);
 }
 
+/* User stacks are on intervals: a waits-only view is refused, saying so. */
+static void test_user_stack_view(void)
+{
+	struct pgoff_filter req = { .user_stack = true };
+	struct pgoff_error err = { 0 };
+	struct filter f;
+
+	req.view = PGOFF_VIEW_WAITS;
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+	CHECK_STR(err.code, PGOFF_ERR_BAD_REQUEST);
+	CHECK(strstr(err.message, "user_stack is on intervals") != NULL);
+	req.view = PGOFF_VIEW_BOTH;
+	CHECK(compile(&req, &f, &err) == 0 && f.user_stack);
+	req.view = PGOFF_VIEW_INTERVALS;
+	CHECK(compile(&req, &f, &err) == 0 && f.user_stack);
+}
+
 int main(void)
 {
 	RUN(test_unknown_names_are_refused);
@@ -210,5 +227,6 @@ int main(void)
 	RUN(test_floor);
 	RUN(test_kernel_union);
 	RUN(test_kernel_pid_overflow);
+	RUN(test_user_stack_view);
 	return CHECK_DONE();
 }

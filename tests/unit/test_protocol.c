@@ -22,6 +22,8 @@ static const struct {
 	{ "{\"op\":\"ps\"}", NULL },
 	{ "{\"op\":\"subscribe\",\"types\":[\"lock\",\"io\"],\"pg_waits\":[\"Lock:advisory\"],"
 	  "\"databases\":[\"shop\"],\"backend_types\":[\"client backend\"]}", NULL },
+	{ "{\"op\":\"subscribe\",\"view\":\"both\",\"user_stack\":true}", NULL },
+	{ "{\"op\":\"subscribe\",\"user_stack\":1}", PGOFF_ERR_BAD_REQUEST },
 	{ "{\"op\":\"subscribe\",\"types\":\"lock\"}", PGOFF_ERR_BAD_REQUEST },
 	{ "{\"op\":\"subscribe\",\"types\":[1]}", PGOFF_ERR_BAD_REQUEST },
 	{ "{\"op\":\"subscribe\",\"databases\":[\"\"]}", PGOFF_ERR_BAD_REQUEST },
@@ -115,6 +117,7 @@ static void test_roundtrip_subscribe(void)
 	in.subscribe.databases.n = 1;
 	strcpy(in.subscribe.backend_types.v[0], "client backend");
 	in.subscribe.backend_types.n = 1;
+	in.subscribe.user_stack = true;
 	obj = pgoff_request_encode(&in);
 	line = pgoff_json_line(obj, &len);
 	CHECK(pgoff_request_decode(line, len, &out, &err) == 0);
@@ -130,6 +133,7 @@ static void test_roundtrip_subscribe(void)
 	CHECK(out.subscribe.databases.n == 1);
 	CHECK_STR(out.subscribe.databases.v[0], "caf\xc3\xa9");
 	CHECK_STR(out.subscribe.backend_types.v[0], "client backend");
+	CHECK(out.subscribe.user_stack);
 }
 
 static void test_id_echoed_on_error(void)

@@ -138,6 +138,31 @@ static void test_event_cells_are_clean(void)
 	json_object_put(ev);
 }
 
+/* --user-stack: PostgreSQL's frames on a line of their own, made safe;
+ * a missing stack says why. */
+static void test_user_stack_line(void)
+{
+	json_object *ev = json_object_new_object();
+	json_object *us = json_object_new_array();
+	char *out;
+
+	json_object_object_add(ev, "pid", json_object_new_int(42));
+	json_object_array_add(us, str("epoll_wait"));
+	json_object_array_add(us, str("WaitLatch"));
+	json_object_array_add(us, str("evil\x1b[2J"));
+	json_object_object_add(ev, "user_stack", us);
+	out = render_to_string(render_event, ev);
+	CHECK(terminal_safe(out, 2));
+	CHECK_CONTAINS(out, "\n    user stack: epoll_wait < WaitLatch < evil?[2J\n");
+	free(out);
+	json_object_object_add(ev, "user_stack", NULL);
+	json_object_object_add(ev, "user_stack_error", str("not walked"));
+	out = render_to_string(render_event, ev);
+	CHECK_CONTAINS(out, "\n    user stack: (not walked)\n");
+	free(out);
+	json_object_put(ev);
+}
+
 static void test_ps_cells_are_clean(void)
 {
 	json_object *ps = json_object_new_object();
@@ -187,6 +212,7 @@ int main(void)
 	RUN(test_long_queries_are_cut);
 	RUN(test_no_control_bytes_or_split_characters);
 	RUN(test_event_cells_are_clean);
+	RUN(test_user_stack_line);
 	RUN(test_ps_cells_are_clean);
 	RUN(test_status_cells_are_clean);
 	return CHECK_DONE();

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* usyms.c - user stack symbolization and its per-file cache; see usyms.h. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "broker/uelf.h"
+#include "broker/usyms.h"
+
+struct umod {
+	uint64_t dev, ino;		/* the key, with elf.build_id */
+	int status;			/* 0: symbols read; -errno: why not */
+	int fp;				/* uelf_frame_pointers */
+	struct uelf elf;
+	struct umod *next;
+};
+
+struct usyms {
+	struct umod *mods;
+	size_t nmods, total_syms;
+	char debug_root[64];		/* "/usr/lib/debug" */
+};
+
+int usyms_new(struct usyms **out, const char *debug_root)
+{
+	struct usyms *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	snprintf(u->debug_root, sizeof(u->debug_root), "%s",
+		 debug_root ? debug_root : "/usr/lib/debug");
+	*out = u;
+	return 0;
+}
+
+void usyms_free(struct usyms *u)
+{
+	if (!u)
+		return;
+	while (u->mods) {
+		struct umod *m = u->mods;
+
+		u->mods = m->next;
+		uelf_free(&m->elf);
+		free(m);
+	}
+	free(u);
+}
+
+/* The file a mapping names, if it is still that file (device, inode). */
+static int open_mapped(const char *path, uint64_t dev, uint64_t ino,
+		       struct uelf_src *src)
+{
+	struct stat st;
+	int fd;
+
+	if (path[0] != '/')
+		return -ENOENT;
+	/* O_NONBLOCK: a FIFO put at the path never blocks the open */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (dev && ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino))) {
+		close(fd);
+		return -ESTALE;		/* replaced, or seen from elsewhere */
+	}
+	src->fd = fd;
+	src->buf = NULL;
+	src->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* A separate debug file's .symtab: by build-id, else by debug link. */
+static void add_debug_file(struct usyms *u, const char *path, struct uelf *e)
+{
+	char dbg[512], dir[PG_PROBE_MAP_PATH];
+	struct uelf_src src;
+	const char *slash;
+	int n = 0;
+
+	if (e->build_id_len >= 2) {
+		n = snprintf(dbg, sizeof(dbg), "%s/.build-id/%02x/", u->debug_root,
+			     e->build_id[0]);
+		for (size_t i = 1; i < e->build_id_len && n > 0 &&
+		     (size_t)n < sizeof(dbg) - 8; i++)
+			n += snprintf(dbg + n, sizeof(dbg) - (size_t)n, "%02x",
+				      e->build_id[i]);
+		snprintf(dbg + n, sizeof(dbg) - (size_t)n, ".debug");
+		if (open_mapped(dbg, 0, 0, &src) == 0) {
+			uelf_add_symtab(&src, e);
+			close(src.fd);
+			if (e->has_symtab)
+				return;
+		}
+	}
+	slash = strrchr(path, '/');
+	if (!e->debuglink[0] || !slash)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	snprintf(dbg, sizeof(dbg), "%s%s/%s", u->debug_root, dir, e->debuglink);
+	if (open_mapped(dbg, 0, 0, &src) == 0) {
+		uelf_add_symtab(&src, e);
+		close(src.fd);
+	}
+}
+
+/* The cached symbols of a mapping's file, read on first use. */
+static struct umod *module(struct usyms *u, const struct pg_map *m)
+{
+	struct uelf_src src;
+	struct umod *mod;
+
+	for (mod = u->mods; mod; mod = mod->next)
+		if (mod->dev == m->dev && mod->ino == m->ino)
+			return mod;
+	if (u->nmods == USYMS_MAX_MODULES)
+		return NULL;
+	mod = calloc(1, sizeof(*mod));
+	if (!mod)
+		return NULL;
+	mod->dev = m->dev;
+	mod->ino = m->ino;
+	mod->fp = -1;
+	mod->status = open_mapped(m->path, m->dev, m->ino, &src);
+	if (!mod->status) {
+		mod->status = uelf_load(&src, &mod->elf);
+		if (!mod->status) {
+			if (!mod->elf.has_symtab)
+				add_debug_file(u, m->path, &mod->elf);
+			mod->fp = uelf_frame_pointers(&src, &mod->elf);
+		}
+		close(src.fd);
+	}
+	if (!mod->status && u->total_syms + mod->elf.nsyms > USYMS_MAX_TOTAL_SYMS) {
+		uelf_free(&mod->elf);
+		mod->status = -EFBIG;
+	}
+	u->total_syms += mod->elf.nsyms;
+	mod->next = u->mods;
+	u->mods = mod;
+	u->nmods++;
+	return mod;
+}
+
+static const struct pg_map *find_map(const struct pg_cluster_info *c,
+				     uint64_t addr)
+{
+	for (uint32_t i = 0; i < c->nmaps && i < PG_PROBE_MAX_MAPS; i++)
+		if (addr >= c->maps[i].start && addr < c->maps[i].end)
+			return &c->maps[i];
+	return NULL;
+}
+
+/* "function", or "module+0xoffset" (link-time address, else file offset). */
+static void name_frame(struct usyms *u, const struct pg_map *m, uint64_t addr,
+		       bool ret, char *out, size_t len)
+{
+	uint64_t off = addr - m->start + m->offset, vaddr = off, in;
+	uint64_t at;
+	const char *base = strrchr(m->path, '/');
+	struct umod *mod = module(u, m);
+	const char *sym;
+
+	if (mod && !mod->status) {
+		uelf_offset_to_vaddr(&mod->elf, off, &vaddr);
+		/* a return address may be the next function's first byte:
+		 * the call is the byte before it */
+		at = ret && vaddr ? vaddr - 1 : vaddr;
+		sym = uelf_lookup(&mod->elf, at, &in);
+		if (sym && *sym) {
+			snprintf(out, len, "%s", sym);
+			return;
+		}
+	}
+	snprintf(out, len, "%s+0x%llx", base ? base + 1 : "[unknown]",
+		 (unsigned long long)vaddr);
+}
+
+/*
+ * Whether addr returns from a call into a library: the instruction
+ * before it calls the PLT (call rel32 into .plt; call *GOT(%rip) as
+ * -fno-plt builds make) on x86-64, or is a bl or blr on arm64 (the
+ * link register: no stale candidates). Stale return addresses of calls
+ * within postgres are left out. Read from the file.
+ */
+static bool after_library_call(struct usyms *u, const struct pg_map *m,
+			       uint64_t addr)
+{
+	struct umod *mod = module(u, m);
+	uint64_t off = addr - m->start + m->offset, vaddr;
+	struct uelf_src src;
+	uint8_t b[6];
+	uint32_t insn;
+	int32_t rel;
+	bool ok = false;
+
+	if (!mod || mod->status || off < 6 ||
+	    !uelf_offset_to_vaddr(&mod->elf, off, &vaddr) ||
+	    open_mapped(m->path, m->dev, m->ino, &src))
+		return false;
+	if (mod->elf.machine == EM_X86_64 && !uelf_read(&src, off - 6, b, 6)) {
+		memcpy(&rel, b + 2, sizeof(rel));
+		ok = (b[1] == 0xe8 &&
+		      uelf_in_plt(&mod->elf, vaddr + (uint64_t)(int64_t)rel)) ||
+		     (b[0] == 0xff && b[1] == 0x15);
+	} else if (mod->elf.machine == EM_AARCH64 &&
+		   !uelf_read(&src, off - 4, &insn, 4)) {
+		ok = (insn >> 26) == 0x25 || (insn & 0xfffffc1f) == 0xd63f0000;
+	}
+	close(src.fd);
+	return ok;
+}
+
+/*
+ * A leaf in a library without frame pointers (a libc wrapper, stdio):
+ * the postgres function that called into it, which the frame-pointer
+ * walk skips; 1 if found (named into name), else 0.
+ */
+static size_t hidden_caller(struct usyms *u, const struct pg_cluster_info *c,
+			    const struct pgoff_ustack *us, size_t n,
+			    char *name)
+{
+	for (size_t k = 0; k < PGOFF_USTACK_HINTS; k++) {
+		uint64_t h = us->ret_hints[k];
+		const struct pg_map *hm;
+
+		if (!h)
+			break;
+		if (n >= 2 && h == us->ips[1])
+			return 0;	/* the walk has it */
+		hm = find_map(c, h);
+		if (hm && after_library_call(u, hm, h)) {
+			name_frame(u, hm, h, true, name, USYMS_NAME_MAX);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
+		   const struct pgoff_ustack *us,
+		   char names[][USYMS_NAME_MAX], size_t max,
+		   const char **error, char *errbuf, size_t errlen)
+{
+	size_t n = us->bytes > 0 ? (size_t)us->bytes / 8 : 0, out = 0;
+	const struct pg_map *exe = NULL, *m;
+
+	*error = NULL;
+	if (us->bytes < 0) {
+		*error = "the user stack could not be walked (counted in "
+			 "user_stack_failed)";
+		return 0;
+	}
+	if (n > PGOFF_USTACK_DEPTH)
+		n = PGOFF_USTACK_DEPTH;
+	if (!c || !c->nmaps) {
+		*error = "the cluster's memory map is unknown";
+		return 0;
+	}
+	for (uint32_t i = 0; i < c->nmaps && i < PG_PROBE_MAX_MAPS; i++)
+		if (c->maps[i].dev == c->exe_dev && c->maps[i].ino == c->exe_ino)
+			exe = &c->maps[i];
+	if (exe) {
+		struct umod *mod = module(u, exe);
+
+		if (mod && !mod->status && mod->fp == 0) {
+			snprintf(errbuf, errlen, "this postgres binary (%s) "
+				 "keeps no frame pointers: its user stacks "
+				 "cannot be walked", c->version[0] ?
+				 c->version : "unknown version");
+			*error = errbuf;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < n && out < max; i++) {
+		m = find_map(c, us->ips[i]);
+		if (!m) {
+			/* a walk through code without frame pointers reads
+			 * other data as frames: stop at the first that is
+			 * no code */
+			snprintf(errbuf, errlen, "the frame-pointer walk left "
+				 "the mapped code after %zu frames (a library "
+				 "without frame pointers, or code loaded after "
+				 "the postmaster started)", out);
+			*error = errbuf;
+			return out;
+		}
+		name_frame(u, m, us->ips[i], i > 0, names[out++],
+			   USYMS_NAME_MAX);
+		if (i == 0 && out < max &&
+		    (!exe || m->dev != exe->dev || m->ino != exe->ino))
+			out += hidden_caller(u, c, us, n, names[out]);
+	}
+	if (n == PGOFF_USTACK_DEPTH)
+		*error = "truncated: more frames than pgoffd walks";
+	return out;
+}

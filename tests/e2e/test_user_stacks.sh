@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# watch --user-stack: PostgreSQL's own call path on a row-lock wait, a
+# commit's WAL flush and an uninstrumented read (pg_read_binary_file of a
+# cold file), symbolized from the real PostgreSQL 15 binary's .dynsym;
+# nobody asking: no user stack walked.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+# commit_delay: XLogFlush sleeps before the flush (commit_siblings 0:
+# always), so a commit is off the CPU inside XLogFlush on any disk
+pg_start deadlock_timeout=10s commit_delay=100000 commit_siblings=0 ||
+	{ not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+ok "pgoffd starts and answers status"
+counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
+show() { note "$1: $(jq -c '{wait, kernel_wait, mismatch, pg: .pg.wait_event, user_stack, user_stack_error}' "$2" 2>/dev/null || cat "$2")"; }
+
+# --- a row-lock wait: B asks for the row A holds, 1 s after it started,
+# so that the watch (on B's pid) is there when the wait begins: a user
+# stack is walked when an interval begins
+cat >"$E2E_DIR/a.sql" <<'SQL'
+begin;
+update t set v = 1 where id = 1;
+select pg_sleep(3);
+commit;
+SQL
+sql -f "$E2E_DIR/a.sql" >/dev/null &
+a_job=$!
+psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(1)" \
+	-c "update t set v = 2 where id = 1" >"$E2E_DIR/b.out" &
+b_job=$!
+for _ in $(seq 500); do [ -s "$E2E_DIR/b.out" ] && break; sleep 0.01; done
+b_pid=$(head -n1 "$E2E_DIR/b.out")
+member watch --view intervals --pid "$b_pid" --pg-wait Lock --min 100ms --user-stack \
+	--json --count 1 --timeout 20s >"$E2E_DIR/lock.out" 2>&1 &
+w_job=$!
+watchers 1
+wait "$a_job" "$b_job" "$w_job"
+show "row lock (backend $b_pid)" "$E2E_DIR/lock.out"
+check "row-lock wait: user stack has ProcSleep and LockAcquireExtended, no error" \
+	jqe '.pg.wait_event_type == "Lock" and (.user_stack | index("ProcSleep") != null and index("LockAcquireExtended") != null) and (has("user_stack_error") | not)' "$E2E_DIR/lock.out"
+# epoll_wait keeps no frame: the walk alone goes from it to WaitLatch
+check "row-lock wait: epoll_wait, then its caller WaitEventSetWait, then WaitLatch" \
+	jqe '.user_stack[0:3] == ["epoll_wait", "WaitEventSetWait", "WaitLatch"]' "$E2E_DIR/lock.out"
+check "row-lock wait: the kernel stack is there too" jqe '.stack | length > 0' "$E2E_DIR/lock.out"
+
+# --- a commit's WAL flush (and pg_sleep before it)
+psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(1)" \
+	-c "select pg_sleep(0.3)" -c "insert into t values (2, 0)" >"$E2E_DIR/c.out" &
+c_job=$!
+for _ in $(seq 500); do [ -s "$E2E_DIR/c.out" ] && break; sleep 0.01; done
+c_pid=$(head -n1 "$E2E_DIR/c.out")
+member watch --view intervals --pid "$c_pid" --min 50ms --user-stack \
+	--json --timeout 4s >"$E2E_DIR/commit.all" 2>&1 &
+w_job=$!
+watchers 1
+wait "$c_job" "$w_job"
+jq -c 'select(.user_stack // [] | index("XLogFlush") != null)' "$E2E_DIR/commit.all" | head -n1 >"$E2E_DIR/commit.out"
+jq -c 'select(.pg.wait_event == "PgSleep" and .user_stack != null)' "$E2E_DIR/commit.all" | head -n1 >"$E2E_DIR/sleep.out"
+[ -s "$E2E_DIR/commit.out" ] || cp "$E2E_DIR/commit.all" "$E2E_DIR/commit.out"
+show "commit (backend $c_pid)" "$E2E_DIR/commit.out"
+show "pg_sleep (backend $c_pid)" "$E2E_DIR/sleep.out"
+# RecordTransactionCommit and CommitTransaction are static: not in .dynsym
+check "commit: an interval whose user stack has XLogFlush under CommitTransactionCommand" \
+	jqe '.user_stack | index("XLogFlush") < index("CommitTransactionCommand")' "$E2E_DIR/commit.out"
+check "pg_sleep: Timeout/PgSleep, user stack has pg_sleep" \
+	jqe '.user_stack | index("pg_sleep") != null' "$E2E_DIR/sleep.out"
+# the first pg_sleep began before the watch: it says why it has none
+check "an interval older than the subscription: user_stack null, and why" \
+	jqe -s 'any(.[]; .user_stack == null and (.user_stack_error | test("began before")))' "$E2E_DIR/commit.all"
+
+# --- flame --user-stack: wait event, kernel wait, PostgreSQL outermost
+# first, then the kernel stack
+psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(1)" -c "select pg_sleep(0.4)" \
+	>"$E2E_DIR/f.out" &
+f_job=$!
+for _ in $(seq 500); do [ -s "$E2E_DIR/f.out" ] && break; sleep 0.01; done
+f_pid=$(head -n1 "$E2E_DIR/f.out")
+member flame --folded --user-stack --pid "$f_pid" --min 100ms --duration 2500ms \
+	>"$E2E_DIR/flame.out" 2>"$E2E_DIR/flame.err" &
+fl_job=$!
+watchers 1
+wait "$f_job" "$fl_job"
+grep -m1 PostgresMain "$E2E_DIR/flame.out" | sed 's/^/# flame: /'
+check "flame --user-stack: PgSleep; wait: sleep; PostgresMain ... pg_sleep ... epoll_wait; then the kernel's epoll" \
+	grep -Eq '^Timeout:PgSleep;wait: sleep;(.*;)?PostgresMain;(.*;)?pg_sleep;(.*;)?WaitLatch;WaitEventSetWait;epoll_wait;(.*;)?do_epoll_wait' \
+	"$E2E_DIR/flame.out"
+
+# --- pg_read_binary_file of a cold file: uninstrumented I/O
+dd if=/dev/urandom of="$PGDATA_DIR/cold.bin" bs=1M count=16 status=none
+chown postgres "$PGDATA_DIR/cold.bin"
+sync "$PGDATA_DIR/cold.bin"
+dd if="$PGDATA_DIR/cold.bin" iflag=nocache count=0 status=none	# out of the page cache
+member watch --view intervals --type io --db postgres --min 10us --user-stack --json \
+	--timeout 8s >"$E2E_DIR/read.all" 2>&1 &
+r_job=$!
+watchers 1
+sql -c "select length(pg_read_binary_file('cold.bin'))" >/dev/null
+kill "$r_job" 2>/dev/null; wait "$r_job" 2>/dev/null
+jq -c 'select(.mismatch != null and (.user_stack // [] | index("pg_read_binary_file") != null))' \
+	"$E2E_DIR/read.all" | head -n1 >"$E2E_DIR/read.out"
+[ -s "$E2E_DIR/read.out" ] || jq -c . "$E2E_DIR/read.all" | head -n1 >"$E2E_DIR/read.out"
+show "pg_read_binary_file" "$E2E_DIR/read.out"
+check "cold pg_read_binary_file: flagged mismatch, user stack has pg_read_binary_file" \
+	jqe '.kernel_wait == "io" and (.mismatch | test("uninstrumented")) and (.user_stack | index("pg_read_binary_file") != null)' \
+	"$E2E_DIR/read.out"
+
+# --- nobody asking walks nothing; a bad combination is refused
+member watch --user-stack --view waits --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
+rc=$?
+check "--user-stack --view waits: exit 2, told why" \
+	[ $rc = 2 ] && grep -q 'user_stack is on intervals' "$E2E_DIR/bad.err"
+check "status has user_stack_failed (0)" [ "$(counter user_stack_failed)" = 0 ]
+member watch --view intervals --min 10ms --json --timeout 2s >"$E2E_DIR/plain.out" 2>&1 &
+p_job=$!
+watchers 1
+sql -c "select pg_sleep(0.3)" >/dev/null
+wait "$p_job"
+check "without --user-stack: events, none with a user stack" \
+	jqe -s 'length > 0 and all(.[]; has("user_stack") | not)' "$E2E_DIR/plain.out"
+jqe -s 'length > 0 and all(.[]; has("user_stack") | not)' "$E2E_DIR/plain.out" ||
+	note "saw: $(head -c 600 "$E2E_DIR/plain.out")"

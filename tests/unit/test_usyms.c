@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * User stacks in names: the ELF reader against the real PostgreSQL 15
+ * binary (its symbols checked against binutils' nm, an independent
+ * reader), hostile files, and a stack recorded by pgoffd from a row-lock
+ * wait, symbolized again here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "broker/uelf.h"
+#include "broker/usyms.h"
+#include "tests/unit/check.h"
+
+#define PG15 "/usr/lib/postgresql/15/bin/postgres"
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+static int open_src(const char *path, struct uelf_src *src)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	src->fd = fd;
+	src->buf = NULL;
+	src->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* A function's address as nm sees it, 0 if not found. */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+	char cmd[512], line[512];
+	unsigned long long a = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		char sym[400], type;
+		unsigned long long v;
+
+		if (sscanf(line, "%llx %c %399s", &v, &type, sym) != 3 ||
+		    (type != 'T' && type != 't' && type != 'W' && type != 'i'))
+			continue;
+		sym[strcspn(sym, "@")] = '\0';	/* epoll_wait@@GLIBC_2.3.2 */
+		if (strcmp(sym, name) == 0)
+			a = v;
+	}
+	pclose(p);
+	return a;
+}
+
+static void test_real_binary(void)
+{
+	static const char *const names[] = {
+		"XLogFlush", "ProcSleep", "LockAcquireExtended",
+		"pg_read_binary_file", "WaitLatch", "PostgresMain",
+	};
+	struct uelf_src src;
+	struct uelf e;
+	uint64_t off;
+
+	CHECK(open_src(PG15, &src) == 0);
+	CHECK(uelf_load(&src, &e) == 0);
+	CHECK(e.nsyms > 5000);		/* .dynsym: nearly every function */
+	CHECK(!e.has_symtab);		/* Debian strips .symtab */
+	CHECK(e.build_id_len == 20);
+	CHECK(e.debuglink[0] != '\0');
+	CHECK(e.nsegs >= 1 && e.nplt >= 1);
+	/* Debian's PostgreSQL keeps frame pointers */
+	CHECK(uelf_frame_pointers(&src, &e) == 1);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t a = nm_addr(PG15, names[i]);
+
+		CHECK(a != 0);
+		CHECK_STR(uelf_lookup(&e, a + 4, &off), names[i]);
+		CHECK(off == 4);
+	}
+	uelf_free(&e);
+	close(src.fd);
+}
+
+/* libc keeps no frame pointers: the walk must not trust it. */
+static void test_libc(void)
+{
+	struct uelf_src src;
+	struct uelf e;
+	uint64_t off, a = nm_addr(LIBC, "epoll_wait");
+
+	CHECK(open_src(LIBC, &src) == 0);
+	CHECK(uelf_load(&src, &e) == 0);
+	CHECK(a != 0);
+	CHECK_STR(uelf_lookup(&e, a + 0x13, &off), "epoll_wait");
+	CHECK(uelf_frame_pointers(&src, &e) == 0);
+	uelf_free(&e);
+	close(src.fd);
+}
+
+/* Files that lie: every one refused with its code, nothing read outside. */
+static void test_hostile(void)
+{
+	static uint8_t buf[4096];
+	struct uelf_src src = { .fd = -1, .buf = buf, .size = sizeof(buf) };
+	struct uelf_src real;
+	struct uelf e;
+	uint64_t shoff;
+
+	CHECK(uelf_load(&src, &e) == -ENOEXEC);		/* zeros */
+	src.size = 10;
+	memcpy(buf, "\177ELF", 4);
+	CHECK(uelf_load(&src, &e) == -ENOEXEC);		/* shorter than a header */
+	/* the real header, over a file cut after it: tables outside it */
+	CHECK(open_src(PG15, &real) == 0);
+	CHECK(uelf_read(&real, 0, buf, sizeof(buf)) == 0);
+	src.size = sizeof(buf);
+	CHECK(uelf_load(&src, &e) == -EINVAL);
+	/* section headers said to start near the end of the offset space */
+	shoff = UINT64_MAX - 8;
+	memcpy(buf + 0x28, &shoff, sizeof(shoff));	/* e_shoff */
+	CHECK(uelf_load(&src, &e) == -EINVAL);
+	/* a file over the cap */
+	src.size = UELF_MAX_FILE + 1;
+	CHECK(uelf_load(&src, &e) == -EFBIG);
+	CHECK(uelf_read(&real, real.size - 4, buf, 8) == -EINVAL);
+	close(real.fd);
+}
+
+/*
+ * A stack pgoffd recorded (row-lock wait, PostgreSQL 15.18-0+deb12u1,
+ * libc 2.36-9+deb12u14): addresses as offsets into the mappings, the
+ * BPF program's hints with them. The binaries are the installed ones:
+ * if the package changed, the offsets no longer name these functions.
+ */
+static void test_recorded_stack(void)
+{
+	static const uint64_t exe_ips[] = {
+		0x381488, 0x39c334, 0x39095d, 0x391769, 0x38f950, 0xcaef2,
+		0xd1d8e, 0x259877, 0x259ee6, 0x25b4e5, 0x22ea5a, 0x3a8299,
+		0x3a8ea9, 0x3a9356, 0x3a559d, 0x3a62d9, 0x322cbc, 0x323c65,
+		0x85b06,
+	};
+	static const char *const want[] = {
+		"epoll_wait", "WaitEventSetWait", "WaitLatch", "ProcSleep",
+		"postgres+0x45d95d", "LockAcquireExtended", "XactLockTableWait",
+		"heap_update",
+	};
+	const uint64_t exe_base = 0x558843d95000, libc_base = 0x7f6246446000;
+	static struct pg_cluster_info c;
+	char names[USYMS_MAX_FRAMES][USYMS_NAME_MAX], errbuf[200];
+	struct pgoff_ustack us = { 0 };
+	const char *error;
+	struct usyms *u;
+	struct stat pg, lc;
+	size_t n;
+
+	CHECK(stat(PG15, &pg) == 0 && stat(LIBC, &lc) == 0);
+	c.exe_dev = pg.st_dev;
+	c.exe_ino = pg.st_ino;
+	c.nmaps = 2;
+	c.maps[0] = (struct pg_map){ exe_base, exe_base + 0x52a000, 0xcd000,
+				     pg.st_dev, pg.st_ino, PG15 };
+	c.maps[1] = (struct pg_map){ libc_base, libc_base + 0x156000, 0x26000,
+				     lc.st_dev, lc.st_ino, LIBC };
+	us.ips[0] = libc_base + 0x108ef3 - 0x26000;
+	for (size_t i = 0; i < sizeof(exe_ips) / sizeof(exe_ips[0]); i++)
+		us.ips[i + 1] = exe_base + exe_ips[i];
+	us.ips[20] = libc_base + 0x124a;
+	us.bytes = 21 * 8;
+	us.ret_hints[0] = exe_base + 0x38113e;
+	CHECK(usyms_new(&u, "/nonexistent") == 0);
+	n = usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
+			sizeof(errbuf));
+	if (error)
+		fprintf(stderr, "error: %s\n", error);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i ? " < " : "# ", names[i]);
+	fprintf(stderr, "\n");
+	CHECK(!error);
+	CHECK(n == 22);		/* the 21 walked and the hidden caller */
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_STR(names[i], want[i]);
+	CHECK_STR(names[12], "standard_ExecutorRun");
+	CHECK_STR(names[15], "PortalRun");
+	CHECK_STR(names[17], "PostgresMain");
+	CHECK_STR(names[19], "PostmasterMain");
+	CHECK_STR(names[20], "main");
+	/* a local symbol of libc: not in .dynsym, module+offset */
+	CHECK_STR(names[21], "libc.so.6+0x2724a");
+	usyms_free(u);
+
+	/* with libc6-dbg: its .symtab, found by build-id */
+	CHECK(usyms_new(&u, "/usr/lib/debug") == 0);
+	n = usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
+			sizeof(errbuf));
+	CHECK(n == 22);
+	CHECK_STR(names[21], "__libc_start_call_main");
+
+	/* a stale return address of a call within postgres is no caller */
+	us.ret_hints[0] = exe_base + 0x4cfca7;	/* after call hash_search */
+	n = usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
+			sizeof(errbuf));
+	CHECK(n == 21);
+	CHECK_STR(names[1], "WaitLatch");
+
+	/* a walk into data: it stops there and says so */
+	us.ret_hints[0] = 0;
+	us.ips[3] = 0x1234;
+	n = usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
+			sizeof(errbuf));
+	CHECK(n == 3 && error && strstr(error, "left the mapped code"));
+
+	/* the kernel could not walk it */
+	us.bytes = -14;
+	n = usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
+			sizeof(errbuf));
+	CHECK(n == 0 && error && strstr(error, "user_stack_failed"));
+	usyms_free(u);
+}
+
+int main(void)
+{
+	RUN(test_real_binary);
+	RUN(test_libc);
+	RUN(test_hostile);
+	RUN(test_recorded_stack);
+	return CHECK_DONE();
+}
