@@ -125,7 +125,21 @@ struct episode {
 	__u32 waker_pid;
 	__u32 waker_tgid;
 	__u32 waker_pg_wait_event_info;
+	__u32 pair;			/* PAIR_*: the probe pair it belongs to */
+	__u32 bounds;			/* PGOFF_EP_* */
 	char waker_comm[PGOFF_COMM_LEN];
+};
+
+/*
+ * PostgreSQL's own wait boundaries, from its USDT probes: a thread's
+ * heavyweight-lock or LWLock wait between START and DONE. An LWLock
+ * wait can happen inside a lock wait (the deadlock check takes the lock
+ * manager's LWLocks), never the reverse.
+ */
+#define PAIR_LOCK	1
+#define PAIR_LWLOCK	2
+struct pg_pair {
+	__u64 start_ns;			/* START probe; 0: no wait open */
 };
 
 /* The SQL a thread was running when it last went off the CPU. */
@@ -161,7 +175,9 @@ struct {
  */
 struct thread {
 	struct pgoff_start s;
-	struct episode e;
+	struct episode e;		/* inferred, or a lock wait (PAIR_LOCK) */
+	struct episode lw;		/* an LWLock wait (PAIR_LWLOCK) */
+	struct pg_pair lock_pair, lw_pair;
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
 	__u16 pad[2];
@@ -736,7 +752,9 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 {
 	struct pgoff_episode *r;
 
-	if (!e->intervals || e->end_ns - e->start_ns < min_duration_ns)
+	/* a probed wait that never left the CPU is a wait all the same */
+	if ((!e->intervals && !(e->bounds & PGOFF_EP_DONE_PROBE)) ||
+	    e->end_ns - e->start_ns < min_duration_ns)
 		return;
 	if (filter_pids && !bpf_map_lookup_elem(&watch_pids, &e->tgid))
 		return;
@@ -762,6 +780,8 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 	r->blocked_ns = e->blocked_ns;
 	r->runq_ns = e->runq_ns;
 	r->oncpu_ns = e->oncpu_ns;
+	r->bounds = e->bounds;
+	r->pad = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	__builtin_memcpy(r->waker_comm, e->waker_comm, sizeof(r->waker_comm));
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
@@ -791,10 +811,13 @@ static __always_inline void episode_open(struct episode *e,
  */
 static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 					       struct pgoff_start *s,
-					       struct episode *e, __u64 now)
+					       struct episode *e, __u64 now,
+					       bool th_in_pair)
 {
 	bool waiting = in_pg_wait(s->flags, s->pg_wait_event_info);
 
+	if (th_in_pair)
+		return;		/* the probes bound it: see pair_switch_out */
 	if (e->gen == episode_gen) {
 		if (waiting && e->pg_wait_event_info == s->pg_wait_event_info) {
 			__u64 gap = e->gap_blocked_ns + e->gap_runq_ns;
@@ -820,6 +843,29 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 /* The flags that describe an interval's waker. */
 #define WAKER_FLAGS (PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED | PGOFF_F_WAKER_PG_WAIT)
 
+/* An interval (s, ending now) joins its episode. */
+static __always_inline void episode_add(struct episode *e,
+					const struct pgoff_start *s, __u64 now)
+{
+	__u64 dur = now - s->start_ns, blocked = pgoff_blocked_ns(s->flags, s->start_ns, s->wake_ns, now);
+
+	e->intervals++;
+	e->end_ns = now;
+	e->blocked_ns += blocked;
+	e->runq_ns += dur - blocked;
+	/* the waker is who woke it last: a preemption right after the
+	 * wakeup, still under the wait event, woke nobody */
+	if (!(s->flags & PGOFF_F_WOKEN)) {
+		e->flags = (s->flags & ~WAKER_FLAGS) | (e->flags & WAKER_FLAGS);
+		return;
+	}
+	e->flags = s->flags;
+	e->waker_pid = s->waker_pid;
+	e->waker_tgid = s->waker_tgid;
+	e->waker_pg_wait_event_info = s->waker_pg_wait_event_info;
+	__builtin_memcpy(e->waker_comm, s->waker_comm, sizeof(e->waker_comm));
+}
+
 /*
  * Back on the CPU: add the interval to its episode. An episode already
  * under way when episodes were switched on starts here, at this
@@ -842,24 +888,110 @@ static __always_inline void episode_switch_in(__u32 tgid,
 		}
 		return;
 	}
-	if (e->gen != episode_gen ||
+	if (e->gen != episode_gen || e->pair ||
 	    e->pg_wait_event_info != s->pg_wait_event_info)
 		episode_open(e, s, tgid, s->start_ns);
-	e->intervals++;
-	e->end_ns = now;
-	e->blocked_ns += blocked;
-	e->runq_ns += dur - blocked;
-	/* the waker is who woke it last: a preemption right after the
-	 * wakeup, still under the wait event, woke nobody */
-	if (!(s->flags & PGOFF_F_WOKEN)) {
-		e->flags = (s->flags & ~WAKER_FLAGS) | (e->flags & WAKER_FLAGS);
-		return;
+	episode_add(e, s, now);
+}
+
+/*
+ * Back on the CPU inside a probed wait: every interval between START and
+ * DONE is the wait's, whatever the wait event said (the deadlock check's
+ * LWLocks, the "still waiting" log line). A wait already under way when
+ * episodes were switched on starts here, its start inferred.
+ */
+static __always_inline void pair_switch_in(__u32 tgid, const struct pgoff_start *s,
+					   struct episode *e, __u32 pair,
+					   __u32 class, __u64 now)
+{
+	if (e->gen != episode_gen || e->pair != pair) {
+		episode_open(e, s, tgid, s->start_ns);
+		e->pair = pair;
+		e->pg_wait_event_info = 0;
 	}
-	e->flags = s->flags;
-	e->waker_pid = s->waker_pid;
-	e->waker_tgid = s->waker_tgid;
-	e->waker_pg_wait_event_info = s->waker_pg_wait_event_info;
-	__builtin_memcpy(e->waker_comm, s->waker_comm, sizeof(e->waker_comm));
+	/* the lock's own event (a lock START comes before it is set) */
+	if (!e->pg_wait_event_info &&
+	    in_pg_wait(s->flags, s->pg_wait_event_info) &&
+	    s->pg_wait_event_info >> 24 == class)
+		e->pg_wait_event_info = s->pg_wait_event_info;
+	episode_add(e, s, now);
+}
+
+/* PostgreSQL's wait event classes (PG_WAIT_LWLOCK, PG_WAIT_LOCK >> 24). */
+#define PG_CLASS_LWLOCK	0x01
+#define PG_CLASS_LOCK	0x03
+
+/*
+ * A probed wait is over, at its DONE (done_ns) or without one (0: it
+ * ended at its last switch-in). Its on-CPU time is what its intervals
+ * leave of it.
+ */
+static __always_inline void pair_close(__u32 pid, struct episode *e,
+				       __u32 pair, __u64 done_ns)
+{
+	__u64 off, dur;
+
+	if (e->gen != episode_gen || e->pair != pair)
+		return;
+	if (done_ns) {
+		e->end_ns = done_ns;
+		e->bounds |= PGOFF_EP_DONE_PROBE;
+	}
+	off = e->blocked_ns + e->runq_ns;
+	dur = e->end_ns - e->start_ns;
+	e->oncpu_ns = dur > off ? dur - off : 0;
+	episode_send(pid, e);
+	e->gen = 0;
+}
+
+/*
+ * Off the CPU under a wait of another class inside a lock wait: the wait
+ * ended in an ERROR (lock_timeout, a cancel, a deadlock before 18) and
+ * its DONE never comes; the backend went on (to ClientRead).
+ */
+static __always_inline void pair_switch_out(__u32 pid, struct thread *th,
+					    const struct pgoff_start *s)
+{
+	__u32 class = s->pg_wait_event_info >> 24;
+
+	if (!th->lock_pair.start_ns ||
+	    !in_pg_wait(s->flags, s->pg_wait_event_info) ||
+	    class == PG_CLASS_LOCK || class == PG_CLASS_LWLOCK)
+		return;
+	th->lock_pair.start_ns = 0;
+	pair_close(pid, &th->e, PAIR_LOCK, 0);
+}
+
+/*
+ * A thread's entry in `threads`, made within its user's quota if it has
+ * none. kpid: its kernel pid (the `thread_slots` slot).
+ */
+static __always_inline struct thread *thread_get(const struct pgoff_target *t,
+						 __u32 pid, __u32 kpid)
+{
+	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
+	__u32 slot = t->quota;
+	struct pgoff_quota *q;
+	__u32 *n;
+
+	if (th)
+		return th;
+	q = bpf_map_lookup_elem(&quotas, &slot);
+	n = thread_slot(kpid);
+	if (!n || !q || !quota_take(&q->threads, q->max_threads))
+		return NULL;
+	/* counted first: a wakeup that sees the entry sees it too */
+	__sync_fetch_and_add(n, 1);
+	if (bpf_map_update_elem(&threads, &pid, &thread_zero, BPF_NOEXIST) ||
+	    !(th = bpf_map_lookup_elem(&threads, &pid))) {
+		__sync_fetch_and_add(n, -1);
+		quota_give(slot, true);
+		count(PGOFF_CNT_START_FULL);
+		return NULL;
+	}
+	th->quota = slot;
+	th->slot = kpid & (THREAD_SLOTS - 1);
+	return th;
 }
 
 /*
@@ -883,28 +1015,9 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	if (TASK_FIELD(btf, prev, flags) & PF_EXITING)
 		return;
 	count(PGOFF_CNT_SWITCHES);
-	th = bpf_map_lookup_elem(&threads, &pid);
-	if (!th) {
-		__u32 slot = t->quota;
-		__u32 kpid = TASK_FIELD(btf, prev, pid);
-		struct pgoff_quota *q = bpf_map_lookup_elem(&quotas, &slot);
-		__u32 *n = thread_slot(kpid);
-
-		if (!n || !q || !quota_take(&q->threads, q->max_threads))
-			return;
-		/* counted first: a wakeup that sees the entry sees it too */
-		__sync_fetch_and_add(n, 1);
-		if (bpf_map_update_elem(&threads, &pid, &thread_zero,
-					BPF_NOEXIST) ||
-		    !(th = bpf_map_lookup_elem(&threads, &pid))) {
-			__sync_fetch_and_add(n, -1);
-			quota_give(slot, true);
-			count(PGOFF_CNT_START_FULL);
-			return;
-		}
-		th->quota = slot;
-		th->slot = kpid & (THREAD_SLOTS - 1);
-	}
+	th = thread_get(t, pid, TASK_FIELD(btf, prev, pid));
+	if (!th)
+		return;
 	s.tgid = tgid;
 	s.cluster = t->cluster;
 	s.state = agg_state(task_state(prev, btf));
@@ -932,8 +1045,10 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	if (want_ustack && ustack_wanted(&s, tgid))
 		s.flags |= save_ustack(ctx, t, &th->u);
 read_done:
+	pair_switch_out(pid, th, &s);
 	if (want_episodes)
-		episode_switch_out(pid, tgid, &s, &th->e, now);
+		episode_switch_out(pid, tgid, &s, &th->e, now,
+				   th->lock_pair.start_ns || th->lw_pair.start_ns);
 	/*
 	 * Published by start_ns, written last: sched_waking on another CPU
 	 * may run during this switch and acts only on a published start
@@ -1073,8 +1188,18 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 		return;
 	}
 	aggregate_interval(s, tgid, now - s->start_ns);
-	if (want_episodes)
-		episode_switch_in(tgid, s, &th->e, now);
+	if (want_episodes) {
+		bool in_lock = th->lock_pair.start_ns, in_lw = th->lw_pair.start_ns;
+
+		if (in_lw)
+			pair_switch_in(tgid, s, &th->lw, PAIR_LWLOCK,
+				       PG_CLASS_LWLOCK, now);
+		if (in_lock)	/* an LWLock wait inside is part of it */
+			pair_switch_in(tgid, s, &th->e, PAIR_LOCK,
+				       PG_CLASS_LOCK, now);
+		if (!in_lock && !in_lw)
+			episode_switch_in(tgid, s, &th->e, now);
+	}
 	if (!wanted(s, tgid, now))
 		goto done;
 	if (s->flags & PGOFF_F_QUERY) {
@@ -1184,8 +1309,12 @@ static __always_inline void thread_end(__u32 pid)
 	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
 
 	if (th) {
-		if (want_episodes && th->e.gen == episode_gen)
+		if (want_episodes && th->e.pair)
+			pair_close(pid, &th->e, PAIR_LOCK, 0);
+		else if (want_episodes && th->e.gen == episode_gen)
 			episode_send(pid, &th->e);
+		if (want_episodes)
+			pair_close(pid, &th->lw, PAIR_LWLOCK, 0);
 		thread_forget(pid, th);
 	}
 	bpf_map_delete_elem(&queries, &pid);
@@ -1210,6 +1339,87 @@ static __always_inline void on_exec(void)
 
 	target_forget(tgid);
 	thread_end(pid);
+}
+
+/*
+ * A wait begins (lock__wait__start, lwlock__wait__start): the one before
+ * it is over, however little the thread left the CPU between them.
+ */
+static __always_inline void pair_start(__u32 pid, __u32 tgid, struct thread *th,
+				       struct pg_pair *p, struct episode *e,
+				       __u32 pair, const struct pgoff_target *t,
+				       __u64 now)
+{
+	if (p->start_ns)	/* the last one ended in an ERROR: no DONE */
+		pair_close(pid, e, pair, 0);
+	if (th->e.gen == episode_gen && !th->e.pair) {
+		episode_send(pid, &th->e);
+		th->e.gen = 0;
+	}
+	p->start_ns = now;
+	if (!want_episodes)
+		return;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->start_ns = now;
+	e->end_ns = now;
+	e->cluster = t->cluster;
+	e->tgid = tgid;
+	e->gen = episode_gen;
+	e->pair = pair;
+	e->bounds = PGOFF_EP_START_PROBE;
+	/* an LWLock's event is set before its START; a lock's only once it
+	 * sleeps (pair_switch_in) */
+	if (pair == PAIR_LWLOCK && t->wait_event_ptr &&
+	    owner_runs((struct task_struct *)bpf_get_current_task(), t, false))
+		read_pg_u32(t->wait_event_ptr, &e->pg_wait_event_info);
+}
+
+static __always_inline void pair_done(__u32 pid, struct pg_pair *p,
+				      struct episode *e, __u32 pair, __u64 now)
+{
+	if (!p->start_ns)	/* its START came before the probe was attached */
+		return;
+	p->start_ns = 0;
+	pair_close(pid, e, pair, now);
+}
+
+/*
+ * PostgreSQL's wait probes, one uprobe_multi link per binary (pgoffd,
+ * broker/usdt.c); the cookie says which (enum pgoff_usdt_kind). They
+ * fire in every process of the binary: only traced ones count.
+ */
+SEC("uprobe")
+int pg_usdt(struct pt_regs *ctx)
+{
+	__u64 kind = bpf_get_attach_cookie(ctx), id = current_pid_tgid();
+	__u32 tgid = id >> 32, pid = (__u32)id;
+	struct pgoff_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	__u64 now = bpf_ktime_get_ns();
+	struct thread *th;
+
+	if (!t || kind >= PGOFF_USDT__KINDS)
+		return 0;
+	count(PGOFF_CNT_USDT_LOCK_START + (__u32)kind);
+	th = thread_get(t, pid, (__u32)bpf_get_current_pid_tgid());
+	if (!th)
+		return 0;
+	switch (kind) {
+	case PGOFF_USDT_LOCK_START:
+		pair_start(pid, tgid, th, &th->lock_pair, &th->e, PAIR_LOCK,
+			   t, now);
+		break;
+	case PGOFF_USDT_LOCK_DONE:
+		pair_done(pid, &th->lock_pair, &th->e, PAIR_LOCK, now);
+		break;
+	case PGOFF_USDT_LWLOCK_START:
+		pair_start(pid, tgid, th, &th->lw_pair, &th->lw, PAIR_LWLOCK,
+			   t, now);
+		break;
+	default:
+		pair_done(pid, &th->lw_pair, &th->lw, PAIR_LWLOCK, now);
+		break;
+	}
+	return 0;
 }
 
 SEC("tp_btf/sched_switch")

@@ -92,7 +92,25 @@ enum pgoff_counter {
 	PGOFF_CNT_TARGET_FULL,	/* a forked process not traced: the targets map is full */
 	PGOFF_CNT_NOT_OWNER,	/* PostgreSQL memory not read: the task's uids changed */
 	PGOFF_CNT_USTACK_FAIL,	/* user stack wanted, not walked (or not kept) */
+	PGOFF_CNT_USDT_LOCK_START,	/* USDT hits in traced processes, by */
+	PGOFF_CNT_USDT_LOCK_DONE,	/* cookie (PGOFF_USDT_*): this order */
+	PGOFF_CNT_USDT_LWLOCK_START,
+	PGOFF_CNT_USDT_LWLOCK_DONE,
 	PGOFF_CNT__COUNT
+};
+
+/*
+ * PostgreSQL's USDT probes (provider "postgresql") that bound a wait
+ * exactly: the uprobe's cookie. START and DONE of one kind alternate;
+ * an error inside the wait (lock_timeout, cancel) leaves a START
+ * without its DONE.
+ */
+enum pgoff_usdt_kind {
+	PGOFF_USDT_LOCK_START = 0,	/* lock__wait__start */
+	PGOFF_USDT_LOCK_DONE,		/* lock__wait__done */
+	PGOFF_USDT_LWLOCK_START,	/* lwlock__wait__start */
+	PGOFF_USDT_LWLOCK_DONE,		/* lwlock__wait__done */
+	PGOFF_USDT__KINDS
 };
 
 /* What a ring buffer record is: its first field. */
@@ -248,9 +266,22 @@ struct pgoff_episode {
 	__u64 blocked_ns;	/* sums over the intervals and the time */
 	__u64 runq_ns;		/* off the CPU outside the wait between them */
 	__u64 oncpu_ns;		/* on a CPU between its intervals */
+	__u32 bounds;		/* PGOFF_EP_*: where start and end come from */
+	__u32 pad;
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 };
+
+/*
+ * Episode bounds. Without any, start and end are the first switch-out
+ * and the last switch-in (the wait event seen by the kernel: "inferred").
+ * With both probe bits, PostgreSQL's own wait: lock__wait__start ..
+ * lock__wait__done (or lwlock), with every off-CPU interval between
+ * ("exact"). A pair that ended without its DONE (lock_timeout, cancel)
+ * ends at its last switch-in.
+ */
+#define PGOFF_EP_START_PROBE	(1u << 0)	/* start_ns: the START probe */
+#define PGOFF_EP_DONE_PROBE	(1u << 1)	/* end_ns: the DONE probe */
 
 /*
  * Where a thread was when it went off the CPU, as cheap to know as the

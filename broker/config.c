@@ -28,6 +28,7 @@ void config_defaults(struct pgoffd_config *c)
 	c->max_clusters_per_uid = 8;
 	c->max_procs_per_uid = 4096;
 	c->record = true;
+	c->usdt = true;
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/pgoff");
 	c->record_min_ns = 10000000;
 	c->record_max_bytes = 1ULL << 30;
@@ -171,6 +172,8 @@ int config_set(struct pgoffd_config *c, const char *key, const char *v,
 		      !c->record_max_age_ns ? -EINVAL : 0;
 	else if (strcmp(key, "raw-tp") == 0)
 		ret = set_flag(&c->raw_tp, v);
+	else if (strcmp(key, "usdt") == 0)
+		ret = set_flag(&c->usdt, v);
 	else if (strcmp(key, "verbose") == 0)
 		ret = set_flag(&c->verbose, v);
 	else {

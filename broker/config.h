@@ -35,6 +35,7 @@ struct pgoffd_config {
 	uint64_t record_max_bytes;
 	uint64_t record_max_age_ns;
 	bool raw_tp;
+	bool usdt;			/* PostgreSQL's wait probes */
 	bool verbose;
 };
 

@@ -344,6 +344,10 @@ static int encode_episode(struct event_ctx *ctx, const struct pgoff_episode *e,
 	json_add_int(ev, "runq_ns", (int64_t)e->runq_ns);
 	json_add_int(ev, "on_cpu_ns", (int64_t)e->oncpu_ns);
 	json_add_int(ev, "intervals", e->intervals);
+	/* PostgreSQL's own start and end (its probes), or the kernel's view */
+	json_add_str(ev, "boundary", (e->bounds & PGOFF_EP_START_PROBE) &&
+				     (e->bounds & PGOFF_EP_DONE_PROBE) ?
+				     "exact" : "inferred");
 	meta->episode = true;
 	meta->has_pg_wait = true;
 	meta->pg_wait_event_info = e->pg_wait_event_info;

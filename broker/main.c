@@ -34,6 +34,7 @@
 #include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
+#include "broker/usdt.h"
 #include "broker/recorder.h"
 #include "broker/ring_pace.h"
 #include "broker/sd_notify.h"
@@ -51,6 +52,7 @@ struct broker {
 	struct ksyms *ksyms;
 	struct server *server;
 	struct prober *prober;
+	struct usdt *usdt;
 	struct pgoffd_config cfg;
 	struct event_ctx events;
 	struct stats stats;
@@ -113,6 +115,8 @@ static void usage(FILE *f)
 "  --record-max-size BYTES  the record's size cap, K/M/G suffixes (default 1G)\n"
 "  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
+"  --usdt yes|no        attach PostgreSQL's wait probes at start: exact lock and\n"
+"                       LWLock episodes (default yes)\n"
 "  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
 "  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
 "                       'key = value' lines, keys as the long options above;\n"
@@ -137,6 +141,10 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_TARGET_FULL] = "target_map_full",
 	[PGOFF_CNT_NOT_OWNER] = "not_owner",
 	[PGOFF_CNT_USTACK_FAIL] = "user_stack_failed",
+	[PGOFF_CNT_USDT_LOCK_START] = "usdt_lock_wait_start",
+	[PGOFF_CNT_USDT_LOCK_DONE] = "usdt_lock_wait_done",
+	[PGOFF_CNT_USDT_LWLOCK_START] = "usdt_lwlock_wait_start",
+	[PGOFF_CNT_USDT_LWLOCK_DONE] = "usdt_lwlock_wait_done",
 };
 
 /* Which tables name a cluster's wait events, or why none do. */
@@ -206,6 +214,7 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "clusters", json_object_new_int64(
 		(int64_t)pg_registry_cluster_count(b->registry)));
 	json_object_object_add(r, "clusters_unnamed", unnamed_clusters(b));
+	json_object_object_add(r, "usdt_binaries", usdt_status(b->usdt));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(
 		(int64_t)tracer_target_count(b->tracer)));
 	json_object_object_add(r, "kernel_min_duration_ns",
@@ -503,6 +512,49 @@ static void probe_at_start(struct broker *b)
 			 "serving meanwhile");
 }
 
+/*
+ * PostgreSQL's wait probes, as root, in the binaries of the postmasters
+ * found and of the majors installed; then the program's fd goes (see
+ * broker/usdt.c). A binary that comes later is not probed.
+ */
+static void attach_usdt(struct broker *b)
+{
+	int fd = tracer_usdt_prog_fd(b->tracer), err;
+	const struct pg_proc *p;
+	size_t n;
+
+	if (usdt_new(&b->usdt))
+		log_fatal(ENOMEM, "out of memory");
+	if (!b->cfg.usdt) {
+		log_info("usdt = no: PostgreSQL's wait probes are not attached; "
+			 "lock and LWLock episodes are inferred");
+		goto done;
+	}
+	p = pg_registry_procs(b->registry, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_cluster *c = pg_registry_cluster(b->registry,
+								 p[i].cluster);
+		char exe[64], shown[256];
+		ssize_t len;
+
+		if (!c || c->info.postmaster_pid != p[i].pid)
+			continue;
+		/* its own file, even if an upgrade replaced the path since */
+		snprintf(exe, sizeof(exe), "/proc/%u/exe", p[i].pid);
+		len = readlink(exe, shown, sizeof(shown) - 1);
+		if (len <= 0)
+			snprintf(shown, sizeof(shown), "%s", exe);
+		else
+			shown[len] = '\0';
+		usdt_attach(b->usdt, fd, exe, shown);
+	}
+	usdt_attach_installed(b->usdt, fd);
+done:
+	err = tracer_forget_usdt(b->tracer);
+	if (err)
+		log_fatal(-err, "cannot close the uprobe program");
+}
+
 /* Kernel-side losses are told to every subscriber as they happen. */
 static void report_kernel_losses(struct broker *b)
 {
@@ -637,6 +689,7 @@ static const struct option long_opts[] = {
 	{ "record-max-size", required_argument, NULL, 0 },
 	{ "record-max-age", required_argument, NULL, 0 },
 	{ "raw-tp", no_argument, NULL, 0 },
+	{ "usdt", required_argument, NULL, 0 },
 	{ "config", required_argument, NULL, 'c' },
 	{ "check", no_argument, NULL, 'n' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -763,13 +816,14 @@ static void reload(struct broker *b, int argc, char **argv)
 	    strcmp(cfg.trust_uids, b->cfg.trust_uids) ||
 	    strcmp(cfg.trust_data_dirs, b->cfg.trust_data_dirs) ||
 	    cfg.max_procs_per_uid != b->cfg.max_procs_per_uid ||
-	    cfg.record != b->cfg.record ||
+	    cfg.record != b->cfg.record || cfg.usdt != b->cfg.usdt ||
 	    strcmp(cfg.state_dir, b->cfg.state_dir))
 		log_warnx("SIGHUP: socket, user, ringbuf-size, raw-tp, "
 			  "trust-uids, trust-data-dirs, max-processes-per-user, "
-			  "record and state-directory change only with a "
+			  "record, usdt and state-directory change only with a "
 			  "restart; kept as they were");
 	cfg.record = b->cfg.record;
+	cfg.usdt = b->cfg.usdt;
 	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", b->cfg.state_dir);
 	snprintf(cfg.socket, sizeof(cfg.socket), "%s", b->cfg.socket);
 	snprintf(cfg.user, sizeof(cfg.user), "%s", b->cfg.user);
@@ -889,6 +943,7 @@ static void attach(struct broker *b, struct setup *s)
 	if (err)
 		log_fatal(-err, "cannot scan /proc");
 	probe_at_start(b);
+	attach_usdt(b);
 }
 
 /* The flight record's directory (made as root) and its store. */
@@ -1026,6 +1081,7 @@ static void teardown(struct broker *b)
 	tracer_close(b->tracer);
 	pg_registry_free(b->registry);
 	prober_stop(b->prober);
+	usdt_free(b->usdt);
 	ksyms_free(b->ksyms);
 	close(b->epfd);
 	close(b->tfd);

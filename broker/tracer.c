@@ -44,6 +44,9 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
+/* BPF_TRACE_UPROBE_MULTI (Linux 6.6), not in Debian 12's headers */
+#define TRACE_UPROBE_MULTI ((enum bpf_attach_type)48)
+
 /* tp_btf needs the tracepoint's BTF type in vmlinux (5.5+). */
 static bool have_tp_btf(void)
 {
@@ -162,6 +165,14 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		goto cleanup;
 	}
 	choose_programs(t->skel, t->raw_tp);
+	/* PostgreSQL's wait probes: linked per binary by broker/usdt.c
+	 * (uprobe_multi, which libbpf 1.1 has no name for) */
+	bpf_program__set_expected_attach_type(t->skel->progs.pg_usdt,
+					      TRACE_UPROBE_MULTI);
+	bpf_program__set_autoattach(t->skel->progs.pg_usdt, false);
+	/* before 6.6 there is no uprobe_multi link to use it with */
+	if (!kernel_at_least(6, 6))
+		bpf_program__set_autoload(t->skel->progs.pg_usdt, false);
 	err = set_pid_namespace(t->skel);
 	if (err)
 		goto cleanup;
@@ -254,6 +265,27 @@ int tracer_forget_targets(struct tracer *t)
 	if (null < 0)
 		return -errno;
 	/* the same fd number, now /dev/null: libbpf closes it at the end */
+	if (dup3(null, fd, O_CLOEXEC) < 0)
+		err = -errno;
+	close(null);
+	return err;
+}
+
+int tracer_usdt_prog_fd(const struct tracer *t)
+{
+	return bpf_program__fd(t->skel->progs.pg_usdt);
+}
+
+int tracer_forget_usdt(struct tracer *t)
+{
+	int fd = tracer_usdt_prog_fd(t), null, err = 0;
+
+	if (fd < 0)
+		return 0;	/* not loaded: nothing to forget */
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0)
+		return -errno;
+	/* as tracer_forget_targets: the links keep the program loaded */
 	if (dup3(null, fd, O_CLOEXEC) < 0)
 		err = -errno;
 	close(null);

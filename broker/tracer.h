@@ -44,6 +44,13 @@ int tracer_quotas_fd(const struct tracer *t);
  * the prober, which got its own, adds targets. Returns 0 or -errno.
  */
 int tracer_forget_targets(struct tracer *t);
+/*
+ * The program PostgreSQL's wait probes run (broker/usdt.c links it), and
+ * dropping it: whoever holds it may uprobe any file it can name.
+ */
+int tracer_usdt_prog_fd(const struct tracer *t);	/* < 0: not loaded
+							   (Linux < 6.6) */
+int tracer_forget_usdt(struct tracer *t);
 /* Traced processes, as the per-user quotas count them. */
 size_t tracer_target_count(const struct tracer *t);
 

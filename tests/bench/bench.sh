@@ -9,12 +9,15 @@
 # The floor in the same rounds: programs that do nothing on the same hooks
 # (empty), and pgoffd with one watcher while pgbench runs against a cluster
 # it does not trace (untraced: a postgres binary that is not root's).
+# PostgreSQL's wait probes: "one" runs with them (the default), "noprobes"
+# is the same with --usdt no; pg_usdt's time per hit and hits per second
+# come from bpf_stats like the scheduler hooks'.
 # BASE_PGOFFD=/path/to/another/build/pgoffd adds base_idle, base_one and
 # base_untraced, that broker in the same rounds: a change's effect is the
 # ratio of paired rounds.
 # usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15;
-#   WORKLOADS="select tpcb", CONFIGS="none empty untraced idle one sixteen
-#   ustack_pid ustack offcputime" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
+#   WORKLOADS="select tpcb", CONFIGS="none empty untraced idle one noprobes
+#   sixteen ustack_pid ustack offcputime" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
 #   part, for more rounds of the figures that need them)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,14 +59,14 @@ make -s -C "$top" all build/bench/empty.bpf.o build/bench/empty_load >/dev/null 
 	{ echo "bench: make failed" >&2; exit 1; }
 PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
 [ -z "${BASE_PGOFFD:-}" ] || [ -x "$BASE_PGOFFD" ] || { echo "bench: BASE_PGOFFD=$BASE_PGOFFD is not executable" >&2; exit 2; }
-configs=(none empty untraced idle one sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
+configs=(none empty untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
 [ -n "${BASE_PGOFFD:-}" ] && configs+=(base_untraced base_idle base_one)
 [ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
 for c in "${configs[@]}"; do
 	case $c in
 	base_*) [ -n "${BASE_PGOFFD:-}" ] || { echo "bench: $c needs BASE_PGOFFD" >&2; exit 2; } ;;
 	offcputime) [ -n "$offcpu" ] || exit 2 ;;
-	none|empty|untraced|idle|one|sixteen|ustack_pid|ustack) ;;
+	none|empty|untraced|idle|one|noprobes|sixteen|ustack_pid|ustack) ;;
 	*) echo "bench: unknown configuration $c" >&2; exit 2 ;;
 	esac
 done
@@ -86,7 +89,9 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # pgoffd must not look like a cheap one)
 start_broker() {
 	local bin=$1; shift
-	"$bin" --socket "$SOCK" --group pgoffbench --user pgoffbench "$@" 2>>"$work/pgoffd.log" & broker=$!
+	# a state directory of its own: never a record another pgoffd left
+	"$bin" --socket "$SOCK" --group pgoffbench --user pgoffbench \
+		--state-directory "$work/state" "$@" 2>>"$work/pgoffd.log" & broker=$!
 	for _ in $(seq 100); do
 		"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
 		kill -0 "$broker" 2>/dev/null || break
@@ -97,7 +102,7 @@ start_broker() {
 }
 
 # BPF programs: "name run_time_ns run_cnt" (ours end in _btf/_raw, cut at 15)
-stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^sched_")) |
+stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^(sched_|pg_usdt)")) |
 	"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'; }
 start_tracer() {	# CONFIG, see configs
 	local bin=$PGOFFD mode=${1#base_}
@@ -107,8 +112,9 @@ start_tracer() {	# CONFIG, see configs
 	offcputime) "$offcpu" 3600 >/dev/null 2>&1 & tracer=$!; sleep 2 ;;
 	empty)	"$top/build/bench/empty_load" "$top/build/bench/empty.bpf.o" & tracer=$!; sleep 1
 		kill -0 "$tracer" || { echo "bench: empty_load failed" >&2; exit 1; } ;;
-	*)	start_broker "$bin"
-		n=0; [ "$mode" = one ] || [ "$mode" = untraced ] || [ "$mode" = ustack_pid ] && n=1
+	*)	opts=(); [ "$mode" = noprobes ] && opts=(--usdt no)
+		start_broker "$bin" "${opts[@]}"
+		n=0; [ "$mode" = one ] || [ "$mode" = noprobes ] || [ "$mode" = untraced ] || [ "$mode" = ustack_pid ] && n=1
 		[ "$mode" = sixteen ] && n=16
 		for _ in $(seq $n); do "$PGOFFCTL" --socket "$SOCK" watch --view intervals --min 1ms --json >/dev/null 2>&1 & done
 		# user stacks: walked for one process (the postmaster: the

@@ -33,6 +33,7 @@ print("Machine: %s, %d vCPUs, kernel %s. %s rounds of %s s per configuration and
 names = {"none": "no tracer", "empty": "empty programs on the same hooks",
          "untraced": "pgoffd, 1 watch, pgbench on an untraced cluster",
          "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --view intervals --min 1ms",
+         "noprobes": "the same with --usdt no (no wait probes)",
          "sixteen": "pgoffd, 16 such watchers",
          "ustack_pid": "pgoffd, that watch and 1 --user-stack --pid (the postmaster)",
          "ustack": "pgoffd, 1 watch --view intervals --min 1ms --user-stack",
@@ -76,6 +77,22 @@ for w in tps:
             print("| %s | %s | %s | %s |" % (names[c], spread(list(sw.values())),
                   spread(list(wk.values())) if wk else "-",
                   spread(rel, "{:.3f}") if rel and c != "offcputime" else "-"))
+    # PostgreSQL's wait probes: pg_usdt per hit, and TPS with / without
+    usdt = progs.get((w, "one", "pg_usdt"), [])
+    if usdt or ("one" in tps[w] and "noprobes" in tps[w]):
+        one, nop = tps[w].get("one", {}), tps[w].get("noprobes", {})
+        ratios = [one[r] / nop[r] for r in one if nop.get(r)]
+        print("\nPostgreSQL's wait probes (pgoffd with one watcher, with and without "
+              "`--usdt`), median (IQR, min, max) of the rounds:\n")
+        print("| figure | value |")
+        print("|---|---|")
+        if usdt:
+            print("| pg_usdt BPF time per probe hit, ns (bpf_stats; the uprobe trap not included) | %s |"
+                  % spread([u[0] for u in usdt]))
+            print("| probe hits per second (all four probes, traced processes or not) | %s |"
+                  % spread([u[1] for u in usdt]))
+        if ratios:
+            print("| TPS ratio with / without the probes, same round | %s |" % spread(ratios, "{:.3f}"))
     paired = [c for c in ("untraced", "idle", "one") if "base_" + c in tps[w]]
     if paired:
         print("\nPaired with the base build (BASE_PGOFFD), ratio this / base of the same round: "

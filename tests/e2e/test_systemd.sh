@@ -98,6 +98,12 @@ note "ps in the container: $(jq -c '.clusters' "$sys/ps.json" 2>/dev/null | head
 check "a member of pgoff lists the container's PostgreSQL 15 cluster through the unit's socket" \
 	jqe '[.clusters[] | select(.port == 5432 and (.version | startswith("15")))] | length == 1' "$sys/ps.json"
 ct_check_lock_wait alice "$sys"
+# PostgreSQL's wait probes, attached at start within the unit's
+# capabilities (no CAP_SYS_ADMIN: a uprobe_multi link needs none)
+inside su alice -c "pgoffctl status --json" >"$sys/status.json" 2>&1
+note "usdt_binaries: $(jq -c .usdt_binaries "$sys/status.json" 2>/dev/null | head -c 300)"
+check "under the unit, pgoffd probed /usr/lib/postgresql/15/bin/postgres's wait probes" \
+	jqe '.usdt_binaries[] | select(.path == "/usr/lib/postgresql/15/bin/postgres") | .probed and .sites == 8' "$sys/status.json"
 
 # systemctl reload: a changed group applies
 inside sh -c 'mkdir -p /etc/pgoff && echo "group = others" > /etc/pgoff/pgoffd.conf'

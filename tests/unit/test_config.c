@@ -57,6 +57,9 @@ static void test_recorder_keys(void)
 	CHECK(c.record_max_age_ns == 7ULL * 86400 * 1000000000ULL);
 	CHECK_STR(c.state_dir, "/var/lib/pgoff");
 	CHECK(config_set(&c, "record", "no", err, sizeof(err)) == 0 && !c.record);
+	CHECK(c.usdt);
+	CHECK(config_set(&c, "usdt", "no", err, sizeof(err)) == 0 && !c.usdt);
+	CHECK(config_set(&c, "usdt", "maybe", err, sizeof(err)) == -EINVAL);
 	CHECK(config_set(&c, "record-min", "0", err, sizeof(err)) == 0 &&
 	      c.record_min_ns == 0);
 	CHECK(config_set(&c, "record-max-size", "64M", err, sizeof(err)) == 0 &&

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * usdt.c - attach PostgreSQL's wait probes. Runs as root, at start only:
+ * the program's fd is dropped afterwards (broker/main.c), because
+ * whoever holds it may place a uprobe at any offset of any file it can
+ * name, which rewrites an instruction in every process running it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+#include "bpf/offcpu.h"
+#include "broker/pg_elf.h"
+#include "broker/usdt.h"
+#include "protocol/log.h"
+
+/* Not in Debian 12's uapi headers (6.1): the kernel's values (6.6+). */
+#define ATTACH_TRACE_UPROBE_MULTI 48
+
+struct binary {
+	dev_t dev;
+	ino_t ino;
+	char path[256];
+	unsigned int sites;
+	int link_fd;		/* -1: not probed */
+	char why[128];
+};
+
+struct usdt {
+	struct binary bin[USDT_MAX_BINARIES];
+	size_t n;
+	unsigned int skipped;	/* binaries past USDT_MAX_BINARIES */
+};
+
+int usdt_new(struct usdt **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void usdt_free(struct usdt *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->n; i++)
+		if (u->bin[i].link_fd >= 0)
+			close(u->bin[i].link_fd);
+	free(u);
+}
+
+/* BPF_LINK_CREATE's uprobe_multi variant, laid out as the kernel's. */
+struct link_create_uprobe_multi {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 uprobe_flags;
+	__u32 pid;		/* 0: every process of the file */
+};
+
+static int link_sites(int prog_fd, const char *path, const struct pg_usdt *s)
+{
+	__u64 off[PG_USDT_MAX_SITES], ref[PG_USDT_MAX_SITES],
+		cookie[PG_USDT_MAX_SITES];
+	union {
+		union bpf_attr attr;
+		struct link_create_uprobe_multi lc;
+		char room[128];
+	} a;
+	int fd;
+
+	for (size_t i = 0; i < s->n; i++) {
+		off[i] = s->site[i].offset;
+		/* the lwlock probes run only while their semaphore is set:
+		 * the kernel counts it up for as long as the link lives */
+		ref[i] = s->site[i].ref_ctr_offset;
+		cookie[i] = s->site[i].kind;
+	}
+	memset(&a, 0, sizeof(a));
+	a.lc.prog_fd = (__u32)prog_fd;
+	a.lc.attach_type = ATTACH_TRACE_UPROBE_MULTI;
+	a.lc.path = (__u64)(uintptr_t)path;
+	a.lc.offsets = (__u64)(uintptr_t)off;
+	a.lc.ref_ctr_offsets = (__u64)(uintptr_t)ref;
+	a.lc.cookies = (__u64)(uintptr_t)cookie;
+	a.lc.cnt = (__u32)s->n;
+	fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+static int probe_file(int prog_fd, const char *path, struct binary *b)
+{
+	struct pg_usdt sites;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), err;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		snprintf(b->why, sizeof(b->why), "cannot open it: %s",
+			 strerror(-err));
+		goto cleanup;
+	}
+	/* a file its owner may change under the probe could move the nop */
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		err = -EPERM;
+		snprintf(b->why, sizeof(b->why), "not a regular file owned by "
+			 "root that only root may write");
+		goto cleanup;
+	}
+	if (prog_fd < 0) {
+		err = -EOPNOTSUPP;
+		snprintf(b->why, sizeof(b->why), "uprobe_multi links need "
+			 "Linux 6.6");
+		goto cleanup;
+	}
+	err = pg_elf_read_usdt_fd(fd, &sites);
+	if (err) {
+		snprintf(b->why, sizeof(b->why), "its probe notes are unusable: "
+			 "%s", strerror(-err));
+		goto cleanup;
+	}
+	if (!sites.n) {
+		err = -ENOENT;
+		snprintf(b->why, sizeof(b->why), "no wait probes (PostgreSQL "
+			 "built without --enable-dtrace)");
+		goto cleanup;
+	}
+	err = link_sites(prog_fd, path, &sites);
+	if (err < 0) {
+		snprintf(b->why, sizeof(b->why), "the kernel refused the "
+			 "uprobes (uprobe_multi needs Linux 6.6): %s",
+			 strerror(-err));
+		goto cleanup;
+	}
+	b->link_fd = err;
+	b->sites = (unsigned int)sites.n;
+	err = 0;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int usdt_attach(struct usdt *u, int prog_fd, const char *path,
+		const char *shown)
+{
+	struct binary *b;
+	struct stat st;
+	int err;
+
+	if (stat(path, &st))
+		return -errno;
+	for (size_t i = 0; i < u->n; i++)
+		if (u->bin[i].dev == st.st_dev && u->bin[i].ino == st.st_ino)
+			return u->bin[i].link_fd >= 0 ? 0 : -EALREADY;
+	if (u->n == USDT_MAX_BINARIES) {
+		if (!u->skipped++)
+			log_warnx("more than %d PostgreSQL binaries: %s and any "
+				  "after it are not probed (their lock waits "
+				  "are inferred episodes)", USDT_MAX_BINARIES,
+				  shown);
+		return -E2BIG;
+	}
+	b = &u->bin[u->n++];
+	b->dev = st.st_dev;
+	b->ino = st.st_ino;
+	b->link_fd = -1;
+	snprintf(b->path, sizeof(b->path), "%s", shown);
+	err = probe_file(prog_fd, path, b);
+	/* the file probed must be the one looked at */
+	if (!err && (stat(path, &st) || st.st_dev != b->dev ||
+		     st.st_ino != b->ino)) {
+		close(b->link_fd);
+		b->link_fd = -1;
+		err = -ESTALE;
+		snprintf(b->why, sizeof(b->why), "replaced while being probed");
+	}
+	if (err)
+		log_info("PostgreSQL binary %s not probed: %s; its lock waits "
+			 "are inferred episodes", shown, b->why);
+	else
+		log_info("PostgreSQL binary %s: %u wait probe sites attached",
+			 shown, b->sites);
+	return err;
+}
+
+void usdt_attach_installed(struct usdt *u, int prog_fd)
+{
+	glob_t g;
+
+	if (glob("/usr/lib/postgresql/*/bin/postgres", 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		usdt_attach(u, prog_fd, g.gl_pathv[i], g.gl_pathv[i]);
+	globfree(&g);
+}
+
+json_object *usdt_status(const struct usdt *u)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < u->n; i++) {
+		const struct binary *b = &u->bin[i];
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "path", json_object_new_string(b->path));
+		json_object_object_add(o, "probed",
+				       json_object_new_boolean(b->link_fd >= 0));
+		if (b->link_fd >= 0)
+			json_object_object_add(o, "sites",
+					       json_object_new_int64(b->sites));
+		else
+			json_object_object_add(o, "why",
+					       json_object_new_string(b->why));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}

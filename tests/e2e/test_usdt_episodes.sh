@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Episodes bounded by PostgreSQL's own wait probes (lock__wait__*,
+# lwlock__wait__*): back-to-back row-lock waits are one episode each,
+# the deadlock check does not split a wait, pg_sleep loops say they are
+# inferred, LWLock episodes match the probe's hits, and a binary without
+# the probes gives inferred episodes.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start deadlock_timeout=200ms synchronous_commit=off log_lock_waits=on ||
+	{ not_ok "start PostgreSQL 15"; exit 1; }
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);
+	create table h(i int, t0 timestamptz, t1 timestamptz, t2 timestamptz);
+	create table w(i int, a timestamptz, b timestamptz);
+	create table ctl(done bool); insert into ctl values (false);"
+# every LWLock wait counts, also those shorter than the default floor;
+# no record, whose subscription would widen the kernel's filter to every
+# interval of pgbench's backends
+e2e_start_broker --min-floor 1ns --record no || { not_ok "start pgoffd"; exit 1; }
+st=$("$PGOFFCTL" --socket "$SOCK" status --json)
+check "status: the cluster's binary is probed with its 8 sites" \
+	jqe '.usdt_binaries[] | select(.path == "/usr/lib/postgresql/15/bin/postgres") | .probed and .sites == 8' <<<"$st"
+note "usdt_binaries: $(jq -c .usdt_binaries <<<"$st")"
+counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
+
+# 1. A holder takes the row, waits until the waiter queues behind it,
+# keeps the row 2 ms more and commits, 200 times; the waiter asks for
+# the row again at once: one wait per hold, back to back (when the
+# holder takes the row again before the waiter ran, the waiter's next
+# wait begins with no switch-out between the two).
+cat >"$E2E_DIR/holder.sql" <<'SQL'
+select set_config('pgoff.waiter', :'waiter', false) \g /dev/null
+do $$
+declare w int := current_setting('pgoff.waiter')::int;
+        t0s timestamptz[]; t1s timestamptz[]; t2s timestamptz[];
+begin
+  for i in 1..200 loop
+    perform 1 from t where id = 1 for update;
+    while not exists (select 1 from pg_locks where pid = w and not granted) loop
+    end loop;
+    t0s := t0s || clock_timestamp();
+    perform pg_sleep(0.002);
+    t1s := t1s || clock_timestamp();
+    commit;
+    t2s := t2s || clock_timestamp();
+  end loop;
+  insert into h select i, t0s[i], t1s[i], t2s[i] from generate_series(1, 200) i;
+  update ctl set done = true;
+end $$;
+SQL
+cat >"$E2E_DIR/waiter.sql" <<'SQL'
+select pg_backend_pid();
+do $$
+begin
+  loop
+    perform 1 from t where id = 1 for update;
+    commit;
+    exit when (select done from ctl);
+  end loop;
+end $$;
+SQL
+member watch --view waits --pg-wait Lock --json >"$E2E_DIR/w1.json" 2>"$E2E_DIR/w1.err" &
+w1=$!
+member watch --view waits --pg-wait Lock --min 50ms --json >"$E2E_DIR/w50.json" 2>&1 &
+w50=$!
+watchers 2 || not_ok "two watchers subscribed"
+sql -f "$E2E_DIR/waiter.sql" >"$E2E_DIR/waiter.out" &
+wj=$!
+for _ in $(seq 200); do [ -s "$E2E_DIR/waiter.out" ] && break; sleep 0.01; done
+wpid=$(head -n1 "$E2E_DIR/waiter.out")
+sql -v waiter="$wpid" -f "$E2E_DIR/holder.sql"
+wait "$wj"
+sleep 0.3
+kill "$w1" "$w50"; wait "$w1" "$w50" 2>/dev/null
+sql -c "copy (select i, extract(epoch from t0), extract(epoch from t1), extract(epoch from t2) from h order by i) to stdout" >"$E2E_DIR/h.txt"
+# episode: boundary, event, start and end (epoch s), duration (ms)
+episodes_of() {
+	/usr/bin/python3 -c '
+import json, sys, datetime
+def ts(s):
+    return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("type") != "episode" or e["pid"] != int(sys.argv[2]):
+        continue
+    print(e["boundary"], e["pg"]["wait_event"], "%.6f" % ts(e["start"]),
+          "%.6f" % ts(e["time"]), "%.3f" % (e["duration_ns"] / 1e6),
+          e["intervals"], "%.3f" % (e["blocked_ns"] / 1e6),
+          "%.3f" % (e["runq_ns"] / 1e6))
+' "$@"
+}
+episodes_of "$E2E_DIR/w1.json" "$wpid" >"$E2E_DIR/w.txt"
+note "waiter $wpid: $(wc -l <"$E2E_DIR/w.txt") Lock episodes; boundaries: $(cut -d' ' -f1 "$E2E_DIR/w.txt" | sort | uniq -c | tr -s ' \n' ' ')"
+n=$(wc -l <"$E2E_DIR/w.txt")
+check "200 holds give 200 +- 2 waiter episodes ($n)" between "$n" 198 202
+check "all of them exact, on the holder's transactionid" \
+	bash -c "! grep -v '^exact transactionid ' '$E2E_DIR/w.txt'"
+# against the holder's own clock: it saw the waiter queued (t0), slept
+# 2 ms and committed between t1 and t2. Each wait began before t0, and
+# its waiter was woken by that commit: within 0.5 ms of [t1, t2], its end
+# less the time it then waited for a CPU (runq_ns; on this 2-CPU VM up
+# to ms). As many outliers as the count may be off (2 in about 1,600
+# episodes of 8 runs were woken 2 ms late, the cause not found): at most
+# 2, and none more than 5 ms off.
+/usr/bin/python3 - "$E2E_DIR/w.txt" "$E2E_DIR/h.txt" >"$E2E_DIR/cmp.txt" <<'PY'
+import sys
+w = [l.split() for l in open(sys.argv[1])]
+h = [l.split() for l in open(sys.argv[2])]
+bad, far, offs, runq = 0, 0, [], []
+for x in w:
+    start, end, rq = float(x[2]), float(x[3]), float(x[7]) / 1000
+    woken = end - rq
+    hold = min(h, key=lambda r: abs(float(r[2]) - woken))
+    t0, t1, t2 = float(hold[1]), float(hold[2]), float(hold[3])
+    off = 0 if t1 <= woken <= t2 else min(abs(woken - t1), abs(woken - t2)) * 1000
+    offs.append(abs(off))
+    runq.append(rq * 1000)
+    if start > t0 or off > 5:
+        far += 1
+    if start > t0 or off > 0.5:
+        bad += 1
+        print("#   episode %.6f..%.6f (runq %.3f ms) vs hold %s %.6f, commit %.6f..%.6f" %
+              (start, end, rq * 1000, hold[0], t0, t1, t2))
+offs.sort()
+runq.sort()
+print(bad, far, "%.3f %.3f %.3f" % (offs[len(offs) // 2], offs[-1], runq[-1]) if offs else "- - -")
+PY
+grep '^#' "$E2E_DIR/cmp.txt" | head -5
+read -r bad far emed emax rqmax <<<"$(grep -v '^#' "$E2E_DIR/cmp.txt")"
+note "waiter woken outside the holder's commit: median $emed ms, largest $emax ms; largest run-queue wait after it $rqmax ms"
+check "episodes start before the holder saw them and are woken within 0.5 ms of its commit: $bad are not (<= 2), $far by more than 5 ms (0)" \
+	bash -c "[ '$bad' -le 2 ] && [ '$far' = 0 ] && [ $n -gt 0 ]"
+n50=$(episodes_of "$E2E_DIR/w50.json" "$wpid" | wc -l)
+check "watch --pg-wait Lock --min 50ms prints none of them ($n50)" [ "$n50" = 0 ]
+
+# 2. One 1.2 s wait, split by the deadlock check at deadlock_timeout
+# (200 ms) and by log_lock_waits' line: one episode.
+member watch --view waits --pg-wait Lock --json >"$E2E_DIR/dl.json" 2>&1 &
+wdl=$!
+watchers 1 || not_ok "watcher subscribed"
+sql -c "begin; update t set v = 1 where id = 1; select pg_sleep(1.2); commit;" >/dev/null &
+aj=$!
+sleep 0.2
+sql -c "select pg_backend_pid()" -c "update t set v = 2 where id = 1" >"$E2E_DIR/b.out"
+bpid=$(head -n1 "$E2E_DIR/b.out")
+wait "$aj"
+sleep 0.2
+kill "$wdl"; wait "$wdl" 2>/dev/null
+episodes_of "$E2E_DIR/dl.json" "$bpid" >"$E2E_DIR/dl.txt"
+note "the 1.2 s wait: $(cat "$E2E_DIR/dl.txt")"
+check "the deadlock check did not split it: one exact episode of about 1 s with several intervals" \
+	awk 'END { exit !(NR == 1 && $1 == "exact" && $5 > 700 && $5 < 1500 && $6 >= 2) }' "$E2E_DIR/dl.txt"
+check "PostgreSQL logged the deadlock check's 'still waiting' for it" \
+	grep -q "process $bpid still waiting" "$E2E_DIR/pg/log"
+
+# 3. 300 x pg_sleep(0.002): no probe; PROTOCOL.md: one inferred episode
+# for the lot, its intervals counting the sleeps.
+member watch --view waits --pg-wait Timeout:PgSleep --json >"$E2E_DIR/sl.json" 2>&1 &
+wsl=$!
+watchers 1 || not_ok "watcher subscribed"
+sql -c "select pg_backend_pid()" -c "do \$\$ begin for i in 1..300 loop perform pg_sleep(0.002); end loop; end \$\$" >"$E2E_DIR/s.out"
+spid=$(head -n1 "$E2E_DIR/s.out")
+sleep 0.3
+kill "$wsl"; wait "$wsl" 2>/dev/null
+episodes_of "$E2E_DIR/sl.json" "$spid" >"$E2E_DIR/sl.txt"
+note "the pg_sleep loop: $(cat "$E2E_DIR/sl.txt")"
+# (a sleep whose latch was already set never leaves the CPU: no interval)
+check "the pg_sleep loop is one inferred episode of 0.6 s or more, with about 300 intervals" \
+	awk 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "PgSleep" && $6 >= 270 && $5 >= 600) }' "$E2E_DIR/sl.txt"
+
+# 3b. A lock wait that ends in an error (lock_timeout) has no done probe:
+# the episode ends when the backend waits for its client again.
+member watch --view waits --pg-wait Lock --json >"$E2E_DIR/lt.json" 2>&1 &
+wlt=$!
+watchers 1 || not_ok "watcher subscribed"
+sql -c "begin; update t set v = 1 where id = 1; select pg_sleep(1); commit;" >/dev/null &
+aj=$!
+sleep 0.2
+psql -X -q -At -c "select pg_backend_pid()" -c "set lock_timeout = '300ms'" \
+	-c "update t set v = 2 where id = 1" >"$E2E_DIR/lt.out" 2>"$E2E_DIR/lt.err"
+ltpid=$(head -n1 "$E2E_DIR/lt.out")
+wait "$aj"
+sleep 0.2
+kill "$wlt"; wait "$wlt" 2>/dev/null
+episodes_of "$E2E_DIR/lt.json" "$ltpid" >"$E2E_DIR/lt.txt"
+note "the wait cut by lock_timeout ($(head -c 100 "$E2E_DIR/lt.err")): $(cat "$E2E_DIR/lt.txt")"
+check "a wait cut by lock_timeout is one episode of about 300 ms, its end inferred" \
+	awk 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "transactionid" && $5 > 250 && $5 < 600) }' "$E2E_DIR/lt.txt"
+
+# 4. pgbench: an episode for every lwlock__wait__start in traced
+# processes, whether the wait left the CPU or not.
+su postgres -s /bin/sh -c "$PGBIN/pgbench -h '$PGHOST' -p $PGPORT -i -s 1 -q postgres" >"$E2E_DIR/pgbench-i.log" 2>&1 ||
+	not_ok "pgbench -i: $(tail -3 "$E2E_DIR/pgbench-i.log")"
+member watch --view waits --pg-wait LWLock --min 1ns --json >"$E2E_DIR/lw.json" 2>"$E2E_DIR/lw.err" &
+wlw=$!
+watchers 1 || not_ok "watcher subscribed"
+st0=$("$PGOFFCTL" --socket "$SOCK" status --json)
+su postgres -s /bin/sh -c "$PGBIN/pgbench -h '$PGHOST' -p $PGPORT -c 8 -j 2 -T 5 postgres" >"$E2E_DIR/pgbench.log" 2>&1
+st1=$("$PGOFFCTL" --socket "$SOCK" status --json)
+sleep 0.3
+kill "$wlw"; wait "$wlw" 2>/dev/null
+delta() { echo $(( $(jq ".counters.$1" <<<"$st1") - $(jq ".counters.$1" <<<"$st0") )); }
+hits=$(delta usdt_lwlock_wait_start)
+done_hits=$(delta usdt_lwlock_wait_done)
+lost=$(( $(delta ringbuf_full) + $(delta client_queue_full) ))
+nlw=$(jq -s '[.[] | select(.type == "episode" and .boundary == "exact")] | length' "$E2E_DIR/lw.json")
+ninf=$(jq -s '[.[] | select(.type == "episode" and .boundary != "exact")] | length' "$E2E_DIR/lw.json")
+note "pgbench: $(grep -E '^tps' "$E2E_DIR/pgbench.log" | head -1); lwlock__wait__start $hits, done $done_hits; exact LWLock episodes $nlw, others $ninf; lost $lost; watch said: $(head -c 300 "$E2E_DIR/lw.err")"
+check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges" \
+	bash -c "[ $hits -gt 0 ] && [ $lost = 0 ] && [ \$(( $nlw - $hits )) -ge -2 ] && [ \$(( $nlw - $hits )) -le 2 ]"
+
+# 5. A binary without the probes (a build without --enable-dtrace): said
+# so in status, and its lock waits are inferred episodes.
+nb=$E2E_DIR/noprobes/lib/postgresql/15/bin
+mkdir -p "$nb"
+objcopy --remove-section .note.stapsdt "$PGBIN/postgres" "$nb/postgres"
+# where it finds its libraries and share files, relative to itself
+ln -s "$PGBIN/../lib" "$E2E_DIR/noprobes/lib/postgresql/15/lib"
+ln -s /usr/share "$E2E_DIR/noprobes/share"
+e2e_stop_broker TERM
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast stop" >/dev/null 2>&1
+rm -rf "$E2E_DIR/pg"
+PGCTL_POSTGRES="-p $nb/postgres" pg_start || { not_ok "start the copy without probes"; exit 1; }
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+e2e_start_broker || { not_ok "start pgoffd again"; exit 1; }
+st=$("$PGOFFCTL" --socket "$SOCK" status --json)
+note "usdt_binaries: $(jq -c .usdt_binaries <<<"$st")"
+check "status: the copy without probes is not probed, and says why" \
+	jqe --arg p "$nb/postgres" '.usdt_binaries[] | select(.path == $p) | (.probed | not) and (.why | test("no wait probes"))' <<<"$st"
+member watch --view waits --pg-wait Lock --json >"$E2E_DIR/np.json" 2>&1 &
+wnp=$!
+watchers 1 || not_ok "watcher subscribed"
+sql -c "begin; update t set v = 1 where id = 1; select pg_sleep(0.4); commit;" >/dev/null &
+aj=$!
+sleep 0.1
+sql -c "select pg_backend_pid()" -c "update t set v = 2 where id = 1" >"$E2E_DIR/b.out"
+bpid=$(head -n1 "$E2E_DIR/b.out")
+wait "$aj"
+sleep 0.2
+kill "$wnp"; wait "$wnp" 2>/dev/null
+episodes_of "$E2E_DIR/np.json" "$bpid" >"$E2E_DIR/np.txt"
+note "the wait without probes: $(cat "$E2E_DIR/np.txt")"
+check "without probes the lock wait is one inferred episode" \
+	awk 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "transactionid") }' "$E2E_DIR/np.txt"
