@@ -100,12 +100,20 @@ r_job=$!
 watchers 1
 sql -c "select length(pg_read_binary_file('cold.bin'))" >/dev/null
 kill "$r_job" 2>/dev/null; wait "$r_job" 2>/dev/null
-jq -c 'select(.mismatch != null and (.user_stack // [] | index("pg_read_binary_file") != null))' \
+# the SQL function's C entry is pg_read_binary_file or, in 15,
+# pg_read_binary_file_all (a jump to it): a cold code page of it faults
+# (uninstrumented I/O too) before the file's read does
+in_read() { echo 'any(.user_stack // [] | .[]; test("^pg_read_binary_file"))'; }
+jq -c "select(.mismatch != null and $(in_read))" \
 	"$E2E_DIR/read.all" | head -n1 >"$E2E_DIR/read.out"
-[ -s "$E2E_DIR/read.out" ] || jq -c . "$E2E_DIR/read.all" | head -n1 >"$E2E_DIR/read.out"
+[ -s "$E2E_DIR/read.out" ] || {
+	jq -c . "$E2E_DIR/read.all" | head -n1 >"$E2E_DIR/read.out"
+	note "no such interval among $(wc -l <"$E2E_DIR/read.all") lines; their user stacks:"
+	jq -c '[.mismatch != null, .user_stack]' "$E2E_DIR/read.all" | head -n 20 | sed 's/^/#   /'
+}
 show "pg_read_binary_file" "$E2E_DIR/read.out"
-check "cold pg_read_binary_file: flagged mismatch, user stack has pg_read_binary_file" \
-	jqe '.kernel_wait == "io" and (.mismatch | test("uninstrumented")) and (.user_stack | index("pg_read_binary_file") != null)' \
+check "cold pg_read_binary_file: flagged mismatch, user stack has pg_read_binary_file(_all)" \
+	jqe '.kernel_wait == "io" and (.mismatch | test("uninstrumented")) and '"$(in_read)" \
 	"$E2E_DIR/read.out"
 
 # --- nobody asking walks nothing; a bad combination is refused
