@@ -257,18 +257,23 @@ int tracer_quotas_fd(const struct tracer *t)
 	return bpf_map__fd(t->skel->maps.quotas);
 }
 
-int tracer_forget_targets(struct tracer *t)
+/* fd's number becomes /dev/null: the object behind it is let go, and
+ * libbpf still closes a valid fd at the end. 0 or -errno. */
+static int forget_fd(int fd)
 {
-	int fd = tracer_targets_fd(t), null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int err = 0;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), err = 0;
 
 	if (null < 0)
 		return -errno;
-	/* the same fd number, now /dev/null: libbpf closes it at the end */
 	if (dup3(null, fd, O_CLOEXEC) < 0)
 		err = -errno;
 	close(null);
 	return err;
+}
+
+int tracer_forget_targets(struct tracer *t)
+{
+	return forget_fd(tracer_targets_fd(t));
 }
 
 int tracer_usdt_prog_fd(const struct tracer *t)
@@ -278,18 +283,10 @@ int tracer_usdt_prog_fd(const struct tracer *t)
 
 int tracer_forget_usdt(struct tracer *t)
 {
-	int fd = tracer_usdt_prog_fd(t), null, err = 0;
+	int fd = tracer_usdt_prog_fd(t);
 
-	if (fd < 0)
-		return 0;	/* not loaded: nothing to forget */
-	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null < 0)
-		return -errno;
-	/* as tracer_forget_targets: the links keep the program loaded */
-	if (dup3(null, fd, O_CLOEXEC) < 0)
-		err = -errno;
-	close(null);
-	return err;
+	/* not loaded: nothing to forget; else the links keep it loaded */
+	return fd < 0 ? 0 : forget_fd(fd);
 }
 
 size_t tracer_target_count(const struct tracer *t)

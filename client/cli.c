@@ -4,9 +4,11 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "client/cli.h"
 #include "client/conn.h"
 #include "protocol/log.h"
+#include "protocol/since.h"
 
 int cli_option(int opt, const char *arg, const char **sock,
 	       void (*usage)(FILE *f))
@@ -71,4 +73,19 @@ void check_stdout(void)
 		log_warn("writing output");
 		exit(EXIT_ERROR);
 	}
+}
+
+int cli_parse_when(const char *opt, const char *arg, int64_t *ns)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (pgoff_parse_since(arg, (int64_t)now.tv_sec * 1000000000LL +
+			      now.tv_nsec, ns) || *ns < 0) {
+		log_warnx("%s: '%s' is neither a duration such as 10m, 2h or "
+			  "1d nor an RFC 3339 time such as 2026-12-04T02:55:00Z",
+			  opt, arg);
+		return -1;
+	}
+	return 0;
 }

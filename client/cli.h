@@ -53,6 +53,13 @@ int cli_option(int opt, const char *arg, const char **sock,
  * argument left (commands take options only). */
 int cli_no_args(const char *cmd, int argc, char **argv);
 
+/*
+ * A time argument (--since, --until, --at, --diff's ends): a duration
+ * ago such as 10m, or an RFC 3339 time, into wall-clock ns. 0, or -1
+ * after saying why, naming opt.
+ */
+int cli_parse_when(const char *opt, const char *arg, int64_t *ns);
+
 /* A command: its name, what runs it, and one line for pgoffctl --help. */
 struct cli_cmd {
 	const char *name;

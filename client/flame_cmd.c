@@ -67,25 +67,6 @@ struct flame_opts {
 	int64_t win[2][2];		/* windows: since, until (0: now) */
 };
 
-static int64_t wall_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int parse_when(const char *opt, const char *arg, int64_t *ns)
-{
-	if (pgoff_parse_since(arg, wall_now(), ns) || *ns < 0) {
-		log_warnx("%s: '%s' is neither a duration such as 10m, 2h or "
-			  "1d nor an RFC 3339 time such as 2026-12-04T02:55:00Z",
-			  opt, arg);
-		return -1;
-	}
-	return 0;
-}
-
 /* "FROM..TO", TO empty for now. */
 static int parse_window(const char *arg, int64_t w[2])
 {
@@ -100,8 +81,8 @@ static int parse_window(const char *arg, int64_t w[2])
 	memcpy(from, arg, (size_t)(dots - arg));
 	from[dots - arg] = '\0';
 	w[1] = 0;
-	if (parse_when("--diff", from, &w[0]) ||
-	    (dots[2] && parse_when("--diff", dots + 2, &w[1])))
+	if (cli_parse_when("--diff", from, &w[0]) ||
+	    (dots[2] && cli_parse_when("--diff", dots + 2, &w[1])))
 		return -1;
 	if (w[1] && w[1] <= w[0]) {
 		log_warnx("--diff: '%s' ends before it starts", arg);
@@ -186,8 +167,8 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 	}
 	if (since) {
 		o->past = true;
-		if (parse_when("--since", since, &o->win[0][0]) ||
-		    (until && parse_when("--until", until, &o->win[0][1])))
+		if (cli_parse_when("--since", since, &o->win[0][0]) ||
+		    (until && cli_parse_when("--until", until, &o->win[0][1])))
 			return EXIT_USAGE;
 		if (until && o->win[0][1] <= o->win[0][0]) {
 			log_warnx("flame: --until %s is not after --since %s",

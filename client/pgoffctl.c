@@ -232,22 +232,11 @@ static int parse_watch(int argc, char **argv, struct watch_opts *w,
 		case 'f':
 			w->follow = true;
 			break;
-		case 'S': {
-			struct timespec now;
-
-			clock_gettime(CLOCK_REALTIME, &now);
-			if (pgoff_parse_since(optarg, (int64_t)now.tv_sec *
-					      1000000000LL + now.tv_nsec,
-					      &f->since_ns) || f->since_ns < 0) {
-				log_warnx("--since: '%s' is neither a duration "
-					  "such as 10m, 2h or 1d nor an RFC 3339 "
-					  "time such as 2026-12-04T02:55:00Z",
-					  optarg);
+		case 'S':
+			if (cli_parse_when("--since", optarg, &f->since_ns))
 				return EXIT_USAGE;
-			}
 			f->has_since = true;
 			break;
-		}
 		case 'R': {
 			uint64_t v;
 

@@ -91,25 +91,6 @@ struct top_opts {
 	int64_t since_ns, until_ns;	/* wall clock; until 0: now */
 };
 
-static int64_t wall_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int parse_when(const char *opt, const char *arg, int64_t *ns)
-{
-	if (pgoff_parse_since(arg, wall_now(), ns) || *ns < 0) {
-		log_warnx("%s: '%s' is neither a duration such as 10m, 2h or "
-			  "1d nor an RFC 3339 time such as 2026-12-04T02:55:00Z",
-			  opt, arg);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
-}
-
 /* --since/--until or --at/--window into a window; checked together. */
 static int past_window(struct top_opts *o, const char *since,
 		       const char *until, const char *at, const char *window)
@@ -124,8 +105,8 @@ static int past_window(struct top_opts *o, const char *since,
 	}
 	if (since) {
 		o->past = true;
-		if (parse_when("--since", since, &o->since_ns) ||
-		    (until && parse_when("--until", until, &o->until_ns)))
+		if (cli_parse_when("--since", since, &o->since_ns) ||
+		    (until && cli_parse_when("--until", until, &o->until_ns)))
 			return EXIT_USAGE;
 		if (until && o->until_ns <= o->since_ns) {
 			log_warnx("top: --until %s is not after --since %s",
@@ -134,7 +115,7 @@ static int past_window(struct top_opts *o, const char *since,
 		}
 	} else if (at) {
 		o->past = true;
-		if (parse_when("--at", at, &t))
+		if (cli_parse_when("--at", at, &t))
 			return EXIT_USAGE;
 		if (window && (pgoff_parse_ago(window, &w) || !w)) {
 			log_warnx("--window: '%s' is not a duration such as "
