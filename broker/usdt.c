@@ -104,12 +104,19 @@ static int probe_file(int prog_fd, const char *path, struct binary *b)
 {
 	struct pg_usdt sites;
 	struct stat st;
+	char self[32];
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), err;
 
 	if (fd < 0 || fstat(fd, &st)) {
 		err = -errno;
 		snprintf(b->why, sizeof(b->why), "cannot open it: %s",
 			 strerror(-err));
+		goto cleanup;
+	}
+	/* the file looked at, not one put at the path since */
+	if (st.st_dev != b->dev || st.st_ino != b->ino) {
+		err = -ESTALE;
+		snprintf(b->why, sizeof(b->why), "replaced while being probed");
 		goto cleanup;
 	}
 	/* a file its owner may change under the probe could move the nop */
@@ -137,7 +144,10 @@ static int probe_file(int prog_fd, const char *path, struct binary *b)
 			 "built without --enable-dtrace)");
 		goto cleanup;
 	}
-	err = link_sites(prog_fd, path, &sites);
+	/* the kernel looks the path up again: give it the file read and
+	 * checked here, whatever the path (a process's exe) names now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	err = link_sites(prog_fd, self, &sites);
 	if (err < 0) {
 		snprintf(b->why, sizeof(b->why), "the kernel refused the "
 			 "uprobes (uprobe_multi needs Linux 6.6): %s",
@@ -179,14 +189,6 @@ int usdt_attach(struct usdt *u, int prog_fd, const char *path,
 	b->link_fd = -1;
 	snprintf(b->path, sizeof(b->path), "%s", shown);
 	err = probe_file(prog_fd, path, b);
-	/* the file probed must be the one looked at */
-	if (!err && (stat(path, &st) || st.st_dev != b->dev ||
-		     st.st_ino != b->ino)) {
-		close(b->link_fd);
-		b->link_fd = -1;
-		err = -ESTALE;
-		snprintf(b->why, sizeof(b->why), "replaced while being probed");
-	}
 	if (err)
 		log_info("PostgreSQL binary %s not probed: %s; its lock waits "
 			 "are inferred episodes", shown, b->why);
