@@ -129,6 +129,25 @@ static int read_lockfile(const char *proc_root, int cwd,
  * found by device and inode (the path differs inside a container), or
  * by path where the two do not show the same inode (overlayfs).
  */
+/*
+ * The next whole line of a maps file into line, or false at its end. A
+ * file name the kernel escaped (a newline is \012) can make a line
+ * longer than line: such a line is skipped whole, so that its rest is
+ * never read as entries of its own (which its owner would have written).
+ */
+static bool maps_line(FILE *f, char *line, size_t size)
+{
+	int ch;
+
+	while (fgets(line, (int)size, f)) {
+		if (strchr(line, '\n'))
+			return true;
+		while ((ch = getc(f)) != EOF && ch != '\n')
+			;
+	}
+	return false;
+}
+
 static int load_bias(const char *proc_root, const struct pg_cluster_info *c,
 		     const char *exe, uint64_t first_vaddr, uint64_t *bias)
 {
@@ -141,7 +160,7 @@ static int load_bias(const char *proc_root, const struct pg_cluster_info *c,
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (maps_line(f, line, sizeof(line))) {
 		unsigned long long start, off, ino;
 		unsigned int maj, min;
 		int name_at = 0;
@@ -177,7 +196,7 @@ static void read_exec_maps(const char *proc_root, struct pg_cluster_info *c)
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	while (maps_line(f, line, sizeof(line))) {
 		unsigned long long start, end, off, ino;
 		unsigned int maj, min;
 		char perms[8];
@@ -185,9 +204,11 @@ static void read_exec_maps(const char *proc_root, struct pg_cluster_info *c)
 		struct pg_map *m;
 		size_t len;
 
+		/* no file has device 0:0; the symbolizer checks dev and ino */
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start,
 			   &end, perms, &off, &maj, &min, &ino, &name_at) != 7 ||
-		    perms[2] != 'x' || !name_at || line[name_at] != '/')
+		    perms[2] != 'x' || !name_at || line[name_at] != '/' ||
+		    (!maj && !min))
 			continue;
 		if (c->nmaps == PG_PROBE_MAX_MAPS) {
 			c->maps_truncated = 1;

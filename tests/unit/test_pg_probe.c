@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,41 @@ static void test_postmaster_in_its_data_directory(void)
 	/* a single-user backend writes its pid negated */
 	write_lockfile("-4242\n/x\n1700000000\n0\n");
 	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+}
+
+/*
+ * The executable mappings, from a maps file whose owner chose the file
+ * names: an escaped name longer than the reader's line must not let its
+ * rest be read as an entry, and no file is on device 0:0.
+ */
+static void test_exec_maps_from_hostile_names(void)
+{
+	static const char forged[] =
+		"7f0000004000-7f0000005000 r-xp 00000000 08:01 4321 /forged";
+	static char text[3 * 4096 + 512];
+	struct pg_cluster_info c;
+	size_t n, line2;
+
+	line2 = (size_t)snprintf(text, sizeof(text), "7f0000000000-7f0000001000 "
+				 "r-xp 00000000 08:01 1234 /lib/libc.so.6\n");
+	n = line2 + (size_t)snprintf(text + line2, sizeof(text) - line2,
+				     "7f0000002000-7f0000003000 r-xp 00000000 "
+				     "08:01 99 /tmp/");
+	/* one long line whose rest, from where a reader's buffer of
+	 * PATH_MAX + 128 would end, reads as an entry of its own */
+	while (n - line2 < PATH_MAX + 127)
+		text[n++] = 'A';
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "%s", forged);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "\n7f0000006000-"
+			      "7f0000007000 r-xp 00000000 00:00 77 /zero\n");
+	put_file(proc, "4242/maps", text);
+	write_lockfile("4242\n/x\n1700000000\n5433\n/tmp\n*\n");
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(c.nmaps == 1);
+	CHECK(c.maps[0].ino == 1234);
+	for (uint32_t i = 0; i < c.nmaps; i++)
+		CHECK(c.maps[i].ino != 4321 && c.maps[i].ino != 77);
+	put_file(proc, "4242/maps", NULL);
 }
 
 /* In a container the file holds the pid of the container's namespace. */
@@ -291,6 +327,7 @@ int main(void)
 	}
 	RUN(test_starting_postmaster_is_asked_again);
 	RUN(test_postmaster_in_its_data_directory);
+	RUN(test_exec_maps_from_hostile_names);
 	RUN(test_postmaster_in_a_pid_namespace);
 	RUN(test_hostile_lockfiles);
 	RUN(test_uids_differ);
