@@ -251,6 +251,7 @@ static int load_symbols(const struct uelf_src *src, struct uelf *e,
 	struct shdrs sh = { 0 };
 	char *names = NULL;
 	size_t names_len = 0;
+	bool seen_symtab = false, seen_dynsym = false;
 	int err = read_ehdr(src, &eh);
 
 	if (err)
@@ -268,8 +269,12 @@ static int load_symbols(const struct uelf_src *src, struct uelf *e,
 	for (size_t i = 0; i < sh.n; i++) {
 		const Elf64_Shdr *s = &sh.v[i];
 
-		if (s->sh_type == SHT_SYMTAB ||
-		    (s->sh_type == SHT_DYNSYM && !symtab_only)) {
+		/* one table of each kind: a file with thousands of them
+		 * would cost thousands of reads of up to 64 MiB */
+		if ((s->sh_type == SHT_SYMTAB && !seen_symtab) ||
+		    (s->sh_type == SHT_DYNSYM && !symtab_only && !seen_dynsym)) {
+			seen_symtab |= s->sh_type == SHT_SYMTAB;
+			seen_dynsym |= s->sh_type == SHT_DYNSYM;
 			err = add_symbols(src, &sh, i, e);
 			if (err == -ENOENT)	/* an empty table */
 				err = 0;
@@ -296,9 +301,10 @@ static int load_symbols(const struct uelf_src *src, struct uelf *e,
 			e->plt[e->nplt++].filesz = s->sh_size;
 		}
 	}
+out:
+	/* also after an error: lookups search what was added */
 	if (e->nsyms)
 		qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
-out:
 	free(names);
 	free(sh.v);
 	return err;
