@@ -140,9 +140,17 @@ sleep 2
 read -r p50 p99 max <<<"$(/usr/bin/python3 "$E2E_TOP/tests/e2e/status_latency.py" "$SOCK" 100 2>&1)"
 note "status round trips, attacker trusted: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms"
 check "trusted attacker: status within 100 ms at p99 (${p99} ms)" between "${p99:-999}" 0 100
-member ps --json >"$E2E_DIR/ps2.json"
-check "trusted attacker: the FIFO postmaster.pid is refused, never opened" \
-	jqe '[.untraced[] | select(.why | test("not a regular file"))] | length >= 50' "$E2E_DIR/ps2.json"
+# the fakes are probed a few per discovery scan: under ASan 2 s may not
+# reach 50 of them
+fifo_refused() {
+	member ps --json >"$E2E_DIR/ps2.json"
+	fifos=$(jq '[.untraced[] | select(.why | test("not a regular file"))] | length' "$E2E_DIR/ps2.json")
+	[ "${fifos:-0}" -ge 50 ]
+}
+wait_for 20 fifo_refused
+check "trusted attacker: the FIFO postmaster.pid is refused, never opened (${fifos:-?} fakes refused, >= 50)" \
+	[ "${fifos:-0}" -ge 50 ]
+[ "${fifos:-0}" -ge 50 ] || note "untraced: $(jq -c '[.untraced[].why] | group_by(.) | map({(.[0]): length}) | add' "$E2E_DIR/ps2.json" | head -c 600)"
 check "trusted attacker: still no fake traced" \
 	jqe --argjson f "$fake_pids" '[.processes[].pid] as $t | ($f - ($f - $t)) | length == 0' "$E2E_DIR/ps2.json"
 t0=$(date +%s%N)
