@@ -114,6 +114,9 @@ static void usage(FILE *f)
 "  --record-min DUR     shortest wait or interval recorded (default 10ms)\n"
 "  --record-max-size BYTES  the record's size cap, K/M/G suffixes (default 1G)\n"
 "  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
+"  --record-queries off|redacted|full  the SQL text of recorded events: none\n"
+"                       (default), literals replaced by $n, or as it is; shown\n"
+"                       on replay only to --query-group, as live\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
 "  --usdt yes|no        attach PostgreSQL's wait probes at start: exact lock and\n"
 "                       LWLock episodes (default yes)\n"
@@ -688,6 +691,7 @@ static const struct option long_opts[] = {
 	{ "record-min", required_argument, NULL, 0 },
 	{ "record-max-size", required_argument, NULL, 0 },
 	{ "record-max-age", required_argument, NULL, 0 },
+	{ "record-queries", required_argument, NULL, 0 },
 	{ "raw-tp", no_argument, NULL, 0 },
 	{ "usdt", required_argument, NULL, 0 },
 	{ "config", required_argument, NULL, 'c' },
@@ -840,7 +844,8 @@ static void reload(struct broker *b, int argc, char **argv)
 	if (b->rec) {
 		struct recorder_opts ro = { cfg.record_min_ns,
 					    cfg.record_max_bytes,
-					    cfg.record_max_age_ns };
+					    cfg.record_max_age_ns,
+					    cfg.record_queries };
 
 		recorder_set_opts(b->rec, &ro);
 		so.store = recorder_store(b->rec);
@@ -951,7 +956,8 @@ static void open_record(struct broker *b, struct setup *s)
 {
 	struct recorder_opts ro = { b->cfg.record_min_ns,
 				    b->cfg.record_max_bytes,
-				    b->cfg.record_max_age_ns };
+				    b->cfg.record_max_age_ns,
+				    b->cfg.record_queries };
 	char err_msg[300];
 	int dfd = recorder_prepare_dir(b->cfg.state_dir, s->uid, s->gid,
 				       err_msg, sizeof(err_msg));

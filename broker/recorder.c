@@ -14,7 +14,9 @@
 #include "broker/agg_record.h"
 #include "broker/recorder.h"
 #include "broker/safe_dir.h"
+#include "broker/sql_redact.h"
 #include "protocol/log.h"
+#include "protocol/protocol.h"
 
 struct recorder {
 	struct store *store;
@@ -312,20 +314,80 @@ void recorder_widen(const struct recorder *r, struct kernel_filter *k)
 			      .min_duration_ns = r->opts.min_ns,
 			      .requested_min_ns = r->opts.min_ns };
 
-	/* may_see_query false: recording alone never captures SQL */
-	kernel_filter_add(k, &all, false);
+	/* with record-queries off, recording alone never captures SQL */
+	kernel_filter_add(k, &all, r->opts.queries != RECORD_QUERIES_OFF);
 	kernel_filter_done(k);
+}
+
+/*
+ * The line with SQL as record-queries = redacted keeps it: the query's
+ * literals as $n, with "query_redacted"; a null query (its query_error
+ * says why) as it is. NULL when that cannot be made (memory): then the
+ * caller stores the line without SQL. Borrowed from *ev, which the
+ * caller puts.
+ */
+static const char *redacted_line(const struct event_lines *lines,
+				 json_object **ev, size_t *len)
+{
+	json_object *q;
+	char *text;
+	size_t n;
+
+	*ev = json_tokener_parse(lines->with_query);
+	if (!*ev || !json_object_object_get_ex(*ev, "query", &q))
+		return NULL;
+	if (!json_object_is_type(q, json_type_string)) {
+		*len = lines->with_query_len;
+		return lines->with_query;
+	}
+	text = sql_redact(json_object_get_string(q),
+			  (size_t)json_object_get_string_len(q), &n);
+	if (!text)
+		return NULL;
+	json_object_object_add(*ev, "query",
+			       json_object_new_string_len(text, (int)n));
+	json_object_object_add(*ev, "query_redacted",
+			       json_object_new_boolean(1));
+	free(text);
+	return pgoff_json_line(*ev, len);
+}
+
+/* The line to store: which, is record-queries'. */
+static const char *stored_line(struct recorder *r,
+			       const struct event_lines *lines,
+			       json_object **ev, size_t *len)
+{
+	const char *line = NULL;
+
+	*ev = NULL;
+	if (lines->with_query && r->opts.queries == RECORD_QUERIES_FULL) {
+		line = lines->with_query;
+		*len = lines->with_query_len;
+	} else if (lines->with_query &&
+		   r->opts.queries == RECORD_QUERIES_REDACTED) {
+		line = redacted_line(lines, ev, len);
+	}
+	if (!line) {
+		line = lines->plain;
+		*len = lines->plain_len;
+	}
+	return line;
 }
 
 void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq)
 {
+	json_object *ev;
+	const char *line;
+	size_t len;
+
 	if (meta->duration_ns < r->opts.min_ns)
 		return;
-	/* the plain line: the one without the SQL; a failure is counted
-	 * by the store and said once */
-	store_append(r->store, seq, now_ns(CLOCK_REALTIME), lines->plain,
-		     lines->plain_len, now_ns(CLOCK_MONOTONIC) / 1000000);
+	line = stored_line(r, lines, &ev, &len);
+	/* a failure is counted by the store and said once */
+	store_append(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
+		     now_ns(CLOCK_MONOTONIC) / 1000000);
+	json_object_put(ev);
 }
 
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */
@@ -513,6 +575,9 @@ void recorder_history(struct recorder *r, json_object *reply)
 	add_u64(reply, "record_min_ns", r->opts.min_ns);
 	add_u64(reply, "max_bytes", r->opts.max_bytes);
 	add_u64(reply, "max_age_ns", r->opts.max_age_ns);
+	json_object_object_add(reply, "record_queries", json_object_new_string(
+		r->opts.queries == RECORD_QUERIES_FULL ? "full" :
+		r->opts.queries == RECORD_QUERIES_REDACTED ? "redacted" : "off"));
 	recorder_counters(r, c);
 	add_u64(c, "segments_removed", i.removed_segments);
 	json_object_object_add(reply, "counters", c);

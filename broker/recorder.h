@@ -2,8 +2,9 @@
 /*
  * recorder.h - the flight recorder: pgoffd stores every episode and
  * off-CPU interval at or above record-min, with or without subscribers,
- * into the store (store.h) in its state directory; the SQL text never
- * (the line stored is the one without "query"). Beside it, in a second
+ * into the store (store.h) in its state directory; the SQL text as
+ * record-queries says (off: the line without "query"; redacted: its
+ * literals as $n; full: as it is). Beside it, in a second
  * store (".agg" segments), the kernel's aggregation once a second
  * (agg_record.h), for top over the past.
  */
@@ -15,6 +16,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "broker/aggregate.h"
+#include "broker/config.h"
 #include "broker/event.h"
 #include "broker/filter.h"
 #include "broker/store.h"
@@ -25,6 +27,7 @@ struct recorder_opts {
 	uint64_t min_ns;		/* record-min */
 	uint64_t max_bytes;		/* record-max-size */
 	uint64_t max_age_ns;		/* record-max-age */
+	enum record_queries queries;	/* record-queries */
 };
 
 /*

@@ -48,3 +48,17 @@ int replay_meta(json_object *ev, struct event_meta *m)
 		m->backend_type = s;
 	return 0;
 }
+
+const char *replay_line(json_object *ev, const char *line, size_t *len,
+			bool sees_query)
+{
+	static const char *const sql_keys[] = {
+		"query", "query_truncated", "query_error", "query_redacted",
+	};
+
+	if (sees_query || !json_object_object_get_ex(ev, "query", NULL))
+		return line;
+	for (size_t i = 0; i < sizeof(sql_keys) / sizeof(sql_keys[0]); i++)
+		json_object_object_del(ev, sql_keys[i]);
+	return pgoff_json_line(ev, len);
+}

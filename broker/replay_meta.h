@@ -16,4 +16,13 @@
  */
 int replay_meta(json_object *ev, struct event_meta *m);
 
+/*
+ * A stored line (of len bytes, parsed into ev) as a subscriber may see
+ * it: the SQL (record-queries) only when it sees queries live; otherwise
+ * without query and its fields, as live. Returns line, or ev's new line
+ * (borrowed from ev), its length in *len.
+ */
+const char *replay_line(json_object *ev, const char *line, size_t *len,
+			bool sees_query);
+
 #endif

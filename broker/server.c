@@ -1062,10 +1062,16 @@ static bool replay_some(struct server *s, struct client *c,
 			continue;
 		ev = json_tokener_parse(s->replay_buf);
 		if (ev && replay_meta(ev, &m) == 0 &&
-		    filter_match(&sub->filter, &m) &&
-		    enqueue(c, s->replay_buf, h.len)) {
-			sub->replayed++;
-			sub->last_seq = h.seq;
+		    filter_match(&sub->filter, &m)) {
+			size_t len = h.len;
+			/* stored SQL only for those who see it live */
+			const char *line = replay_line(ev, s->replay_buf, &len,
+						       c->sees_query);
+
+			if (enqueue(c, line, len)) {
+				sub->replayed++;
+				sub->last_seq = h.seq;
+			}
 		}
 		json_object_put(ev);
 	}

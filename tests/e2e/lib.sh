@@ -178,6 +178,18 @@ psa_wait_for() {
 		"select pid, wait_event_type, wait_event from pg_stat_activity where $1 limit 1"
 	echo "$SQL_ROWS"
 }
+# sleep_load N: 4 backends sleeping 1.2 ms N times, many short intervals
+# of Timeout:PgSleep to record; sleep_load_wait waits for them (a bare
+# wait would wait for pgoffd too)
+sleep_load() {
+	SLEEP_LOAD_JOBS=()
+	for _ in $(seq 4); do
+		sql -c "select pg_sleep(0.0012) from generate_series(1, $1)" >/dev/null &
+		SLEEP_LOAD_JOBS+=($!)
+	done
+}
+sleep_load_wait() { wait "${SLEEP_LOAD_JOBS[@]}"; }
+
 # has_rows QUERY: the query returns something (kept in SQL_ROWS)
 has_rows() { SQL_ROWS=$(sql -c "$1"); [ -n "$SQL_ROWS" ]; }
 

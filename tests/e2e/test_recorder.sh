@@ -4,7 +4,8 @@
 # is replayed by watch --since with the duration PostgreSQL logged; a
 # replay goes on live with no gap and no duplicate; the record survives
 # kill -9, a corrupted segment, and stays under its size cap; outsiders
-# are refused; stored events never carry SQL.
+# are refused; with record-queries off (the default) stored events carry
+# no SQL (test_recorder_queries.sh: redacted and full).
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -123,21 +124,11 @@ replay_all() {
 # Replay while events keep coming: every stored event once, in order.
 # (Intervals: the sleeps of one statement are one PostgreSQL wait, one
 # episode.)
-# load N: 4 backends sleeping 1.2 ms N times; load_wait waits for them
-# (a bare wait would wait for pgoffd too)
-load() {
-	LOAD_JOBS=()
-	for _ in $(seq 4); do
-		sql -c "select pg_sleep(0.0012) from generate_series(1, $1)" >/dev/null &
-		LOAD_JOBS+=($!)
-	done
-}
-load_wait() { wait "${LOAD_JOBS[@]}"; }
-load 4000
+sleep_load 4000
 sleep 2	# thousands stored: the replay takes many loop rounds
 member watch --since 1h --view intervals --pg-wait Timeout:PgSleep --json --timeout 5s \
 	>"$E2E_DIR/w1.json" 2>"$E2E_DIR/w1.err"
-load_wait
+sleep_load_wait
 replay_all "$E2E_DIR/w2.json" "$E2E_DIR/w2.err" "$E2E_MEMBER" --view intervals --pg-wait Timeout:PgSleep
 jq -r .seq "$E2E_DIR/w1.json" >"$E2E_DIR/w1.seq"
 jq -r .seq "$E2E_DIR/w2.json" >"$E2E_DIR/w2.seq"
@@ -153,7 +144,8 @@ check "replay then live: in seq order, none twice" \
 check "replay then live: no gap (the same events as a later replay of the store)" \
 	cmp -s "$E2E_DIR/w1.seq" "$E2E_DIR/w2.range"
 
-# Stored events carry no SQL, even for root, who sees it live.
+# With record-queries off, stored events carry no SQL, even for root, who
+# sees it live.
 hist=$(member history --json)
 note "history: $hist"
 stored_last=$(jq .last_seq <<<"$hist")
@@ -182,11 +174,11 @@ check "an outsider is refused watch --since (exit 3, no event)" \
 	bash -c "[ $? = 3 ] && [ ! -s '$E2E_DIR/o2.out' ]"
 
 # kill -9 while recording, then a restart: everything up to it reads back.
-load 400
+sleep_load 400
 sleep 1
 before=$(member history --json | jq .last_seq)
 kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
-load_wait
+sleep_load_wait
 e2e_start_broker --record-min 1ms || { not_ok "restart pgoffd after kill -9"; exit 1; }
 after=$(member history --json)
 note "before kill -9: last seq $before; after the restart: $after"
@@ -224,8 +216,8 @@ check "the rest of the record still replays" jqe ".pid == $b_pid" "$E2E_DIR/lock
 # A size cap: filled past it, the store stays under it.
 e2e_stop_broker TERM
 e2e_start_broker --record-min 0 --record-max-size 1M || { not_ok "start pgoffd, 1 MiB cap"; exit 1; }
-load 3000
-load_wait
+sleep_load 3000
+sleep_load_wait
 sleep 1.5
 total=$(cat "$STATE"/*.seg "$STATE"/*.agg | wc -c)
 h=$(member history --json)
