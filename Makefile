@@ -75,7 +75,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
-	broker/holdback.c broker/store.c broker/agg_record.c broker/replay_meta.c broker/recorder.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
+	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
 	broker/usdt.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
@@ -171,6 +171,8 @@ TEST_LIBS_exporter_exposition := -lyaml -lcrypt
 TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 TEST_NEEDS_control_socket := broker/safe_dir.c
 TEST_NEEDS_json_out := client/json_out.c
+TEST_NEEDS_agg_record := broker/grow_buf.c
+TEST_NEEDS_sql_redact := broker/grow_buf.c
 TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
 	broker/store.c broker/replay_meta.c \
@@ -231,14 +233,14 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/rend
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
 
 # The flight recorder's per-second aggregation records, as read back.
-$(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c \
+$(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c broker/grow_buf.c \
 		$(BUILD)/vmlinux.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 # The redactor of SQL the flight recorder stores: any query text.
-$(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c
+$(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c broker/grow_buf.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@

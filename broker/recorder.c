@@ -557,6 +557,17 @@ static void add_u64(json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
 }
 
+/* What one of the two stores holds: its span, size and records. */
+static void add_store_info(json_object *o, const struct store_info *i,
+			   const char *records_key)
+{
+	json_object_object_add(o, "first_time", wall_time(i->first_wall));
+	json_object_object_add(o, "last_time", wall_time(i->last_wall));
+	add_u64(o, "bytes", i->bytes);
+	add_u64(o, "segments", i->segments);
+	add_u64(o, records_key, i->records);
+}
+
 void recorder_history(struct recorder *r, json_object *reply)
 {
 	json_object *c = json_object_new_object();
@@ -565,13 +576,9 @@ void recorder_history(struct recorder *r, json_object *reply)
 	store_info(r->store, &i);
 	json_object_object_add(reply, "recording",
 			       json_object_new_boolean(i.writing));
-	json_object_object_add(reply, "first_time", wall_time(i.first_wall));
-	json_object_object_add(reply, "last_time", wall_time(i.last_wall));
+	add_store_info(reply, &i, "records");
 	add_u64(reply, "first_seq", i.first_seq);
 	add_u64(reply, "last_seq", i.last_seq);
-	add_u64(reply, "bytes", i.bytes);
-	add_u64(reply, "segments", i.segments);
-	add_u64(reply, "records", i.records);
 	add_u64(reply, "record_min_ns", r->opts.min_ns);
 	add_u64(reply, "max_bytes", r->opts.max_bytes);
 	add_u64(reply, "max_age_ns", r->opts.max_age_ns);
@@ -584,11 +591,7 @@ void recorder_history(struct recorder *r, json_object *reply)
 	/* the per-second aggregation, top over the past */
 	store_info(r->agg, &i);
 	c = json_object_new_object();
-	json_object_object_add(c, "first_time", wall_time(i.first_wall));
-	json_object_object_add(c, "last_time", wall_time(i.last_wall));
-	add_u64(c, "bytes", i.bytes);
-	add_u64(c, "segments", i.segments);
-	add_u64(c, "seconds", i.records);
+	add_store_info(c, &i, "seconds");
 	add_u64(c, "segments_removed", i.removed_segments);
 	json_object_object_add(reply, "aggregation", c);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "broker/grow_buf.h"
 #include "broker/sql_redact.h"
 
 enum token {
@@ -239,38 +240,17 @@ static size_t next_token(const char *s, size_t len, size_t i, enum token *kind,
 	return i + 1;
 }
 
-struct out {
-	char *p;
-	size_t n, cap;
-	bool failed;
-};
-
-static void put(struct out *o, const char *s, size_t n)
+/* text at the end of o, kept NUL-terminated (grow_buf keeps the room) */
+static void put(struct grow_buf *o, const char *text, size_t n)
 {
-	if (o->failed)
-		return;
-	if (o->n + n + 1 > o->cap) {
-		size_t cap = (o->cap ? o->cap : 64) * 2;
-		char *p;
-
-		while (cap < o->n + n + 1)
-			cap *= 2;
-		p = realloc(o->p, cap);
-		if (!p) {
-			o->failed = true;
-			return;
-		}
-		o->p = p;
-		o->cap = cap;
-	}
-	memcpy(o->p + o->n, s, n);
-	o->n += n;
-	o->p[o->n] = '\0';
+	grow_buf_put(o, text, n);
+	if (!o->failed)
+		o->p[o->n] = '\0';
 }
 
 char *sql_redact(const char *sql, size_t len, size_t *out_len)
 {
-	struct out o = { 0 };
+	struct grow_buf o = { 0 };
 	uint64_t top = 0, param = 0;
 	enum token kind;
 	size_t i, end;
@@ -295,7 +275,7 @@ char *sql_redact(const char *sql, size_t len, size_t *out_len)
 		case TOK_LITERAL:
 		case TOK_REST:
 			/* after a name or a $, $n would read as part of it */
-			if (o.n && ident_cont((unsigned char)o.p[o.n - 1]))
+			if (o.n && ident_cont(o.p[o.n - 1]))
 				put(&o, " ", 1);
 			put(&o, num, (size_t)snprintf(num, sizeof(num), "$%llu",
 						      (unsigned long long)++top));
@@ -312,5 +292,5 @@ char *sql_redact(const char *sql, size_t len, size_t *out_len)
 		return NULL;
 	}
 	*out_len = o.n;
-	return o.p;
+	return (char *)o.p;
 }

@@ -11,13 +11,19 @@
 # - pgoffd's CPU (utime + stime) while recording every event (record-min
 #   0) of short sleeps at about 7,000 events/s, and with --record no;
 # - the time top --since 1h and flame --since 1h take, on a store made to
-#   span an hour by repeating the TPC-B run's records (stretch_store.py).
-# usage: tests/bench/recorder.sh [RESULTS_FILE]  (ROUNDS=3 SECONDS_PER_RUN=20)
+#   span an hour by repeating the TPC-B run's records (stretch_store.py);
+# - record-queries off vs redacted vs full under TPC-B, at record-min 10ms
+#   and 0 (QUERIES_MIN): pgoffd's CPU, BPF ns per switch, bytes per stored
+#   event, rounds in rotating order.
+# usage: tests/bench/recorder.sh [RESULTS_FILE]  (ROUNDS=3 SECONDS_PER_RUN=20
+#   PARTS="tpcb query cpu sql": which of them; query reads tpcb's store)
 # Runs under the e2e lock (it starts PostgreSQL and pgoffd).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/bench/results-recorder.md}
 rounds=${ROUNDS:-3} secs=${SECONDS_PER_RUN:-20}
+parts=" ${PARTS:-tpcb query cpu sql} " queries_min=${QUERIES_MIN:-10ms 0}
+part() { [[ $parts == *" $1 "* ]]; }
 cd "$top" || exit 2
 . tests/e2e/lib.sh
 e2e_require
@@ -37,7 +43,7 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$E2E_BROKER_PID/stat"; }
 hist() { member history --json; }
 
 # 1. BPF cost and the store's growth under TPC-B
-for r in $(seq "$rounds"); do
+part tpcb && for r in $(seq "$rounds"); do
 	order=(no yes); [ $((r % 2)) = 0 ] && order=(yes no)
 	for rec in "${order[@]}"; do
 		rm -rf "$E2E_DIR/state"
@@ -65,6 +71,7 @@ for r in $(seq "$rounds"); do
 done
 
 # 3. top/flame --since 1h on the last TPC-B run's store, stretched to 1 h
+if part query; then
 /usr/bin/python3 tests/bench/stretch_store.py "$E2E_DIR/state" .agg 3600 >"$E2E_DIR/stretch.agg"
 /usr/bin/python3 tests/bench/stretch_store.py "$E2E_DIR/state" .seg 3600 >"$E2E_DIR/stretch.seg"
 e2e_start_broker >/dev/null || exit 1
@@ -76,9 +83,10 @@ flame_s=$(for _ in 1 2 3; do timeit member flame --since 1h --folded; done | sor
 flame_n=$(member flame --since 1h 2>/dev/null | grep -o '[0-9]* off-CPU intervals' | head -1)
 echo "query $top_s $flame_s ${top_rows:-?} $(jq -c '[.records, .bytes, .aggregation.seconds, .aggregation.bytes]' <<<"$h") ${flame_n%% *}" >>"$raw"
 e2e_stop_broker TERM
+fi
 
 # 2. pgoffd's CPU recording every event of short sleeps (about 7,000/s)
-for rec in yes no default; do
+part cpu && for rec in yes no default; do
 	rm -rf "$E2E_DIR/state"
 	case $rec in
 	default) e2e_start_broker >/dev/null || exit 1 ;;
@@ -97,11 +105,37 @@ for rec in yes no default; do
 	e2e_stop_broker TERM
 done
 
+# 4. record-queries under TPC-B: off, redacted, full, in rotating order
+modes=(off redacted full)
+part sql && for r in $(seq "$rounds"); do
+	for min in $queries_min; do
+		for i in 0 1 2; do
+			q=${modes[$(( (i + r) % 3 ))]}
+			rm -rf "$E2E_DIR/state"
+			e2e_start_broker --record-min "$min" --record-queries "$q" >/dev/null || exit 1
+			sleep 1
+			h0=$(hist); s0=$(stats); c0=$(ticks); t0=$(date +%s.%N)
+			tps=$("$PGBIN/pgbench" -c 8 -j 2 -T "$secs" -n 2>/dev/null | awk '/^tps = /{print $3; exit}')
+			t1=$(date +%s.%N); c1=$(ticks); s1=$(stats)
+			sleep 1.2	# the last second stored
+			h1=$(hist)
+			dt=$(echo "$t1 - $t0" | bc)
+			ns=$(join <(sort <<<"$s0") <(sort <<<"$s1") |
+				awk '$1 ~ /switch/ { dn += $4 - $2; dc += $5 - $3 } END { if (dc) printf "%.1f", dn / dc }')
+			echo "sql $r $min $q ${tps:-?} ${ns:-?} $(echo "scale=3; ($c1 - $c0) * 100 / $(getconf CLK_TCK) / $dt" | bc) $(jq -rn --argjson a "$h0" --argjson b "$h1" '"\($b.records - $a.records) \($b.bytes - $a.bytes)"') $dt" >>"$raw"
+			echo "bench: record-queries round $r min $min $q: $tps tps, $ns ns/switch" >&2
+			e2e_stop_broker TERM
+		done
+	done
+done
+
 /usr/bin/python3 - "$raw" "$rounds" "$secs" >"$out" <<'PY'
 import statistics as st, sys
 raw, rounds, secs = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = [l.split() for l in open(raw)]
 tp = {"no": [], "yes": []}; ns = {"no": [], "yes": []}; grow = []
+def med(v):
+    return st.median(v) if v else float("nan")
 pairs = {}
 for r in rows:
     if r[0] == "tpcb":
@@ -116,9 +150,10 @@ print("%s paired rounds of pgbench TPC-B (-c 8 -j 2, scale 10, %s s), pgoffd wit
       " --record no vs yes (record-min 10ms), no subscriber; 2 CPUs shared with"
       " other work: medians.\n" % (rounds, secs))
 print("| | record no | record yes | paired difference |\n|---|---|---|---|")
-print("| BPF ns per sched_switch run | %.0f | %.0f | %+.0f (min %+.0f, max %+.0f) |" %
-      (st.median(ns["no"]), st.median(ns["yes"]), st.median(d), min(d), max(d)))
-print("| TPS | %.0f | %.0f | |" % (st.median(tp["no"]), st.median(tp["yes"])))
+if d:
+    print("| BPF ns per sched_switch run | %.0f | %.0f | %+.0f (min %+.0f, max %+.0f) |" %
+          (st.median(ns["no"]), st.median(ns["yes"]), st.median(d), min(d), max(d)))
+    print("| TPS | %.0f | %.0f | |" % (st.median(tp["no"]), st.median(tp["yes"])))
 if grow:
     ev = [g[1] / g[0] for g in grow if g[0] > 0]
     evs = [g[1] / g[4] for g in grow]; aggs = [g[3] / g[4] for g in grow]
@@ -147,6 +182,23 @@ if cpu:
     print("| record | kernel events/s | stored/s | pgoffd CPU % of one core |\n|---|---|---|---|")
     for r in cpu:
         print("| %s | %s | %s | %s |" % (r[1], r[2], r[4] if len(r) > 4 else "-", r[3]))
+sql = [r for r in rows if r[0] == "sql"]
+if sql:
+    print("\nrecord-queries under pgbench TPC-B (-c 8 -j 2, %s s), no subscriber,"
+          " %s rounds in rotating order; medians, and the paired difference of"
+          " pgoffd's CPU against off in the same round and record-min:\n" % (secs, rounds))
+    print("| record-min | record-queries | TPS | BPF ns/switch | pgoffd CPU % |"
+          " CPU vs off (paired) | stored/s | bytes/event |\n|---|---|---|---|---|---|---|---|")
+    off = {(r[1], r[2]): float(r[6]) for r in sql if r[3] == "off"}
+    for m in dict.fromkeys(r[2] for r in sql):
+        for q in ("off", "redacted", "full"):
+            rs = [r for r in sql if r[2] == m and r[3] == q]
+            dif = [float(r[6]) - off[(r[1], m)] for r in rs if (r[1], m) in off]
+            print("| %s | %s | %.0f | %.0f | %.2f | %+.2f | %.1f | %.0f |" % (
+                m, q, med([float(r[4]) for r in rs]), med([float(r[5]) for r in rs]),
+                med([float(r[6]) for r in rs]), med(dif),
+                med([float(r[7]) / float(r[9]) for r in rs]),
+                med([float(r[8]) / float(r[7]) for r in rs if float(r[7]) > 0])))
 PY
 echo "bench: results in $out" >&2
 cat "$out"
