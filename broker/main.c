@@ -309,31 +309,58 @@ static void stats_hook(void *ctx, const struct pgoff_request *req,
 		       json_object *r)
 {
 	struct broker *b = ctx;
+
+	stats_answer(&b->stats, req->stats.by, r);
+}
+
+/* A stats request over the past: the recorder sums it a share a round. */
+static void *past_start(void *ctx, const struct pgoff_request *req)
+{
+	struct broker *b = ctx;
+	struct recorder_window *w;
+	struct timespec now;
+	int64_t until = req->stats.until_ns;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* up to now (0): the second not stored yet is read live at the end */
+	if (until >= (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec)
+		until = 0;
+	if (!b->rec || recorder_window_start(b->rec, req->stats.since_ns,
+					     until, req->stats.by, &w))
+		return NULL;
+	return w;
+}
+
+static bool past_step(void *ctx, void *job)
+{
+	struct broker *b = ctx;
+
+	return recorder_window_step(b->rec, job, RECORDER_WINDOW_STEP);
+}
+
+static void past_finish(void *ctx, void *job, json_object *r)
+{
+	struct broker *b = ctx;
 	uint64_t mono = stats_now_ns();
 	struct agg_row *rows = NULL;
-	struct timespec now;
-	int64_t until;
 	size_t n = 0;
 	int err;
 
-	if (!req->stats.has_since) {
-		stats_answer(&b->stats, req->stats.by, r);
-		return;
-	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	until = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-	/* up to now: the second not stored yet is read live */
-	if (b->rec && (!req->stats.until_ns || req->stats.until_ns >= until))
+	if (recorder_window_to_now(job))
 		stats_rows(&b->stats, PGOFF_STATS_BY_PID, mono, &rows, &n);
-	else if (req->stats.until_ns)
-		until = req->stats.until_ns;
-	err = b->rec ? recorder_window(b->rec, req->stats.since_ns, until,
-				       req->stats.by, r, PGOFF_MAX_LINE - 4096,
-				       rows, n, mono) : -ENODATA;
+	err = recorder_window_reply(b->rec, job, r, PGOFF_MAX_LINE - 4096,
+				    rows, n, mono);
 	free(rows);
+	recorder_window_free(job);
 	json_object_object_add(r, "complete", json_object_new_boolean(!err));
 	if (err)
 		log_warnx("top over the past: %s", strerror(-err));
+}
+
+static void past_cancel(void *ctx, void *job)
+{
+	(void)ctx;
+	recorder_window_free(job);
 }
 
 static void history_hook(void *ctx, json_object *r)
@@ -987,6 +1014,10 @@ static void serve(struct broker *b, struct setup *s)
 {
 	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
 				      .stats = stats_hook,
+				      .past_start = past_start,
+				      .past_step = past_step,
+				      .past_finish = past_finish,
+				      .past_cancel = past_cancel,
 				      .history = history_hook,
 				      .filter_changed = filter_hook,
 				      .ctx = b };

@@ -445,101 +445,152 @@ void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
 /* Rows summed so far are merged when they reach this many. */
 #define WINDOW_MERGE_ROWS 4096
 
-/* What the rows read now gained since the last recorded second: the
- * part of a window up to now that is not stored yet. */
-static int add_unrecorded(struct recorder *r, struct agg_row *rows, size_t n,
-			  uint64_t mono_ns, struct agg_vec *sum,
-			  uint64_t *covered)
+struct recorder_window {
+	struct store_cursor c;
+	int64_t since_wall, until_wall;	/* INT64_MAX: up to now */
+	enum pgoff_stats_by by;
+	struct agg_vec sum;
+	uint64_t covered, records, bad;
+	int64_t first, last;
+	char *buf;			/* one stored record */
+	int err;
+	bool done;
+};
+
+int recorder_window_start(struct recorder *r, int64_t since_wall,
+			  int64_t until_wall, enum pgoff_stats_by by,
+			  struct recorder_window **out)
 {
-	aggrec_sort(rows, n);
-	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, sum))
+	struct recorder_window *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->buf = malloc(STORE_MAX_PAYLOAD + 1))) {
+		free(w);
 		return -ENOMEM;
-	if (r->prev_mono && mono_ns > r->prev_mono)
-		*covered += mono_ns - r->prev_mono;
+	}
+	w->since_wall = since_wall;
+	w->until_wall = until_wall ? until_wall : INT64_MAX;
+	w->by = by;
+	store_cursor_init(r->agg, &w->c, since_wall);
+	*out = w;
 	return 0;
 }
 
-int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
-		    enum pgoff_stats_by by, json_object *reply, size_t budget,
-		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns)
+/* One stored second into the sum. */
+static int window_add(struct recorder_window *w, const struct store_hdr *h)
 {
-	struct agg_vec sum = { 0 };
-	struct store_cursor c;
-	struct store_hdr h;
-	char *buf = malloc(STORE_MAX_PAYLOAD + 1);
-	uint64_t covered = 0, records = 0, bad = 0;
-	int64_t first = 0, last = 0;
-	int ret = 0;
+	size_t before = w->sum.n;
+	uint64_t iv;
+	int err = aggrec_decode(w->buf, h->len, &iv, &w->sum);
 
-	if (!buf)
-		return -ENOMEM;
-	store_cursor_init(r->agg, &c, since_wall);
-	while ((ret = store_next(r->agg, &c, &h, buf, STORE_MAX_PAYLOAD + 1)) == 1) {
-		uint64_t iv;
-		size_t before = sum.n;
-		int err;
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		w->bad++;
+		return 0;
+	}
+	if (w->by == PGOFF_STATS_BY_LABELS)
+		for (size_t i = before; i < w->sum.n; i++)
+			agg_row_to_labels(&w->sum.v[i]);
+	if (!w->records++)
+		w->first = h->wall_ns - (int64_t)iv;
+	w->last = h->wall_ns;
+	w->covered += iv;
+	if (w->sum.n >= WINDOW_MERGE_ROWS)
+		w->sum.n = agg_rows_merge(w->sum.v, w->sum.n, w->by);
+	return 0;
+}
+
+bool recorder_window_step(struct recorder *r, struct recorder_window *w,
+			  unsigned int max_records)
+{
+	for (unsigned int k = 0; k < max_records && !w->done; k++) {
+		struct store_hdr h;
+		int ret = store_next(r->agg, &w->c, &h, w->buf,
+				     STORE_MAX_PAYLOAD + 1);
 
 		/* a record covers the interval that ends when it was stored */
-		if (h.wall_ns <= since_wall)
+		if (ret == 1 && h.wall_ns <= w->since_wall)
 			continue;
-		if (h.wall_ns > until_wall)
-			break;
-		err = aggrec_decode(buf, h.len, &iv, &sum);
-		if (err == -ENOMEM) {
-			ret = err;
-			break;
+		if (ret == 1 && h.wall_ns <= w->until_wall)
+			ret = window_add(w, &h);
+		else if (ret == 1)
+			ret = 0;	/* past the window's end */
+		if (ret <= 0) {
+			w->err = ret;
+			w->done = true;
 		}
-		if (err) {
-			bad++;
-			continue;
-		}
-		if (by == PGOFF_STATS_BY_LABELS)
-			for (size_t i = before; i < sum.n; i++)
-				agg_row_to_labels(&sum.v[i]);
-		if (!records++)
-			first = h.wall_ns - (int64_t)iv;
-		last = h.wall_ns;
-		covered += iv;
-		if (sum.n >= WINDOW_MERGE_ROWS)
-			sum.n = agg_rows_merge(sum.v, sum.n, by);
 	}
-	store_cursor_close(&c);
-	free(buf);
-	if (ret == 0 && now_rows) {
-		size_t before = sum.n;
+	return !w->done;
+}
 
-		ret = add_unrecorded(r, now_rows, n_now, mono_ns, &sum,
-				     &covered);
-		if (by == PGOFF_STATS_BY_LABELS)
-			for (size_t i = before; i < sum.n; i++)
-				agg_row_to_labels(&sum.v[i]);
-		if (!records)
-			first = until_wall - (int64_t)covered;
-		last = until_wall;
+/* What the rows read now gained since the last recorded second: the
+ * part of a window up to now that is not stored yet. */
+static int add_unrecorded(struct recorder *r, struct recorder_window *w,
+			  struct agg_row *rows, size_t n, uint64_t mono_ns)
+{
+	size_t before = w->sum.n;
+
+	aggrec_sort(rows, n);
+	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, &w->sum))
+		return -ENOMEM;
+	if (w->by == PGOFF_STATS_BY_LABELS)
+		for (size_t i = before; i < w->sum.n; i++)
+			agg_row_to_labels(&w->sum.v[i]);
+	if (r->prev_mono && mono_ns > r->prev_mono)
+		w->covered += mono_ns - r->prev_mono;
+	return 0;
+}
+
+int recorder_window_reply(struct recorder *r, struct recorder_window *w,
+			  json_object *reply, size_t budget,
+			  struct agg_row *now_rows, size_t n_now,
+			  uint64_t mono_ns)
+{
+	int64_t until = w->until_wall;
+	int ret = w->err;
+
+	if (ret == 0 && w->until_wall == INT64_MAX) {
+		until = now_ns(CLOCK_REALTIME);
+		ret = add_unrecorded(r, w, now_rows, n_now, mono_ns);
+		if (!w->records)
+			w->first = until - (int64_t)w->covered;
+		w->last = until;
 	}
-	if (ret < 0) {
-		agg_vec_free(&sum);
+	if (ret < 0)
 		return ret;
-	}
-	sum.n = agg_rows_merge(sum.v, sum.n, by);
+	w->sum.n = agg_rows_merge(w->sum.v, w->sum.n, w->by);
 	json_object_object_add(reply, "by", json_object_new_string(
-				       pgoff_stats_by_name(by)));
+				       pgoff_stats_by_name(w->by)));
 	json_object_object_add(reply, "hist_unit_ns", json_object_new_int64(1024));
 	/* a snapshot's clock as the live reply has one: here the end */
-	json_object_object_add(reply, "now_ns", json_object_new_int64(last));
-	agg_rows_encode(reply, sum.v, sum.n, by, budget);
-	json_object_object_add(reply, "from_time", wall_time(first));
-	json_object_object_add(reply, "to_time", wall_time(last));
-	json_object_object_add(reply, "from_ns", json_object_new_int64(first));
-	json_object_object_add(reply, "to_ns", json_object_new_int64(last));
+	json_object_object_add(reply, "now_ns", json_object_new_int64(w->last));
+	agg_rows_encode(reply, w->sum.v, w->sum.n, w->by, budget);
+	json_object_object_add(reply, "from_time", wall_time(w->first));
+	json_object_object_add(reply, "to_time", wall_time(w->last));
+	json_object_object_add(reply, "from_ns", json_object_new_int64(w->first));
+	json_object_object_add(reply, "to_ns", json_object_new_int64(w->last));
 	json_object_object_add(reply, "covered_ns",
-			       json_object_new_int64((int64_t)covered));
+			       json_object_new_int64((int64_t)w->covered));
 	json_object_object_add(reply, "seconds",
-			       json_object_new_int64((int64_t)records));
+			       json_object_new_int64((int64_t)w->records));
 	json_object_object_add(reply, "unreadable",
-			       json_object_new_int64((int64_t)bad));
-	agg_vec_free(&sum);
+			       json_object_new_int64((int64_t)w->bad));
 	return 0;
+}
+
+bool recorder_window_to_now(const struct recorder_window *w)
+{
+	return w->until_wall == INT64_MAX;
+}
+
+void recorder_window_free(struct recorder_window *w)
+{
+	if (!w)
+		return;
+	store_cursor_close(&w->c);
+	agg_vec_free(&w->sum);
+	free(w->buf);
+	free(w);
 }
 
 uint64_t recorder_min(const struct recorder *r)

@@ -71,17 +71,36 @@ void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
 			uint64_t mono_ns);
 
 /*
- * A stats reply over the past: the stored seconds that ended in
- * (since_wall, until_wall], summed (rows as agg_rows_encode gives them,
- * at most budget bytes), with from_ns/to_ns (the span they cover),
- * covered_ns (the time recorded in it) and seconds. With now_rows (the
- * aggregation by pid read at mono_ns, until_wall being now; sorted here),
- * what they gained since the last stored second counts too, so that a
- * window up to now misses nothing. Returns 0 or -errno.
+ * A stats reply over the past, summed over several loop rounds (an hour
+ * is about 3,600 records and 0.2 s): the stored seconds that ended in
+ * (since_wall, until_wall]; until_wall 0 is up to now, and then what the
+ * aggregation gained since the last stored second counts too, so that
+ * the window misses nothing.
  */
-int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
-		    enum pgoff_stats_by by, json_object *reply, size_t budget,
-		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns);
+struct recorder_window;
+/* Returns 0 or -ENOMEM. */
+int recorder_window_start(struct recorder *r, int64_t since_wall,
+			  int64_t until_wall, enum pgoff_stats_by by,
+			  struct recorder_window **out);
+/* Sum up to max_records more stored seconds; true while more remain. */
+bool recorder_window_step(struct recorder *r, struct recorder_window *w,
+			  unsigned int max_records);
+/* Up to now: the live rows are wanted for the reply. */
+bool recorder_window_to_now(const struct recorder_window *w);
+/*
+ * After the last step, in the same loop round: the reply's rows (as
+ * agg_rows_encode gives them, at most budget bytes), from_ns/to_ns (the
+ * span they cover), covered_ns (the time recorded in it) and seconds.
+ * now_rows: for a window up to now, the aggregation by pid read at
+ * mono_ns (sorted here). Returns 0 or -errno (a read error, memory).
+ */
+int recorder_window_reply(struct recorder *r, struct recorder_window *w,
+			  json_object *reply, size_t budget,
+			  struct agg_row *now_rows, size_t n_now,
+			  uint64_t mono_ns);
+void recorder_window_free(struct recorder_window *w);
+/* Records summed per loop round: about 10 ms of pgoffd's time. */
+#define RECORDER_WINDOW_STEP	120
 
 uint64_t recorder_min(const struct recorder *r);
 struct store *recorder_store(struct recorder *r);

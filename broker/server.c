@@ -77,6 +77,9 @@ struct client {
 	struct subscription subs[MAX_SUBSCRIPTIONS];
 	size_t nsubs;
 	uint32_t next_sub_id;
+	void *past;			/* a stats request over the past being
+					 * summed (hooks.past_*); NULL: none */
+	struct pgoff_request past_req;	/* it, for its reply's id */
 	struct client *next;
 	struct client *next_pending;
 };
@@ -105,6 +108,7 @@ struct server {
 	struct reply_cache status, ps;
 	struct log_limit log_limit;
 	size_t replaying;		/* subscriptions reading the store */
+	size_t pasts;			/* clients with a past stats job */
 	char *replay_buf;		/* one stored record */
 };
 
@@ -229,6 +233,11 @@ static void drop_client(struct server *s, struct client *c, const char *why)
 	close(c->fd);
 	c->dead = true;
 	end_replays(s, c);
+	if (c->past) {
+		s->hooks.past_cancel(s->hooks.ctx, c->past);
+		c->past = NULL;
+		s->pasts--;
+	}
 	c->nsubs = 0;
 	c->next = s->dead;
 	s->dead = c;
@@ -457,8 +466,9 @@ static void answer_ps(struct server *s, struct client *c,
 	send_cached(s, c, req, r->text, r->len);
 }
 
-/* A stats request over the past is summed in one go (about 0.2 s an
- * hour of TPC-B): longer windows would hold up the live stream. */
+/* A stats request over the past is summed a share a loop round (about
+ * 0.2 s an hour of TPC-B in all): longer windows would keep a client
+ * waiting for long, and pgoffd busy. */
 #define PAST_MAX_NS	(6LL * 3600 * 1000000000LL)
 #define PAST_MAX_TEXT	"6 h"
 
@@ -471,6 +481,45 @@ static bool past_too_long(int64_t since, int64_t until)
 		until = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
 	}
 	return until - since > PAST_MAX_NS;
+}
+
+/* A past window: summed in the rounds to come (server_flush), one per
+ * client at a time. */
+static void start_past(struct server *s, struct client *c,
+		       const struct pgoff_request *req)
+{
+	if (c->past) {
+		send_error(s, c, req, PGOFF_ERR_BUSY,
+			   "one stats request over the past at a time per "
+			   "connection: the last one is still being summed");
+		return;
+	}
+	c->past = s->hooks.past_start ?
+		  s->hooks.past_start(s->hooks.ctx, req) : NULL;
+	if (!c->past) {
+		send_error(s, c, req, PGOFF_ERR_LIMIT,
+			   "pgoffd is out of memory for a stats request over "
+			   "the past");
+		return;
+	}
+	c->past_req = *req;
+	s->pasts++;
+}
+
+/* A share of c's past window; its reply when the last is summed.
+ * Returns true when more is left for the next round. */
+static bool past_some(struct server *s, struct client *c)
+{
+	json_object *r;
+
+	if (s->hooks.past_step(s->hooks.ctx, c->past))
+		return true;
+	r = pgoff_reply_ok(&c->past_req);
+	s->hooks.past_finish(s->hooks.ctx, c->past, r);
+	c->past = NULL;
+	s->pasts--;
+	send_obj(s, c, r);
+	return false;
 }
 
 static void answer_stats(struct server *s, struct client *c,
@@ -487,7 +536,11 @@ static void answer_stats(struct server *s, struct client *c,
 	    past_too_long(req->stats.since_ns, req->stats.until_ns)) {
 		send_error(s, c, req, PGOFF_ERR_LIMIT,
 			   "at most " PAST_MAX_TEXT " of the past in one stats "
-			   "request: the event loop sums it at once");
+			   "request");
+		return;
+	}
+	if (req->stats.has_since) {
+		start_past(s, c, req);
 		return;
 	}
 	r = pgoff_reply_ok(req);
@@ -1087,6 +1140,9 @@ void server_flush(struct server *s)
 		for (size_t i = 0; i < c->nsubs; i++)
 			if (c->subs[i].replaying && !c->closing)
 				more |= replay_some(s, c, &c->subs[i]);
+	for (c = s->pasts ? s->clients : NULL; c; c = c->next)
+		if (c->past)
+			more |= past_some(s, c);
 	if (more) {	/* the next round goes on without sleeping */
 		uint64_t one = 1;
 

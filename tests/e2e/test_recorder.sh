@@ -95,6 +95,34 @@ note "top --since 7h: exit $rc, $(head -c 200 "$E2E_DIR/top_long.err")"
 check "top over more than 6 h at once is refused, saying so (exit $rc)" \
 	bash -c "[ $rc != 0 ] && grep -q 'at most 6 h of the past' '$E2E_DIR/top_long.err'"
 
+# A past window is summed over loop rounds, one per connection at a time:
+# a second asked in the same breath is refused (busy), a third after the
+# first's reply is answered.
+cat >"$E2E_DIR/past2.py" <<'PY'
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rb")
+s.sendall(b'{"op":"hello","version":1}\n')
+f.readline()
+since = (time.time_ns() - 60 * 10**9)
+req = '{"op":"stats","by":"wait","since_ns":%d,"id":%d}\n'
+s.sendall((req % (since, 1) + req % (since, 2)).encode())
+got = {}
+while len(got) < 2:
+    r = json.loads(f.readline())
+    got[r["id"]] = r
+s.sendall((req % (since, 3)).encode())
+r = json.loads(f.readline())
+got[r["id"]] = r
+print(json.dumps([got[1].get("ok"), got[2].get("error", {}).get("code"), got[3].get("ok"),
+                  len(got[1].get("rows", [])), got[2].get("error", {}).get("message")]))
+PY
+past2=$(as "$E2E_MEMBER" timeout 20 /usr/bin/python3 - "$SOCK" <"$E2E_DIR/past2.py" 2>&1)
+note "two past stats at once on one connection, then a third: $past2"
+check "a second past window while one is summed: busy; the first answered, and a third after it" \
+	jqe '.[0] == true and .[1] == "busy" and .[2] == true and .[3] > 0' <<<"$past2"
+
 # flame over the past, from the stored intervals (1 ms or more here).
 member flame --since 1m --folded --pid "$b_pid" >"$E2E_DIR/flame.txt" 2>"$E2E_DIR/flame.err"
 rc=$?
