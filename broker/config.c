@@ -186,6 +186,8 @@ int config_set(struct pgoffd_config *c, const char *key, const char *v,
 	else if (strcmp(key, "record-max-age") == 0)
 		ret = pgoff_parse_ago(v, &c->record_max_age_ns) ||
 		      !c->record_max_age_ns ? -EINVAL : 0;
+	else if (strcmp(key, "record-user-stacks") == 0)
+		ret = set_flag(&c->record_user_stacks, v);
 	else if (strcmp(key, "record-queries") == 0)
 		ret = set_record_queries(&c->record_queries, v);
 	else if (strcmp(key, "raw-tp") == 0)

@@ -42,6 +42,7 @@ struct pgoffd_config {
 	uint64_t record_max_bytes;
 	uint64_t record_max_age_ns;
 	enum record_queries record_queries;
+	bool record_user_stacks;	/* walked at every switch-out */
 	bool raw_tp;
 	bool usdt;			/* PostgreSQL's wait probes */
 	bool verbose;

@@ -117,6 +117,9 @@ static void usage(FILE *f)
 "  --record-queries off|redacted|full  the SQL text of recorded events: none\n"
 "                       (default), literals replaced by $n, or as it is; shown\n"
 "                       on replay only to --query-group, as live\n"
+"  --record-user-stacks yes|no  keep the user stack of recorded intervals:\n"
+"                       walked at every switch-out of a traced process, as\n"
+"                       its duration is not known yet (default no)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
 "  --usdt yes|no        attach PostgreSQL's wait probes at start: exact lock and\n"
 "                       LWLock episodes (default yes)\n"
@@ -393,6 +396,8 @@ static void filter_hook(void *ctx)
 	}
 	b->events.want_query = k.want_query;
 	any_u = server_ustack_union(b->server, &u);
+	if (b->rec && recorder_widen_ustack(b->rec, &u))
+		any_u = true;
 	b->events.want_ustack = any_u;
 	err = tracer_set_filter(b->tracer, &k, any_u ? &u : NULL);
 	if (err)
@@ -719,6 +724,7 @@ static const struct option long_opts[] = {
 	{ "record-max-size", required_argument, NULL, 0 },
 	{ "record-max-age", required_argument, NULL, 0 },
 	{ "record-queries", required_argument, NULL, 0 },
+	{ "record-user-stacks", required_argument, NULL, 0 },
 	{ "raw-tp", no_argument, NULL, 0 },
 	{ "usdt", required_argument, NULL, 0 },
 	{ "config", required_argument, NULL, 'c' },
@@ -872,7 +878,8 @@ static void reload(struct broker *b, int argc, char **argv)
 		struct recorder_opts ro = { cfg.record_min_ns,
 					    cfg.record_max_bytes,
 					    cfg.record_max_age_ns,
-					    cfg.record_queries };
+					    cfg.record_queries,
+					    cfg.record_user_stacks };
 
 		recorder_set_opts(b->rec, &ro);
 		so.store = recorder_store(b->rec);
@@ -984,7 +991,8 @@ static void open_record(struct broker *b, struct setup *s)
 	struct recorder_opts ro = { b->cfg.record_min_ns,
 				    b->cfg.record_max_bytes,
 				    b->cfg.record_max_age_ns,
-				    b->cfg.record_queries };
+				    b->cfg.record_queries,
+				    b->cfg.record_user_stacks };
 	char err_msg[300];
 	int dfd = recorder_prepare_dir(b->cfg.state_dir, s->uid, s->gid,
 				       err_msg, sizeof(err_msg));

@@ -326,19 +326,19 @@ void recorder_widen(const struct recorder *r, struct kernel_filter *k)
  * caller stores the line without SQL. Borrowed from *ev, which the
  * caller puts.
  */
-static const char *redacted_line(const struct event_lines *lines,
+static const char *redacted_line(const char *with_query, size_t query_len,
 				 json_object **ev, size_t *len)
 {
 	json_object *q;
 	char *text;
 	size_t n;
 
-	*ev = json_tokener_parse(lines->with_query);
+	*ev = json_tokener_parse(with_query);
 	if (!*ev || !json_object_object_get_ex(*ev, "query", &q))
 		return NULL;
 	if (!json_object_is_type(q, json_type_string)) {
-		*len = lines->with_query_len;
-		return lines->with_query;
+		*len = query_len;
+		return with_query;
 	}
 	text = sql_redact(json_object_get_string(q),
 			  (size_t)json_object_get_string_len(q), &n);
@@ -352,26 +352,42 @@ static const char *redacted_line(const struct event_lines *lines,
 	return pgoff_json_line(*ev, len);
 }
 
-/* The line to store: which, is record-queries'. */
+/* The line to store: which, is record-queries' and record-user-stacks'. */
 static const char *stored_line(struct recorder *r,
 			       const struct event_lines *lines,
 			       json_object **ev, size_t *len)
 {
+	bool us = r->opts.user_stacks && lines->with_ustack;
+	const char *plain = us ? lines->with_ustack : lines->plain;
+	const char *query = us ? lines->with_query_ustack : lines->with_query;
+	size_t plain_len = us ? lines->with_ustack_len : lines->plain_len;
+	size_t query_len = us ? lines->with_query_ustack_len :
+				lines->with_query_len;
 	const char *line = NULL;
 
 	*ev = NULL;
-	if (lines->with_query && r->opts.queries == RECORD_QUERIES_FULL) {
-		line = lines->with_query;
-		*len = lines->with_query_len;
-	} else if (lines->with_query &&
-		   r->opts.queries == RECORD_QUERIES_REDACTED) {
-		line = redacted_line(lines, ev, len);
+	if (query && r->opts.queries == RECORD_QUERIES_FULL) {
+		line = query;
+		*len = query_len;
+	} else if (query && r->opts.queries == RECORD_QUERIES_REDACTED) {
+		line = redacted_line(query, query_len, ev, len);
 	}
 	if (!line) {
-		line = lines->plain;
-		*len = lines->plain_len;
+		line = plain;
+		*len = plain_len;
 	}
 	return line;
+}
+
+bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u)
+{
+	struct filter all = { .view = PGOFF_VIEW_BOTH, .user_stack = true };
+
+	if (!r->opts.user_stacks)
+		return false;
+	kernel_filter_add(u, &all, false);
+	kernel_filter_done(u);
+	return true;
 }
 
 void recorder_record(struct recorder *r, const struct event_lines *lines,
@@ -636,6 +652,8 @@ void recorder_history(struct recorder *r, json_object *reply)
 	json_object_object_add(reply, "record_queries", json_object_new_string(
 		r->opts.queries == RECORD_QUERIES_FULL ? "full" :
 		r->opts.queries == RECORD_QUERIES_REDACTED ? "redacted" : "off"));
+	json_object_object_add(reply, "record_user_stacks",
+			       json_object_new_boolean(r->opts.user_stacks));
 	recorder_counters(r, c);
 	add_u64(c, "segments_removed", i.removed_segments);
 	json_object_object_add(reply, "counters", c);

@@ -28,6 +28,7 @@ struct recorder_opts {
 	uint64_t max_bytes;		/* record-max-size */
 	uint64_t max_age_ns;		/* record-max-age */
 	enum record_queries queries;	/* record-queries */
+	bool user_stacks;		/* record-user-stacks */
 };
 
 /*
@@ -56,6 +57,9 @@ void recorder_seq_used(struct recorder *r, uint64_t seq);
 
 /* Widen the kernel's filter so that it sends what is recorded. */
 void recorder_widen(const struct recorder *r, struct kernel_filter *k);
+/* With record-user-stacks, widen the user-stack filter to every interval
+ * (the duration is not known when the stack is walked); true if so. */
+bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u);
 /* An event as published (seq: the one in its line). */
 void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq);

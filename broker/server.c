@@ -1117,9 +1117,11 @@ static bool replay_some(struct server *s, struct client *c,
 		if (ev && replay_meta(ev, &m) == 0 &&
 		    filter_match(&sub->filter, &m)) {
 			size_t len = h.len;
-			/* stored SQL only for those who see it live */
+			/* stored SQL and user stacks only for those who
+			 * get them live */
 			const char *line = replay_line(ev, s->replay_buf, &len,
-						       c->sees_query);
+						       c->sees_query,
+						       sub->filter.user_stack);
 
 			if (enqueue(c, line, len)) {
 				sub->replayed++;

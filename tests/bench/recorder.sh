@@ -13,16 +13,17 @@
 # - the time top --since 1h and flame --since 1h take, on a store made to
 #   span an hour by repeating the TPC-B run's records (stretch_store.py);
 # - record-queries off vs redacted vs full under TPC-B, at record-min 10ms
-#   and 0 (QUERIES_MIN): pgoffd's CPU, BPF ns per switch, bytes per stored
-#   event, rounds in rotating order.
+#   and 0 (QUERIES_MIN), and record-user-stacks no vs yes: pgoffd's CPU,
+#   BPF ns per switch, bytes per stored event, rounds in rotating order.
 # usage: tests/bench/recorder.sh [RESULTS_FILE]  (ROUNDS=3 SECONDS_PER_RUN=20
-#   PARTS="tpcb query cpu sql": which of them; query reads tpcb's store)
+#   PARTS="tpcb query cpu sql ustack": which of them; query reads tpcb's
+#   store)
 # Runs under the e2e lock (it starts PostgreSQL and pgoffd).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/bench/results-recorder.md}
 rounds=${ROUNDS:-3} secs=${SECONDS_PER_RUN:-20}
-parts=" ${PARTS:-tpcb query cpu sql} " queries_min=${QUERIES_MIN:-10ms 0}
+parts=" ${PARTS:-tpcb query cpu sql ustack} " queries_min=${QUERIES_MIN:-10ms 0}
 part() { [[ $parts == *" $1 "* ]]; }
 cd "$top" || exit 2
 . tests/e2e/lib.sh
@@ -105,29 +106,41 @@ part cpu && for rec in yes no default; do
 	e2e_stop_broker TERM
 done
 
-# 4. record-queries under TPC-B: off, redacted, full, in rotating order
-modes=(off redacted full)
-part sql && for r in $(seq "$rounds"); do
-	for min in $queries_min; do
-		for i in 0 1 2; do
-			q=${modes[$(( (i + r) % 3 ))]}
-			rm -rf "$E2E_DIR/state"
-			e2e_start_broker --record-min "$min" --record-queries "$q" >/dev/null || exit 1
-			sleep 1
-			h0=$(hist); s0=$(stats); c0=$(ticks); t0=$(date +%s.%N)
-			tps=$("$PGBIN/pgbench" -c 8 -j 2 -T "$secs" -n 2>/dev/null | awk '/^tps = /{print $3; exit}')
-			t1=$(date +%s.%N); c1=$(ticks); s1=$(stats)
-			sleep 1.2	# the last second stored
-			h1=$(hist)
-			dt=$(echo "$t1 - $t0" | bc)
-			ns=$(join <(sort <<<"$s0") <(sort <<<"$s1") |
-				awk '$1 ~ /switch/ { dn += $4 - $2; dc += $5 - $3 } END { if (dc) printf "%.1f", dn / dc }')
-			echo "sql $r $min $q ${tps:-?} ${ns:-?} $(echo "scale=3; ($c1 - $c0) * 100 / $(getconf CLK_TCK) / $dt" | bc) $(jq -rn --argjson a "$h0" --argjson b "$h1" '"\($b.records - $a.records) \($b.bytes - $a.bytes)"') $dt" >>"$raw"
-			echo "bench: record-queries round $r min $min $q: $tps tps, $ns ns/switch" >&2
-			e2e_stop_broker TERM
+# 4, 5. pgoffd's options under TPC-B, no subscriber
+# variants TAG MINS NAME=OPTIONS...: for each round and record-min of
+# MINS, a pgbench run under pgoffd with each NAME's options (split at
+# commas), in rotating order: TPS, BPF ns per switch, pgoffd's CPU, and
+# the events stored with their bytes
+variants() {
+	local tag=$1 mins=$2; shift 2
+	local all=("$@") n=$# r min i v o h0 h1 s0 s1 c0 c1 t0 t1 tps ns dt
+	for r in $(seq "$rounds"); do
+		for min in $mins; do
+			for i in $(seq 0 $((n - 1))); do
+				v=${all[$(( (i + r) % n ))]}; o=${v#*=}
+				rm -rf "$E2E_DIR/state"
+				# shellcheck disable=SC2086
+				e2e_start_broker --record-min "$min" ${o//,/ } >/dev/null || exit 1
+				sleep 1
+				h0=$(hist); s0=$(stats); c0=$(ticks); t0=$(date +%s.%N)
+				tps=$("$PGBIN/pgbench" -c 8 -j 2 -T "$secs" -n 2>/dev/null | awk '/^tps = /{print $3; exit}')
+				t1=$(date +%s.%N); c1=$(ticks); s1=$(stats)
+				sleep 1.2	# the last second stored
+				h1=$(hist)
+				dt=$(echo "$t1 - $t0" | bc)
+				ns=$(join <(sort <<<"$s0") <(sort <<<"$s1") |
+					awk '$1 ~ /switch/ { dn += $4 - $2; dc += $5 - $3 } END { if (dc) printf "%.1f", dn / dc }')
+				echo "$tag $r $min ${v%%=*} ${tps:-?} ${ns:-?} $(echo "scale=3; ($c1 - $c0) * 100 / $(getconf CLK_TCK) / $dt" | bc) $(jq -rn --argjson a "$h0" --argjson b "$h1" '"\($b.records - $a.records) \($b.bytes - $a.bytes)"') $dt" >>"$raw"
+				echo "bench: $tag round $r min $min ${v%%=*}: $tps tps, $ns ns/switch" >&2
+				e2e_stop_broker TERM
+			done
 		done
 	done
-done
+}
+part sql && variants sql "$queries_min" off=--record-queries,off \
+	redacted=--record-queries,redacted full=--record-queries,full
+part ustack && variants ustack 10ms no=--record-user-stacks,no \
+	yes=--record-user-stacks,yes
 
 /usr/bin/python3 - "$raw" "$rounds" "$secs" >"$out" <<'PY'
 import statistics as st, sys
@@ -182,21 +195,33 @@ if cpu:
     print("| record | kernel events/s | stored/s | pgoffd CPU % of one core |\n|---|---|---|---|")
     for r in cpu:
         print("| %s | %s | %s | %s |" % (r[1], r[2], r[4] if len(r) > 4 else "-", r[3]))
-sql = [r for r in rows if r[0] == "sql"]
-if sql:
-    print("\nrecord-queries under pgbench TPC-B (-c 8 -j 2, %s s), no subscriber,"
-          " %s rounds in rotating order; medians, and the paired difference of"
-          " pgoffd's CPU against off in the same round and record-min:\n" % (secs, rounds))
-    print("| record-min | record-queries | TPS | BPF ns/switch | pgoffd CPU % |"
-          " CPU vs off (paired) | stored/s | bytes/event |\n|---|---|---|---|---|---|---|---|")
-    off = {(r[1], r[2]): float(r[6]) for r in sql if r[3] == "off"}
-    for m in dict.fromkeys(r[2] for r in sql):
-        for q in ("off", "redacted", "full"):
-            rs = [r for r in sql if r[2] == m and r[3] == q]
-            dif = [float(r[6]) - off[(r[1], m)] for r in rs if (r[1], m) in off]
-            print("| %s | %s | %.0f | %.0f | %.2f | %+.2f | %.1f | %.0f |" % (
-                m, q, med([float(r[4]) for r in rs]), med([float(r[5]) for r in rs]),
-                med([float(r[6]) for r in rs]), med(dif),
+titles = {
+    "sql": ("record-queries", "off", "record-queries off, redacted and full"),
+    "ustack": ("record-user-stacks", "no", "record-user-stacks no and yes"),
+}
+for tag, (opt, base, what) in titles.items():
+    vs = [r for r in rows if r[0] == tag]
+    if not vs:
+        continue
+    print("\n%s under pgbench TPC-B (-c 8 -j 2, %s s), no subscriber, %s rounds in"
+          " rotating order; medians, and the paired difference of pgoffd's CPU and"
+          " of BPF ns per switch against %s in the same round and record-min:\n"
+          % (what, secs, rounds, base))
+    print("| record-min | %s | TPS | BPF ns/switch | ns vs %s (paired) | pgoffd CPU %% |"
+          " CPU vs %s (paired) | stored/s | bytes/event |\n|---|---|---|---|---|---|---|---|---|"
+          % (opt, base, base))
+    b_cpu = {(r[1], r[2]): float(r[6]) for r in vs if r[3] == base}
+    b_ns = {(r[1], r[2]): float(r[5]) for r in vs if r[3] == base}
+    for m in dict.fromkeys(r[2] for r in vs):
+        for name in dict.fromkeys(r[3] for r in vs):
+            rs = [r for r in vs if r[2] == m and r[3] == name]
+            if not rs:
+                continue
+            print("| %s | %s | %.0f | %.0f | %+.0f | %.2f | %+.2f | %.1f | %.0f |" % (
+                m, name, med([float(r[4]) for r in rs]), med([float(r[5]) for r in rs]),
+                med([float(r[5]) - b_ns[(r[1], m)] for r in rs if (r[1], m) in b_ns]),
+                med([float(r[6]) for r in rs]),
+                med([float(r[6]) - b_cpu[(r[1], m)] for r in rs if (r[1], m) in b_cpu]),
                 med([float(r[7]) / float(r[9]) for r in rs]),
                 med([float(r[8]) / float(r[7]) for r in rs if float(r[7]) > 0])))
 PY

@@ -190,6 +190,35 @@ sleep_load() {
 }
 sleep_load_wait() { wait "${SLEEP_LOAD_JOBS[@]}"; }
 
+# row_lock_wait SQL: B runs SQL, which must wait for the row lock of
+# t's row id = 1, held by A until B waits for it (up to 10 s; on a loaded
+# machine B may start late), then 0.3 s more; B_PID is B's backend
+row_lock_wait() {
+	local a_job b_job
+	cat >"$E2E_DIR/a.sql" <<'SQL'
+select pg_backend_pid();
+begin;
+update t set id = id where id = 1;
+do $$ begin
+	for i in 1..1000 loop
+		perform pg_stat_clear_snapshot();
+		exit when exists (select 1 from pg_stat_activity where wait_event_type = 'Lock');
+		perform pg_sleep(0.01);
+	end loop;
+end $$;
+select pg_sleep(0.3);
+commit;
+SQL
+	rm -f "$E2E_DIR/a.out"
+	sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
+	a_job=$!
+	wait_for 5 [ -s "$E2E_DIR/a.out" ]
+	sql -c "$1" >/dev/null &
+	b_job=$!
+	IFS='|' read -r B_PID _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
+	wait "$a_job" "$b_job"
+}
+
 # has_rows QUERY: the query returns something (kept in SQL_ROWS)
 has_rows() { SQL_ROWS=$(sql -c "$1"); [ -n "$SQL_ROWS" ]; }
 

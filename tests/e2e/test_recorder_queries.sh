@@ -11,36 +11,6 @@ e2e_setup
 pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
 sql -c "create table t(id int primary key, v int, note text); insert into t values (1, 0, 'x');"
 
-# lock_wait SECRET: B waits ~0.3 s for A's row lock, with SECRET as a
-# literal in its statement and in a comment; B_PID is B's backend. A
-# holds the lock until B waits for it (up to 10 s), then 0.3 s: on a
-# loaded machine B may start late.
-lock_wait() {
-	local a_job b_job
-	cat >"$E2E_DIR/a.sql" <<'SQL'
-select pg_backend_pid();
-begin;
-update t set v = v + 1 where id = 1;
-do $$ begin
-	for i in 1..1000 loop
-		perform pg_stat_clear_snapshot();
-		exit when exists (select 1 from pg_stat_activity where wait_event_type = 'Lock');
-		perform pg_sleep(0.01);
-	end loop;
-end $$;
-select pg_sleep(0.3);
-commit;
-SQL
-	rm -f "$E2E_DIR/a.out"
-	sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
-	a_job=$!
-	wait_for 5 [ -s "$E2E_DIR/a.out" ]
-	sql -c "update t set v = 42 /* app=shop $1 */ where id = 1 and note <> '$1'" >/dev/null &
-	b_job=$!
-	IFS='|' read -r B_PID _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
-	wait "$a_job" "$b_job"
-}
-
 # replay WHO: B's stored lock wait intervals as WHO sees them replayed
 replay() {
 	as "$1" "$PGOFFCTL" --socket "$SOCK" watch --since 1h --view intervals \
@@ -52,7 +22,7 @@ e2e_start_broker --record-min 1ms --record-queries redacted \
 	--query-group "$E2E_QUERY_GROUP" || { not_ok "start pgoffd"; exit 1; }
 check "history says what is kept of SQL" \
 	jqe '.record_queries == "redacted"' <<<"$(member history --json)"
-lock_wait hunter2
+row_lock_wait "update t set v = 42 /* app=shop hunter2 */ where id = 1 and note <> 'hunter2'"
 q=$(replay "$E2E_QUERIER")
 note "query group's replay: $(cut -c1-600 <<<"$q")"
 check "a query-group member's replay of B's lock wait has its SQL, literals as \$n, comment dropped" \
@@ -67,7 +37,7 @@ check "no replay shows the literal" bash -c "! grep -q hunter2 <<<'$q$m'"
 e2e_stop_broker TERM
 e2e_start_broker --record-min 1ms --record-queries full \
 	--query-group "$E2E_QUERY_GROUP" || { not_ok "restart pgoffd, full"; exit 1; }
-lock_wait swordfish
+row_lock_wait "update t set v = 42 /* app=shop swordfish */ where id = 1 and note <> 'swordfish'"
 q=$(replay "$E2E_QUERIER")
 note "query group's replay, full: $(cut -c1-600 <<<"$q")"
 check "record-queries full: stored as it is" \
@@ -79,7 +49,7 @@ e2e_start_broker --record-min 1ms --query-group "$E2E_QUERY_GROUP" ||
 	{ not_ok "restart pgoffd, off"; exit 1; }
 check "history says record-queries is off by default" \
 	jqe '.record_queries == "off"' <<<"$(member history --json)"
-lock_wait letmein
+row_lock_wait "update t set v = 42 /* app=shop letmein */ where id = 1 and note <> 'letmein'"
 r=$("$PGOFFCTL" --socket "$SOCK" watch --since 1h --view intervals --pid "$B_PID" \
 	--pg-wait Lock --json --count 1 --timeout 10s 2>>"$E2E_DIR/replay.err")
 note "root's replay, off: $(cut -c1-600 <<<"$r")"
