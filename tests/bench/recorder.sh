@@ -159,11 +159,11 @@ for r in rows:
             grow.append([float(x) for x in r[6:10]] + [float(r[5])])
 d = [p["yes"] - p["no"] for p in pairs.values() if len(p) == 2]
 print("# Flight recorder: cost and capacity\n")
-print("%s paired rounds of pgbench TPC-B (-c 8 -j 2, scale 10, %s s), pgoffd with"
-      " --record no vs yes (record-min 10ms), no subscriber; 2 CPUs shared with"
-      " other work: medians.\n" % (rounds, secs))
-print("| | record no | record yes | paired difference |\n|---|---|---|---|")
 if d:
+    print("%s paired rounds of pgbench TPC-B (-c 8 -j 2, scale 10, %s s), pgoffd with"
+          " --record no vs yes (record-min 10ms), no subscriber; 2 CPUs shared with"
+          " other work: medians.\n" % (rounds, secs))
+    print("| | record no | record yes | paired difference |\n|---|---|---|---|")
     print("| BPF ns per sched_switch run | %.0f | %.0f | %+.0f (min %+.0f, max %+.0f) |" %
           (st.median(ns["no"]), st.median(ns["yes"]), st.median(d), min(d), max(d)))
     print("| TPS | %.0f | %.0f | |" % (st.median(tp["no"]), st.median(tp["yes"])))
