@@ -83,6 +83,10 @@ top_rows=$(member top --since 1h --json 2>/dev/null | jq '.seconds')
 flame_s=$(for _ in 1 2 3; do timeit member flame --since 1h --folded; done | sort -n | sed -n 2p)
 flame_n=$(member flame --since 1h 2>/dev/null | grep -o '[0-9]* off-CPU intervals' | head -1)
 echo "query $top_s $flame_s ${top_rows:-?} $(jq -c '[.records, .bytes, .aggregation.seconds, .aggregation.bytes]' <<<"$h") ${flame_n%% *}" >>"$raw"
+# status answered while an hour of the past is summed (three times)
+for _ in 1 2 3; do
+	echo "pastlat $(as "$E2E_MEMBER" /usr/bin/python3 - "$SOCK" 3600 <tests/bench/past_latency.py)" >>"$raw"
+done
 e2e_stop_broker TERM
 fi
 
@@ -186,6 +190,14 @@ for r in rows:
               " [records, bytes, seconds, aggregation bytes] = %s):\n" % r[4])
         print("| top --since 1h | flame --since 1h | seconds summed | intervals drawn |\n|---|---|---|---|")
         print("| %.3f s | %.3f s | %s | %s |" % (float(r[1]), float(r[2]), r[3], r[5] if len(r) > 5 else "?"))
+pl = [r for r in rows if r[0] == "pastlat"]
+if pl:
+    print("\nWhile that hour is summed for one connection (stats since 1 h), another"
+          " asks status every 5 ms (tests/bench/past_latency.py), 3 runs:\n")
+    print("| stats over 1 h took | status replies | median wait | longest wait |"
+          " seconds summed |\n|---|---|---|---|---|")
+    for r in pl:
+        print("| %s ms | %s | %s ms | %s ms | %s |" % (r[1], r[4], r[2], r[3], r[5]))
 cpu = [r for r in rows if r[0] == "cpu"]
 if cpu:
     print("\npgoffd CPU (utime + stime, 10 s) under 8 sessions of pg_sleep(0.0002) loops,"
