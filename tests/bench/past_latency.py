@@ -22,7 +22,7 @@ ps, pf = connect(path)
 ss, sf = connect(path)
 since = time.time_ns() - back * 10**9
 t0 = time.monotonic()
-ps.sendall(b'{"op":"stats","by":"wait","id":1,"since_ns":%d}\n' % since)
+ps.sendall(b'{"op":"stats","by":"labels","id":1,"since_ns":%d}\n' % since)
 ps.setblocking(False)
 lat, buf = [], b""
 while True:

@@ -106,7 +106,7 @@ f = s.makefile("rb")
 s.sendall(b'{"op":"hello","version":1}\n')
 f.readline()
 since = (time.time_ns() - 60 * 10**9)
-req = '{"op":"stats","by":"wait","since_ns":%d,"id":%d}\n'
+req = '{"op":"stats","by":"labels","since_ns":%d,"id":%d}\n'
 s.sendall((req % (since, 1) + req % (since, 2)).encode())
 got = {}
 while len(got) < 2:
