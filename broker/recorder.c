@@ -527,11 +527,14 @@ bool recorder_window_step(struct recorder *r, struct recorder_window *w,
 		/* a record covers the interval that ends when it was stored */
 		if (ret == 1 && h.wall_ns <= w->since_wall)
 			continue;
-		if (ret == 1 && h.wall_ns <= w->until_wall)
-			ret = window_add(w, &h);
-		else if (ret == 1)
+		if (ret == 1 && h.wall_ns <= w->until_wall) {
+			int err = window_add(w, &h);
+
+			if (err)
+				ret = err;
+		} else if (ret == 1)
 			ret = 0;	/* past the window's end */
-		if (ret <= 0) {
+		if (ret <= 0) {	/* the store's or the window's end, or an error */
 			w->err = ret;
 			w->done = true;
 		}
