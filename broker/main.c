@@ -225,6 +225,8 @@ static void status_hook(void *ctx, json_object *r)
 				       json_object_new_int64((int64_t)cnt[i]));
 	json_object_object_add(c, "client_queue_full", json_object_new_int64(
 		(int64_t)server_queue_drops(b->server)));
+	json_object_object_add(c, "client_watch_failed", json_object_new_int64(
+		(int64_t)server_watch_drops(b->server)));
 	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
 	if (b->rec)
 		recorder_counters(b->rec, c);
