@@ -190,6 +190,7 @@ static void status_hook(void *ctx, json_object *r)
 {
 	struct broker *b = ctx;
 	uint64_t cnt[PGOFF_CNT__COUNT] = { 0 };
+	struct usyms_stats us;
 	json_object *c = json_object_new_object();
 	uint64_t min = tracer_min_duration(b->tracer);
 	struct timespec now;
@@ -227,6 +228,11 @@ static void status_hook(void *ctx, json_object *r)
 		(int64_t)server_queue_drops(b->server)));
 	json_object_object_add(c, "client_watch_failed", json_object_new_int64(
 		(int64_t)server_watch_drops(b->server)));
+	usyms_stats(b->events.usyms, &us);
+	json_object_object_add(c, "user_symbols_evicted", json_object_new_int64(
+		(int64_t)us.evicted));
+	json_object_object_add(c, "user_symbols_refused", json_object_new_int64(
+		(int64_t)us.refused));
 	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
 	if (b->rec)
 		recorder_counters(b->rec, c);
