@@ -196,6 +196,7 @@ static void status_hook(void *ctx, json_object *r)
 {
 	struct broker *b = ctx;
 	uint64_t cnt[PGOFF_CNT__COUNT] = { 0 };
+	struct usyms_stats us;
 	json_object *c = json_object_new_object();
 	uint64_t min = tracer_min_duration(b->tracer);
 	struct timespec now;
@@ -231,6 +232,13 @@ static void status_hook(void *ctx, json_object *r)
 				       json_object_new_int64((int64_t)cnt[i]));
 	json_object_object_add(c, "client_queue_full", json_object_new_int64(
 		(int64_t)server_queue_drops(b->server)));
+	json_object_object_add(c, "client_watch_failed", json_object_new_int64(
+		(int64_t)server_watch_drops(b->server)));
+	usyms_stats(b->events.usyms, &us);
+	json_object_object_add(c, "user_symbols_evicted", json_object_new_int64(
+		(int64_t)us.evicted));
+	json_object_object_add(c, "user_symbols_refused", json_object_new_int64(
+		(int64_t)us.refused));
 	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
 	if (b->rec)
 		recorder_counters(b->rec, c);
@@ -735,12 +743,22 @@ static const struct option long_opts[] = {
 	{ 0 }
 };
 
+/* What the command line asks pgoffd to do. */
+enum run_mode {
+	RUN_SERVE,
+	RUN_CHECK,		/* --check: the configuration only */
+	RUN_HELP,		/* --help: usage to stdout */
+	RUN_VERSION,
+	RUN_BAD_OPTION,		/* getopt said why; usage to stderr */
+};
+
 /*
  * Defaults, then the config file, then the command line (which wins).
- * Also used on SIGHUP with the same argv. Returns 0, or -EINVAL with err.
+ * Also used on SIGHUP with the same argv. Returns 0, or -EINVAL with err;
+ * with *mode help, version or a bad option, cfg is not read.
  */
 static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
-		       char *path, size_t path_len, bool *check_only,
+		       char *path, size_t path_len, enum run_mode *mode,
 		       char *err, size_t errlen)
 {
 	bool path_given = false;
@@ -748,23 +766,18 @@ static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
 
 	config_defaults(cfg);
 	snprintf(path, path_len, "%s", PGOFF_CONFIG_PATH);
-	*check_only = false;
+	*mode = RUN_SERVE;
 	optind = 0;	/* glibc: start over, also on reload */
 	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, NULL)) != -1) {
 		if (c == 'c') {
 			snprintf(path, path_len, "%s", optarg);
 			path_given = true;
 		} else if (c == 'n') {
-			*check_only = true;
-		} else if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		} else if (c == 'V') {
-			printf("pgoffd %s\n", PGOFF_VERSION);
-			exit(0);
-		} else if (c == '?') {
-			usage(stderr);
-			exit(2);
+			*mode = RUN_CHECK;
+		} else if (c == 'h' || c == 'V' || c == '?') {
+			*mode = c == 'h' ? RUN_HELP : c == 'V' ? RUN_VERSION :
+							       RUN_BAD_OPTION;
+			return 0;
 		}
 	}
 	if (optind < argc) {
@@ -839,9 +852,10 @@ static void reload(struct broker *b, int argc, char **argv)
 	struct tracer_opts to = { 0 };
 	struct prober_opts po = { 0 };
 	char path[PATH_MAX], err[300];
-	bool check_only;
+	enum run_mode mode;
 
-	if (read_config(argc, argv, &cfg, path, sizeof(path), &check_only, err,
+	/* the mode is the one pgoffd started with: serve or check */
+	if (read_config(argc, argv, &cfg, path, sizeof(path), &mode, err,
 			sizeof(err)) ||
 	    resolve(&cfg, &so, &to, &po, err, sizeof(err))) {
 		log_warnx("SIGHUP: configuration not reloaded: %s", err);
@@ -925,18 +939,33 @@ struct setup {
 static void configure(struct broker *b, struct setup *s)
 {
 	char path[PATH_MAX], err_msg[300];
-	bool check_only;
+	enum run_mode mode;
+	int err = read_config(b->argc, b->argv, &b->cfg, path, sizeof(path),
+			      &mode, err_msg, sizeof(err_msg));
 
-	if (read_config(b->argc, b->argv, &b->cfg, path, sizeof(path),
-			&check_only, err_msg, sizeof(err_msg)) ||
-	    resolve(&b->cfg, &s->so, &s->to, &s->po, err_msg, sizeof(err_msg))) {
+	switch (err ? RUN_SERVE : mode) {
+	case RUN_HELP:
+		usage(stdout);
+		exit(0);
+	case RUN_VERSION:
+		printf("pgoffd %s\n", PGOFF_VERSION);
+		exit(0);
+	case RUN_BAD_OPTION:
+		usage(stderr);
+		exit(2);
+	case RUN_SERVE:
+	case RUN_CHECK:
+		break;
+	}
+	if (err || resolve(&b->cfg, &s->so, &s->to, &s->po, err_msg,
+			   sizeof(err_msg))) {
 		fprintf(stderr, "pgoffd: %s\n", err_msg);
 		exit(2);
 	}
 	log_init("pgoffd", b->cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	if (privdrop_lookup(b->cfg.user, &s->uid, &s->gid))
 		exit(2);
-	if (check_only) {
+	if (mode == RUN_CHECK) {
 		printf("pgoffd: configuration ok (%s)\n", path);
 		exit(0);
 	}

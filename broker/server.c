@@ -101,6 +101,7 @@ struct server {
 	struct client *dead;		/* closed this loop round, not yet freed */
 	size_t nclients;
 	uint64_t queue_drops;		/* all clients, since start */
+	uint64_t watch_drops;		/* clients epoll could not watch */
 	struct loop_handler pending_ready;	/* epoll data: serve_pending */
 	int pending_fd;			/* eventfd: readable while pending */
 	struct client *pending;		/* lines read, not yet answered */
@@ -161,21 +162,6 @@ static size_t queued(const struct client *c)
 static bool readable(const struct client *c)
 {
 	return !c->closing && queued(c) <= REPLY_BACKLOG;
-}
-
-/*
- * What epoll reports for c: input while it may be read (EPOLLRDHUP too:
- * level-triggered, it would fire every round otherwise), output while
- * the socket would not take its queue. EPOLLHUP/ERR come always.
- */
-static void update_events(struct server *s, struct client *c, bool want_out)
-{
-	uint32_t events = (readable(c) ? EPOLLIN | EPOLLRDHUP : 0) |
-			  (want_out ? EPOLLOUT : 0);
-
-	if (events != c->events &&
-	    loop_watch(s->epfd, EPOLL_CTL_MOD, c->fd, events, &c->ready) == 0)
-		c->events = events;
 }
 
 /* Lines are held that this round did not answer: next round will. */
@@ -263,6 +249,34 @@ void server_reap(struct server *s)
 }
 
 /*
+ * What epoll reports for c: input while it may be read (EPOLLRDHUP too:
+ * level-triggered, it would fire every round otherwise), output while
+ * the socket would not take its queue. EPOLLHUP/ERR come always.
+ * Returns -1 when c is gone: a socket epoll cannot watch as asked (no
+ * memory) would stall or wake every round, so it is dropped, counted.
+ */
+static int update_events(struct server *s, struct client *c, bool want_out)
+{
+	uint32_t events = (readable(c) ? EPOLLIN | EPOLLRDHUP : 0) |
+			  (want_out ? EPOLLOUT : 0);
+	char why[96];
+	int err;
+
+	if (events == c->events)
+		return 0;
+	err = loop_watch(s->epfd, EPOLL_CTL_MOD, c->fd, events, &c->ready);
+	if (err) {
+		s->watch_drops++;
+		snprintf(why, sizeof(why), "its socket cannot be watched: %s",
+			 strerror(-err));
+		drop_client(s, c, why);
+		return -1;
+	}
+	c->events = events;
+	return 0;
+}
+
+/*
  * Write what the socket takes now. Returns -1 if the client is gone.
  * A client whose backlog went below REPLY_BACKLOG is read again, its
  * held lines first.
@@ -285,8 +299,7 @@ static int flush(struct server *s, struct client *c)
 			if (!was_readable && readable(c) &&
 			    linebuf_has_line(&c->in))
 				set_pending(s, c);
-			update_events(s, c, true);
-			return 0;
+			return update_events(s, c, true);
 		}
 		if (n <= 0) {
 			drop_client(s, c, "write failed");
@@ -305,8 +318,7 @@ static int flush(struct server *s, struct client *c)
 	}
 	if (!was_readable && linebuf_has_line(&c->in))
 		set_pending(s, c);
-	update_events(s, c, false);
-	return 0;
+	return update_events(s, c, false);
 }
 
 /* Append a line made of n parts if it fits in the bounded queue. */
@@ -1270,6 +1282,11 @@ size_t server_subscriber_count(const struct server *s)
 uint64_t server_queue_drops(const struct server *s)
 {
 	return s->queue_drops;
+}
+
+uint64_t server_watch_drops(const struct server *s)
+{
+	return s->watch_drops;
 }
 
 bool server_filter_union(const struct server *s, struct kernel_filter *k)

@@ -107,6 +107,8 @@ size_t server_client_count(const struct server *s);
 /* Clients with at least one subscription. */
 size_t server_subscriber_count(const struct server *s);
 uint64_t server_queue_drops(const struct server *s);
+/* Clients dropped because epoll could not watch their socket. */
+uint64_t server_watch_drops(const struct server *s);
 /* The union of live subscriptions; false when nobody subscribes. */
 bool server_filter_union(const struct server *s, struct kernel_filter *k);
 /* The same over the subscriptions that want user stacks on intervals:
