@@ -197,40 +197,23 @@ static bool usdt_seen(const struct serve_state *st, uint64_t dev,
 	return false;
 }
 
-/*
- * The postmaster's binary, if new: linked to the wait probes through
- * its /proc/PID/exe, which is the file pg_probe_cluster checked only if
- * its dev and inode are still the same. Returns the link's fd or -1.
- */
-static int link_binary(struct serve_state *st, uint32_t pid,
-		       struct prober_answer *a)
+/* The postmaster's binary, for the prober to link if it is new. */
+static void note_binary(const struct serve_state *st, uint32_t pid,
+			struct prober_answer *a)
 {
-	const struct pg_cluster_info *c = &a->info;
 	struct usdt_result *r = &a->usdt;
 	char exe[96];
 	ssize_t len;
-	int fd;
 
-	if (st->usdt_prog_fd < 0 || usdt_seen(st, c->exe_dev, c->exe_ino))
-		return -1;
 	a->usdt_seen = 1;
-	r->dev = c->exe_dev;
-	r->ino = c->exe_ino;
+	r->dev = a->info.exe_dev;
+	r->ino = a->info.exe_ino;
 	snprintf(exe, sizeof(exe), "%s/%u/exe", st->o->proc_root, pid);
 	len = readlink(exe, r->path, sizeof(r->path) - 1);
 	if (len <= 0)
 		snprintf(r->path, sizeof(r->path), "%s", exe);
 	else
 		r->path[len] = '\0';
-	if (st->usdt_n == USDT_MAX_BINARIES) {
-		snprintf(r->why, sizeof(r->why), "more than %d PostgreSQL "
-			 "binaries", USDT_MAX_BINARIES);
-		return -1;
-	}
-	fd = usdt_link(st->usdt_prog_fd, exe, c->exe_dev, c->exe_ino,
-		       &r->sites, r->why, sizeof(r->why));
-	r->probed = fd >= 0;
-	return fd < 0 ? -1 : fd;
 }
 
 /* The answer, with the link's fd (if any) riding on its first byte. */
@@ -273,9 +256,11 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 	struct rlimit mem = { WORKER_MAX_MEMORY, WORKER_MAX_MEMORY };
 	static struct prober_answer a;
 	struct pg_cluster_info *c = &a.info;
-	int link_fd = -1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* what reads a hostile process never holds the uprobe program */
+	if (st->usdt_prog_fd >= 0)
+		close(st->usdt_prog_fd);
 #ifndef __SANITIZE_ADDRESS__	/* ASan's shadow takes terabytes of it */
 	setrlimit(RLIMIT_AS, &mem);
 #else
@@ -294,9 +279,32 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 			if (!c->traced)
 				c->status = -EDQUOT;
 		}
-		link_fd = link_binary(st, pid, &a);
+		note_binary(st, pid, &a);
 	}
-	if (send_answer(out, &a, link_fd))
+	if (send_answer(out, &a, -1))
+		_exit(1);
+	_exit(0);
+}
+
+/*
+ * A worker that links the binary a->usdt names: usdt_link checks that
+ * /proc/PID/exe is still that file, owned by root, only root may write
+ * it, and links the descriptor it checked. It reads nothing a user
+ * controls but the ELF notes of such a file (pg_elf, bounded).
+ */
+static void link_worker(struct serve_state *st, uint32_t pid,
+			struct prober_answer *a, int out)
+{
+	struct usdt_result *r = &a->usdt;
+	char exe[96];
+	int fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	snprintf(exe, sizeof(exe), "%s/%u/exe", st->o->proc_root, pid);
+	fd = usdt_link(st->usdt_prog_fd, exe, r->dev, r->ino, &r->sites,
+		       r->why, sizeof(r->why));
+	r->probed = fd >= 0;
+	if (send_answer(out, a, fd))
 		_exit(1);
 	_exit(0);
 }
@@ -359,27 +367,81 @@ static int read_answer(int fd, struct prober_answer *a, int *link_fd)
 }
 
 /*
- * A worker's word on a new binary: its link kept (closed with the
- * prober), the binary remembered either way so that it is tried once.
+ * One worker's answer into a by the deadline (killed if it has not
+ * answered), with the descriptor it sent in *link_fd (or -1): the
+ * cluster's facts, or (link) a link to its binary's wait probes.
+ * Returns 0, -ETIMEDOUT (no whole answer), or -errno.
  */
-static void keep_link(struct serve_state *st, struct prober_answer *a,
-		      int link_fd)
+static int ask_worker(struct serve_state *st, uint32_t pid, uint32_t id,
+		      int slot, bool link, struct prober_answer *a,
+		      int *link_fd)
 {
+	int p[2], err;
+	pid_t w;
+
+	/* a socket, not a pipe: a link to the wait probes comes on it */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
+		return -errno;
+	w = fork();
+	if (w == 0) {
+		close(p[0]);
+		if (link)
+			link_worker(st, pid, a, p[1]);
+		worker(st, pid, id, slot, p[1]);
+	}
+	close(p[1]);
+	if (w < 0) {
+		err = -errno;
+		close(p[0]);
+		return err;
+	}
+	err = read_answer(p[0], a, link_fd) ? -ETIMEDOUT : 0;
+	if (err)
+		kill(w, SIGKILL);
+	close(p[0]);
+	waitpid(w, NULL, 0);
+	return err;
+}
+
+/*
+ * The binary of a cluster just probed, if new to the prober: linked by
+ * a worker of its own, the link kept (it closes with the prober), the
+ * binary remembered either way so that it is tried once. a->usdt_seen
+ * then tells pgoffd what became of it.
+ */
+static void link_new_binary(struct serve_state *st, uint32_t pid,
+			    struct prober_answer *a)
+{
+	static struct prober_answer l;
 	struct usdt_result *r = &a->usdt;
+	int link_fd = -1;
 
 	r->path[sizeof(r->path) - 1] = '\0';
-	r->why[sizeof(r->why) - 1] = '\0';
-	if (!a->usdt_seen || usdt_seen(st, r->dev, r->ino) ||
-	    st->usdt_n == USDT_MAX_BINARIES) {
-		if (link_fd >= 0)
-			close(link_fd);
+	if (!a->usdt_seen || st->usdt_prog_fd < 0 ||
+	    usdt_seen(st, r->dev, r->ino)) {
+		a->usdt_seen = 0;
 		return;
 	}
-	if (r->probed && link_fd < 0) {
-		r->probed = 0;
-		snprintf(r->why, sizeof(r->why), "the link was lost on its way "
-			 "from the prober's worker");
-	} else if (!r->probed && link_fd >= 0) {
+	r->probed = 0;
+	if (st->usdt_n == USDT_MAX_BINARIES) {
+		snprintf(r->why, sizeof(r->why), "more than %d PostgreSQL "
+			 "binaries", USDT_MAX_BINARIES);
+		return;
+	}
+	l = *a;
+	if (ask_worker(st, pid, 0, -1, true, &l, &link_fd)) {
+		snprintf(r->why, sizeof(r->why), "no answer within %d ms",
+			 PROBER_DEADLINE_MS);
+	} else {
+		r->probed = l.usdt.probed && link_fd >= 0;
+		r->sites = l.usdt.sites;
+		memcpy(r->why, l.usdt.why, sizeof(r->why));
+		r->why[sizeof(r->why) - 1] = '\0';
+		if (l.usdt.probed && link_fd < 0)
+			snprintf(r->why, sizeof(r->why), "the link was lost on "
+				 "its way from the prober's worker");
+	}
+	if (!r->probed && link_fd >= 0) {
 		close(link_fd);
 		link_fd = -1;
 	}
@@ -394,8 +456,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 {
 	struct pg_cluster_info *c = &a->info;
 	uint32_t uids[4], id = ++st->next_cluster;
-	int slot = -1, p[2], link_fd = -1;
-	pid_t w;
+	int slot = -1, stray_fd = -1, err;
 
 	memset(a, 0, sizeof(*a));
 	c->postmaster_pid = pid;
@@ -405,32 +466,20 @@ static void probe(struct serve_state *st, uint32_t pid,
 	}
 	if (st->quotas)
 		slot = quota_slot(st, uids[0]);
-	/* a socket, not a pipe: a link to the wait probes comes on it */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p)) {
-		c->status = -errno;
+	err = ask_worker(st, pid, id, slot, false, a, &stray_fd);
+	if (stray_fd >= 0)	/* this worker sends none */
+		close(stray_fd);
+	if (err && err != -ETIMEDOUT) {
+		c->status = err;
 		return;
 	}
-	w = fork();
-	if (w == 0) {
-		close(p[0]);
-		worker(st, pid, id, slot, p[1]);
-	}
-	close(p[1]);
-	if (w < 0) {
-		c->status = -errno;
-		close(p[0]);
-		return;
-	}
-	if (read_answer(p[0], a, &link_fd)) {
-		kill(w, SIGKILL);
+	if (err) {
 		memset(a, 0, sizeof(*a));
 		c->postmaster_pid = pid;
 		c->status = -ETIMEDOUT;
 		snprintf(c->why, sizeof(c->why), "no answer within %d ms (a "
 			 "file system that blocks?)", PROBER_DEADLINE_MS);
 	}
-	close(p[0]);
-	waitpid(w, NULL, 0);
 	if (c->status == -ETIMEDOUT && st->targets_fd >= 0)
 		untrace_cluster(st, id);
 	c->postmaster_pid = pid;	/* the worker's word is not needed for it */
@@ -440,7 +489,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 	c->why[sizeof(c->why) - 1] = '\0';
 	if (a->npids > PROBER_MAX_PIDS)
 		a->npids = 0;
-	keep_link(st, a, link_fd);
+	link_new_binary(st, pid, a);
 }
 
 /* The maps pgoffd sends once they exist: fds in SCM_RIGHTS. */

@@ -15,11 +15,12 @@
  * from the kernel's records.
  *
  * It also holds, once setup is over, the program that PostgreSQL's wait
- * probes run (broker/usdt.h): a worker that found a postmaster whose
- * binary is new to it links that binary, after usdt_link's checks, and
- * hands the link to the prober, which keeps it. Whoever holds the
- * program may place a uprobe in any file it can open, so pgoffd, which
- * parses clients' JSON, closes its own descriptor of it.
+ * probes run (broker/usdt.h). Whoever holds it may place a uprobe in any
+ * file it can open: pgoffd, which parses clients' JSON, closes its own,
+ * and so do the workers that read hostile processes. When one finds a
+ * postmaster whose binary is new, the prober forks another worker that
+ * links that binary after usdt_link's checks and hands the link back;
+ * the prober keeps it.
  *
  * It never blocks pgoffd: pgoffd asks without waiting and reads the
  * answer in its event loop. It is never blocked itself: each question
