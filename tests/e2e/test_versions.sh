@@ -314,7 +314,8 @@ lwlock_episodes() {
 	_pgr_run "$R" "${PGR_BIN[$R]}/pgbench" -h "${PGR_SOCK_IN[$R]}" -p "${PGR_PORT[$R]}" -U postgres \
 		-c 8 -j 2 -T 5 postgres >"$D/pgbench.log" 2>&1
 	st1=$("$PGOFFCTL" --socket "$SOCK" status --json)
-	delta() { echo $(( $(jq ".counters.$1" <<<"$st1") - $(jq ".counters.$1" <<<"$st0") )); }
+	# (0 when a status did not answer: the check then says so)
+	delta() { echo $(( $(jq ".counters.$1 // 0" <<<"${st1:-{\}}") - $(jq ".counters.$1 // 0" <<<"${st0:-{\}}") )); }
 	hits=$(delta usdt_lwlock_wait_start)
 	lost=$(( $(delta ringbuf_full) + $(delta client_queue_full) ))
 	# the last episodes reach the watcher within its read interval
