@@ -465,7 +465,7 @@ static void probed(struct broker *b, const struct prober_answer *a)
 							monotonic_ms());
 	char why[64];
 
-	if (a->usdt_seen)
+	if (a->binary_new)
 		usdt_note(b->usdt, &a->usdt);
 	if (!c)
 		return;

@@ -205,7 +205,7 @@ static void note_binary(const struct serve_state *st, uint32_t pid,
 	char exe[96];
 	ssize_t len;
 
-	a->usdt_seen = 1;
+	a->binary_new = 1;
 	r->dev = a->info.exe_dev;
 	r->ino = a->info.exe_ino;
 	snprintf(exe, sizeof(exe), "%s/%u/exe", st->o->proc_root, pid);
@@ -406,7 +406,7 @@ static int ask_worker(struct serve_state *st, uint32_t pid, uint32_t id,
 /*
  * The binary of a cluster just probed, if new to the prober: linked by
  * a worker of its own, the link kept (it closes with the prober), the
- * binary remembered either way so that it is tried once. a->usdt_seen
+ * binary remembered either way so that it is tried once. a->binary_new
  * then tells pgoffd what became of it.
  */
 static void link_new_binary(struct serve_state *st, uint32_t pid,
@@ -417,9 +417,9 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	int link_fd = -1;
 
 	r->path[sizeof(r->path) - 1] = '\0';
-	if (!a->usdt_seen || st->usdt_prog_fd < 0 ||
+	if (!a->binary_new || st->usdt_prog_fd < 0 ||
 	    usdt_seen(st, r->dev, r->ino)) {
-		a->usdt_seen = 0;
+		a->binary_new = 0;
 		return;
 	}
 	r->probed = 0;

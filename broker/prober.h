@@ -43,7 +43,7 @@
  * kernel's table (pgoffd holds no descriptor of it to ask). */
 struct prober_answer {
 	struct pg_cluster_info info;
-	uint32_t usdt_seen;		/* 1: the binary was new, see usdt */
+	uint32_t binary_new;		/* 1: its binary was new: see usdt */
 	struct usdt_result usdt;
 	uint32_t npids;			/* at most PROBER_MAX_PIDS listed */
 	uint32_t pids[PROBER_MAX_PIDS];
