@@ -424,6 +424,9 @@ version() {
 	ps_agrees
 	wait "$S_JOB"
 
+	# before the cold read, which leaves 18 and later on io_uring
+	[ "$M" -ge 14 ] && lwlock_episodes
+
 	# a cold read
 	if [ "$M" -ge 18 ]; then
 		cold_read worker
@@ -441,7 +444,6 @@ version() {
 	fi
 
 	[ "$M" -ge 17 ] && wait_events_known
-	[ "$M" -ge 14 ] && lwlock_episodes
 	pgroot_stop "$R"
 	check "pg$M: stopped, nothing of its root mounted on the host" \
 		eval '! findmnt -rn -o TARGET | grep -q "^$PGOFF_ROOTS/$R/"'
