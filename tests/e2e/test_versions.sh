@@ -328,8 +328,11 @@ lwlock_episodes() {
 	exact_lw
 	ninf=$(jq -s '[.[] | select(.type == "episode" and .boundary != "exact")] | length' "$D/lw.json")
 	note "  pgbench: $(grep -E '^tps' "$D/pgbench.log" | head -1); lwlock__wait__start $hits; exact LWLock episodes $nlw, others $ninf; lost $lost; watch said: $(head -c 200 "$D/lw.err")"
-	check "pg$M: LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges" \
-		bash -c "[ $hits -gt 0 ] && [ $lost = 0 ] && [ \$(( $nlw - $hits )) -ge -2 ] && [ \$(( $nlw - $hits )) -le 2 ]"
+	# a loss the kernel counted (the sanitizer build's pgoffd, descheduled
+	# on a busy machine, can let its ring fill) may hide episodes, never
+	# add any: exact when nothing was lost
+	check "pg$M: LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges, less at most the $lost events lost" \
+		bash -c "[ $hits -gt 0 ] && [ \$(( $nlw - $hits )) -le 2 ] && [ \$(( $nlw + $lost - $hits )) -ge -2 ]"
 }
 
 # probed: $R's binary, started after pgoffd, is in status.usdt_binaries
