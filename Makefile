@@ -345,6 +345,7 @@ selinux-test:
 bench: all $(BUILD)/bench/empty.bpf.o $(BUILD)/bench/empty_load
 	@tests/bench/bench.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
+	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
 
 # The floor in make bench: programs that do nothing on pgoff's hooks.
 $(BUILD)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(BUILD)/vmlinux.h

@@ -121,7 +121,7 @@ static void usage(FILE *f)
 "                       walked at every switch-out of a traced process, as\n"
 "                       its duration is not known yet (default no)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
-"  --usdt yes|no        attach PostgreSQL's wait probes at start: exact lock and\n"
+"  --usdt yes|no        attach PostgreSQL's wait probes: exact lock and\n"
 "                       LWLock episodes (default yes)\n"
 "  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
 "  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
@@ -508,6 +508,8 @@ static void probed(struct broker *b, const struct prober_answer *a)
 							monotonic_ms());
 	char why[64];
 
+	if (a->binary_new)
+		usdt_note(b->usdt, &a->usdt);
 	if (!c)
 		return;
 	if (event_names_missing(c, why, sizeof(why)))
@@ -557,8 +559,9 @@ static void probe_at_start(struct broker *b)
 
 /*
  * PostgreSQL's wait probes, as root, in the binaries of the postmasters
- * found and of the majors installed; then the program's fd goes (see
- * broker/usdt.c). A binary that comes later is not probed.
+ * found and of the majors installed; then the program's fd goes to the
+ * prober, which links the binaries of postmasters found later, and
+ * pgoffd closes its own (see broker/prober.h).
  */
 static void attach_usdt(struct broker *b)
 {
@@ -592,6 +595,12 @@ static void attach_usdt(struct broker *b)
 		usdt_attach(b->usdt, fd, exe, shown);
 	}
 	usdt_attach_installed(b->usdt, fd);
+	if (fd >= 0) {
+		err = prober_give_usdt(b->prober, fd, b->usdt);
+		if (err)
+			log_fatal(-err, "cannot hand the uprobe program to the "
+				  "prober");
+	}
 done:
 	err = tracer_forget_usdt(b->tracer);
 	if (err)
