@@ -7,6 +7,7 @@
 #ifndef PGOFF_CLI_H
 #define PGOFF_CLI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "protocol/protocol.h"
@@ -54,11 +55,20 @@ int cli_option(int opt, const char *arg, const char **sock,
 int cli_no_args(const char *cmd, int argc, char **argv);
 
 /*
- * A time argument (--since, --until, --at, --diff's ends): a duration
- * ago such as 10m, or an RFC 3339 time, into wall-clock ns. 0, or -1
- * after saying why, naming opt.
+ * A time argument (--since, --at, --diff's start): a duration ago such as
+ * 10m, a local time of day such as 02:50 (the latest one that is not in
+ * the future), or an RFC 3339 time, into wall-clock ns. 0, or -1 after
+ * saying why, naming opt.
  */
 int cli_parse_when(const char *opt, const char *arg, int64_t *ns);
+/* The end of a window (--until, --diff's end): as cli_parse_when, but a
+ * time of day is the first one after since_ns ("--since 23:50 --until
+ * 00:10" spans midnight). */
+int cli_parse_until(const char *opt, const char *arg, int64_t since_ns,
+		    int64_t *ns);
+/* A local time of day (seconds since midnight) near ref_ns: the latest at
+ * or before it, or with after the first after it. */
+int64_t cli_clock_time(int secs, int64_t ref_ns, bool after);
 /*
  * A past window: --since (required) and --until (NULL: *until_ns is left
  * as it is, now) into wall-clock ns, --until after --since. 0, or -1

@@ -44,7 +44,8 @@ static void flame_usage(FILE *f)
 "                    the kernel wait type and the kernel stack\n"
 "  --title TEXT      the graph's title\n"
 "  --since WHEN      the past: the intervals pgoffd recorded (record-min\n"
-"                    or longer) that ended after WHEN (10m, or RFC 3339)\n"
+"                    or longer) that ended after WHEN (10m, 02:50, or\n"
+"                    RFC 3339)\n"
 "  --until WHEN      with --since: that ended at WHEN or before\n"
 "  --diff A B        two windows of the past, each FROM..TO (TO empty:\n"
 "                    now), as differential folded stacks: 'a;b;c A_us B_us'\n"
@@ -82,7 +83,7 @@ static int parse_window(const char *arg, int64_t w[2])
 	from[dots - arg] = '\0';
 	w[1] = 0;
 	if (cli_parse_when("--diff", from, &w[0]) ||
-	    (dots[2] && cli_parse_when("--diff", dots + 2, &w[1])))
+	    (dots[2] && cli_parse_until("--diff", dots + 2, w[0], &w[1])))
 		return -1;
 	if (w[1] && w[1] <= w[0]) {
 		log_warnx("--diff: '%s' ends before it starts", arg);

@@ -138,6 +138,25 @@ int pgoff_parse_rfc3339(const char *s, int64_t *ns)
 	return 0;
 }
 
+int pgoff_parse_clock(const char *s, int *secs)
+{
+	const char *p = s;
+	int h, m, sec = 0;
+
+	if (digit(p[0]) && p[1] == ':')
+		h = *p++ - '0';
+	else if (!field(&p, 2, &h))
+		return -EINVAL;
+	if (!expect(&p, ':') || !field(&p, 2, &m))
+		return -EINVAL;
+	if (*p == ':' && (p++, !field(&p, 2, &sec)))
+		return -EINVAL;
+	if (*p || h > 23 || m > 59 || sec > 59)
+		return -EINVAL;
+	*secs = h * 3600 + m * 60 + sec;
+	return 0;
+}
+
 int pgoff_parse_since(const char *s, int64_t now_ns, int64_t *wall_ns)
 {
 	uint64_t ago;

@@ -28,7 +28,17 @@ int pgoff_parse_ago(const char *s, uint64_t *ns);
  */
 int pgoff_parse_rfc3339(const char *s, int64_t *ns);
 
-/* Either form, the duration counted back from now_ns (wall clock). */
+/*
+ * A time of day as a DBA types it at 03:05 about 02:50: "HH:MM" or
+ * "HH:MM:SS" (hour in one or two digits), 24-hour clock, into seconds
+ * since midnight. Which day, and in which time zone, is the caller's
+ * (pgoffctl: the local one). Returns 0, or -EINVAL; *secs is left alone
+ * on error.
+ */
+int pgoff_parse_clock(const char *s, int *secs);
+
+/* A duration or an RFC 3339 time, the duration counted back from now_ns
+ * (wall clock). */
 int pgoff_parse_since(const char *s, int64_t now_ns, int64_t *wall_ns);
 
 #endif

@@ -24,6 +24,7 @@ check "with no subscriber, the kernel sends what is recorded (1 ms)" \
 
 # A lock wait of ~0.8 s with no client connected.
 t_before=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+t_clock=$(date +%H:%M:%S)	# the local time of day, as a DBA types it
 cat >"$E2E_DIR/a.sql" <<'SQL'
 select pg_backend_pid();
 begin;
@@ -85,6 +86,11 @@ member top --at "$t_end" --window 2m --by wait --json >"$E2E_DIR/top_at.json" 2>
 note "top --at $t_end --window 2m: $(jq -c '{seconds, from_time, to_time, rows: [.rows[] | {wait_event, time_ns}]}' "$E2E_DIR/top_at.json") $(head -c 200 "$E2E_DIR/top_at.err")"
 check "top --at T --window 2m (RFC 3339) finds it too" \
 	jqe '[.rows[] | select(.wait_event == "transactionid")] | length >= 1' "$E2E_DIR/top_at.json"
+member top --since "$t_clock" --until "$(date -d '+1 min' +%H:%M)" --by wait --json \
+	>"$E2E_DIR/top_clock.json" 2>"$E2E_DIR/top_clock.err"
+note "top --since $t_clock (local time of day): $(jq -c '{seconds, from_time, rows: [.rows[] | {wait_event, time_ns}]}' "$E2E_DIR/top_clock.json") $(head -c 200 "$E2E_DIR/top_clock.err")"
+check "top --since HH:MM:SS --until HH:MM (local times of day) finds it too" \
+	jqe '[.rows[] | select(.wait_event == "transactionid")] | length >= 1' "$E2E_DIR/top_clock.json"
 member top --since 1m --until 50s --by wait --json >"$E2E_DIR/top_old.json" 2>"$E2E_DIR/top_old.err"
 check "top --since 1m --until 50s, before it: no such row" \
 	jqe '[.rows[] | select(.wait_event == "transactionid")] | length == 0' "$E2E_DIR/top_old.json"

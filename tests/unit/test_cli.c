@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 #include "client/cli.h"
 #include "client/conn.h"
 #include "tests/unit/check.h"
@@ -183,6 +184,42 @@ static void test_parse_window(void)
 	CHECK(cli_parse_window("flame", "2h", "soon", &since, &until) == -1);
 }
 
+#define S 1000000000LL
+
+/* 2026-12-04T03:05:00Z; 2026-03-29 is when Berlin springs forward. */
+static void test_clock_time(void)
+{
+	int64_t now = 1796353500LL * S, t = 0;
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	/* 02:50 at 03:05 is today's; 03:10 is yesterday's */
+	CHECK(cli_clock_time(2 * 3600 + 50 * 60, now, false) ==
+	      now - 15 * 60 * S);
+	CHECK(cli_clock_time(3 * 3600 + 10 * 60, now, false) ==
+	      now + 5 * 60 * S - 86400 * S);
+	CHECK(cli_clock_time(3 * 3600 + 5 * 60, now, false) == now);
+	/* the end of a window: the first one after its start */
+	CHECK(cli_clock_time(3 * 3600 + 10 * 60, now, true) == now + 5 * 60 * S);
+	CHECK(cli_clock_time(10 * 60, now - 3 * 3600 * S, true) ==
+	      now - (2 * 3600 + 55 * 60) * S);
+	/* --since 23:50 --until 00:10 at 00:20 spans midnight */
+	now = 1796343600LL * S;		/* 2026-12-04T00:20:00Z */
+	CHECK(cli_parse_until("--until", "00:10", now - 30 * 60 * S, &t) == 0 &&
+	      t == now - 10 * 60 * S);
+	CHECK(cli_parse_until("--until", "24:00", now, &t) == -1);
+
+	/* local time across a DST change: at 03:05 CEST, 01:30 CET was 35
+	 * minutes ago (not 95), and midnight was 23:00 UTC */
+	setenv("TZ", "Europe/Berlin", 1);
+	tzset();
+	now = 1774746300LL * S;		/* 2026-03-29T03:05:00+02:00 */
+	CHECK(cli_clock_time(1 * 3600 + 30 * 60, now, false) == now - 35 * 60 * S);
+	CHECK(cli_clock_time(0, now, false) == 1774738800LL * S);
+	unsetenv("TZ");
+	tzset();
+}
+
 int main(void)
 {
 	RUN(test_runs_the_named_command);
@@ -193,5 +230,6 @@ int main(void)
 	RUN(test_list);
 	RUN(test_socket_path);
 	RUN(test_parse_window);
+	RUN(test_clock_time);
 	return CHECK_DONE();
 }

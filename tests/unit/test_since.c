@@ -83,6 +83,27 @@ static void test_since(void)
 	CHECK(pgoff_parse_since("yesterday", now, &ns) == -EINVAL);
 }
 
+static void test_clock(void)
+{
+	int secs = 7;
+
+	CHECK(pgoff_parse_clock("02:50", &secs) == 0 && secs == 10200);
+	CHECK(pgoff_parse_clock("2:50", &secs) == 0 && secs == 10200);
+	CHECK(pgoff_parse_clock("23:59:59", &secs) == 0 && secs == 86399);
+	CHECK(pgoff_parse_clock("00:00", &secs) == 0 && secs == 0);
+	secs = 7;
+	CHECK(pgoff_parse_clock("24:00", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock("02:60", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock("02:50:60", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock("02:5", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock("02:50:", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock("002:50", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock("02:50pm", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock(":50", &secs) == -EINVAL);
+	CHECK(pgoff_parse_clock("", &secs) == -EINVAL);
+	CHECK(secs == 7);
+}
+
 int main(void)
 {
 	RUN(test_ago);
@@ -90,5 +111,6 @@ int main(void)
 	RUN(test_rfc3339);
 	RUN(test_rfc3339_errors);
 	RUN(test_since);
+	RUN(test_clock);
 	return CHECK_DONE();
 }
