@@ -342,18 +342,22 @@ selinux-test:
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
-bench: all $(BUILD)/bench/empty.bpf.o $(BUILD)/bench/empty_load
+bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o empty_load trap_empty.bpf.o trap_site trap_load)
 	@tests/bench/bench.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
+	@flock -o /tmp/pgoff-e2e.lock tests/bench/usdt_trap.sh
 
-# The floor in make bench: programs that do nothing on pgoff's hooks.
-$(BUILD)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(BUILD)/vmlinux.h
+# The bench's own programs, built by make bench only: the floor (empty.bpf.c,
+# programs that do nothing on pgoff's hooks, loaded by empty_load) and the
+# cost of a wait probe hit (usdt_trap.sh: the nop site trap_site runs in a
+# loop, trap_load links trap_empty.bpf.o's or pgoff's program to it).
+$(BUILD)/bench/%.bpf.o: tests/bench/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bench/empty_load: tests/bench/empty_load.c
+$(BUILD)/bench/%: tests/bench/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lbpf -o $@
