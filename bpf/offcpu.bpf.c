@@ -206,13 +206,16 @@ struct {
  * struct pgoff_start is what the thread walk sees).
  */
 struct thread {
+	/* what every switch of the thread reads or writes, together */
 	struct pgoff_start s;
-	struct episode e;		/* inferred, or a lock wait (PAIR_LOCK) */
-	struct episode lw;		/* an LWLock wait (PAIR_LWLOCK) */
 	struct pg_pair lock_pair, lw_pair;
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
 	__u16 pad[2];
+	/* while subscribers want episodes */
+	struct episode e;		/* inferred, or a lock wait (PAIR_LOCK) */
+	/* rarely: LWLock waits, and user stacks */
+	struct episode lw;		/* an LWLock wait (PAIR_LWLOCK) */
 	struct pgoff_ustack u;		/* its user stack (PGOFF_F_USTACK): walked
 					 * straight into the entry, no map update */
 };
