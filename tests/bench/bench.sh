@@ -60,7 +60,7 @@ make -s -C "$top" all build/bench/empty.bpf.o build/bench/lookups.bpf.o build/be
 	{ echo "bench: make failed" >&2; exit 1; }
 PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
 [ -z "${BASE_PGOFFD:-}" ] || [ -x "$BASE_PGOFFD" ] || { echo "bench: BASE_PGOFFD=$BASE_PGOFFD is not executable" >&2; exit 2; }
-configs=(none empty untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
+configs=(none empty lookups untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
 [ -n "${BASE_PGOFFD:-}" ] && configs+=(base_untraced base_idle base_one)
 [ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
 for c in "${configs[@]}"; do
