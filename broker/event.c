@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* event.c - decode, symbolize, classify and encode one kernel record: an
- * off-CPU interval or an episode. */
+/* event.c - one kernel record (an off-CPU interval or an episode):
+ * resolved into a struct event (decoded, symbolized, classified), then
+ * encoded as JSON lines. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,27 +35,26 @@ void event_format_time(uint64_t mono_ns, char *buf, size_t len)
 		 (long long)(wall_ns % 1000000000LL) / 1000);
 }
 
-/* Symbol names, leaf first, scheduler frames dropped; the kernel view. */
-static json_object *encode_stack(const struct event_ctx *ctx,
-				 const struct pgoff_record *r,
-				 enum pgoff_wait *kernel_wait)
+/* The kernel frames, leaf first, scheduler frames dropped, and the
+ * kernel's view of the wait they show. */
+static void resolve_kernel_stack(const struct event_ctx *ctx,
+				 const struct pgoff_record *r, struct event *e)
 {
 	const char *names[PGOFF_STACK_DEPTH];
 	size_t n = r->stack_bytes > 0 ? (size_t)r->stack_bytes / 8 : 0;
 	size_t skip;
-	json_object *arr = json_object_new_array();
 
 	for (size_t i = 0; i < n; i++)
 		names[i] = ksyms_lookup(ctx->ksyms, r->stack[i], NULL, NULL);
 	skip = pgoff_stack_skip(names, n);
-	/* never the address: it would tell unprivileged members where the
-	 * kernel is loaded (KASLR), as kptr_restrict keeps from them */
-	for (size_t i = skip; i < n; i++)
-		json_object_array_add(arr, json_object_new_string(
-					      names[i] ? names[i] : "[unknown]"));
-	*kernel_wait = pgoff_classify_stack(names + skip, n - skip,
-					    r->flags & PGOFF_F_PREEMPTED);
-	return arr;
+	e->stack_len = n - skip;
+	memcpy(e->stack, names + skip, e->stack_len * sizeof(names[0]));
+	e->kernel_wait = pgoff_classify_stack(e->stack, e->stack_len,
+					      r->flags & PGOFF_F_PREEMPTED);
+	if (r->stack_bytes < 0)
+		e->stack_error = r->stack_bytes == PGOFF_STACK_NOT_WALKED ?
+				 "not available with the raw_tp fallback" :
+				 "kernel stack could not be read";
 }
 
 /* The user stack after the record (and its query), if it has one. */
@@ -70,40 +70,195 @@ static const struct pgoff_ustack *record_ustack(const struct pgoff_record *r,
 	return (const struct pgoff_ustack *)((const char *)data + at);
 }
 
-/* user_stack (leaf first) and user_stack_error into ev. */
-static void add_user_stack(const struct event_ctx *ctx, json_object *ev,
-			   const struct pgoff_ustack *us,
-			   const struct pg_cluster *c)
+static void resolve_user_stack(struct event_ctx *ctx,
+			       const struct pgoff_ustack *us, struct event *e)
 {
-	char names[USYMS_MAX_FRAMES][USYMS_NAME_MAX], errbuf[200];
-	const char *error = "pgoffd has no user stack symbolizer";
-	json_object *arr;
-	size_t n = 0;
-
+	e->ustack_walked = us != NULL;
 	if (!us) {
 		/* the kernel walks it only while a subscription may want it */
-		json_object_object_add(ev, "user_stack", NULL);
-		json_add_str(ev, "user_stack_error", "not walked: the interval began "
-			"before a subscription with user_stack could want it, or "
-			"the process's memory is not read (see pg.missing)");
+		e->ustack_error = "not walked: the interval began before a "
+			"subscription with user_stack could want it, or the "
+			"process's memory is not read (see pg.missing)";
 		return;
 	}
-	arr = json_object_new_array();
+	e->ustack_error = "pgoffd has no user stack symbolizer";
 	if (ctx->usyms)
-		n = usyms_stack(ctx->usyms, c ? &c->info : NULL, us, names,
-				USYMS_MAX_FRAMES, &error, errbuf,
-				sizeof(errbuf));
-	for (size_t i = 0; i < n; i++) {
-		/* names come from files of the traced process: UTF-8 made */
-		char clean[USYMS_NAME_MAX + 1];
-		size_t len = pgoff_utf8_clean(names[i], USYMS_NAME_MAX - 1, clean);
+		e->ustack_len = usyms_stack(ctx->usyms, e->cluster ?
+					    &e->cluster->info : NULL, us,
+					    e->ustack, USYMS_MAX_FRAMES,
+					    &e->ustack_error, e->ustack_why,
+					    sizeof(e->ustack_why));
+}
 
-		json_object_array_add(arr, json_object_new_string_len(clean,
-								      (int)len));
+/* The SQL, or why there is none. */
+static void resolve_query(const struct pgoff_record *r, const void *data,
+			  size_t size, struct event *e)
+{
+	const struct pgoff_record_query *rq = data;
+
+	e->query_told = r->flags & (PGOFF_F_QUERY | PGOFF_F_QUERY_LOST |
+				    PGOFF_F_QUERY_UNSEEN);
+	if ((r->flags & PGOFF_F_QUERY) && size >= sizeof(*rq)) {
+		e->query = rq->query;
+		e->query_len = r->query_len < PGOFF_QUERY_MAX ? r->query_len :
+								PGOFF_QUERY_MAX - 1;
+		/* the kernel keeps what PostgreSQL itself shows by default */
+		e->query_truncated = e->query_len == PGOFF_QUERY_MAX - 1;
+	} else {
+		e->query_error = (r->flags & PGOFF_F_QUERY_UNSEEN) ?
+			"not captured: the interval began before any "
+			"subscriber could see queries" :
+			"the query text could not be read or kept in the "
+			"kernel (counted in query_failed)";
 	}
-	json_object_object_add(ev, "user_stack", arr);
-	if (error)
-		json_add_str(ev, "user_stack_error", error);
+}
+
+/* Why an interval has no PostgreSQL wait event. */
+static const char *pg_missing_why(uint32_t flags, const struct pg_cluster *c)
+{
+	if (flags & PGOFF_F_PG_NOT_OWNER)
+		return "not read: the process no longer runs as its cluster's "
+		       "owner (its uids changed)";
+	if (flags & PGOFF_F_PG_NO_SYMBOL)
+		return c && c->info.pg_missing[0] ? c->info.pg_missing :
+						    "symbol unknown";
+	return "backend memory could not be read";
+}
+
+/* The process, its cluster and its wait event, as the record's flags
+ * say it was read. */
+static void resolve_pg(struct event_ctx *ctx, uint32_t cluster,
+		       uint32_t flags, uint32_t info, struct event *e)
+{
+	int major;
+
+	e->proc = pg_registry_proc(ctx->registry, e->tgid);
+	e->cluster = pg_registry_cluster(ctx->registry, cluster);
+	major = e->cluster ? e->cluster->info.major : 0;
+	e->has_pg_wait = flags & PGOFF_F_PG_WAIT;
+	if (!e->has_pg_wait) {
+		e->pg_wait_missing = pg_missing_why(flags, e->cluster);
+		return;
+	}
+	e->pg_wait_event_info = info;
+	if (!info)
+		return;
+	e->pg_wait_event = pg_wait_event_name(major, info);
+	if (e->cluster)
+		e->pg_name_missing = event_names_missing(e->cluster, e->name_why,
+							 sizeof(e->name_why));
+}
+
+/* Who ended the (last) interval: the fields of a record or episode. */
+static void resolve_waker(struct event_ctx *ctx, uint32_t flags,
+			  uint32_t pid, uint32_t tgid, uint32_t info,
+			  const char *comm, struct event *e)
+{
+	struct event_waker *w = &e->waker;
+	const struct pg_cluster *c;
+
+	e->woken = flags & PGOFF_F_WOKEN;
+	if (!e->woken)
+		return;
+	w->pid = pid;
+	w->tgid = tgid;
+	w->comm = comm;
+	/* the kernel says whether to ask: no /proc probe for kernel threads */
+	w->traced = flags & PGOFF_F_WAKER_TRACED;
+	if (!w->traced)
+		return;
+	w->proc = pg_registry_proc(ctx->registry, tgid);
+	w->has_pg_wait = flags & PGOFF_F_WAKER_PG_WAIT;
+	if (w->has_pg_wait) {
+		c = w->proc ? pg_registry_cluster(ctx->registry,
+						  w->proc->cluster) : NULL;
+		w->pg_major = c ? c->info.major : 0;
+		w->pg_wait_event_info = info;
+	}
+}
+
+static void resolve_episode(struct event_ctx *ctx,
+			    const struct pgoff_episode *ep, struct event *e)
+{
+	e->episode = true;
+	e->start_ns = ep->start_ns;
+	e->end_ns = ep->end_ns;
+	e->pid = ep->pid;
+	e->tgid = ep->tgid;
+	e->comm = ep->comm;
+	e->blocked_ns = ep->blocked_ns;
+	e->runq_ns = ep->runq_ns;
+	e->on_cpu_ns = ep->oncpu_ns;
+	e->intervals = ep->intervals;
+	/* PostgreSQL's own start and end (its probes), or the kernel's view */
+	e->exact = (ep->bounds & PGOFF_EP_START_PROBE) &&
+		   (ep->bounds & PGOFF_EP_DONE_PROBE);
+	resolve_waker(ctx, ep->flags, ep->waker_pid, ep->waker_tgid,
+		      ep->waker_pg_wait_event_info, ep->waker_comm, e);
+	/* an episode is a wait PostgreSQL reported */
+	resolve_pg(ctx, ep->cluster, PGOFF_F_PG_WAIT, ep->pg_wait_event_info, e);
+	/* no single kernel view: PostgreSQL's class says what it was */
+	e->wait = pgoff_wait_refine(PGOFF_WAIT_OTHER, e->pg_wait_event_info,
+				    ep->flags & PGOFF_F_IN_STATEMENT);
+}
+
+static void resolve_interval(struct event_ctx *ctx, const void *data,
+			     size_t size, struct event *e)
+{
+	const struct pgoff_record *r = data;
+
+	e->start_ns = r->start_ns;
+	e->end_ns = r->end_ns;
+	e->pid = r->pid;
+	e->tgid = r->tgid;
+	e->comm = r->comm;
+	e->blocked_ns = pgoff_blocked_ns(r->flags, r->start_ns, r->wake_ns,
+					 r->end_ns);
+	e->runq_ns = (r->end_ns - r->start_ns) - e->blocked_ns;
+	resolve_waker(ctx, r->flags, r->waker_pid, r->waker_tgid,
+		      r->waker_pg_wait_event_info, r->waker_comm, e);
+	resolve_pg(ctx, r->cluster, r->flags, r->pg_wait_event_info, e);
+	resolve_kernel_stack(ctx, r, e);
+	e->wait = pgoff_wait_refine(e->kernel_wait, e->pg_wait_event_info,
+				    r->flags & PGOFF_F_IN_STATEMENT);
+	e->mismatch = pgoff_wait_mismatch(e->kernel_wait, e->has_pg_wait,
+					  e->pg_wait_event_info);
+	resolve_query(r, data, size, e);
+	resolve_user_stack(ctx, record_ustack(r, data, size), e);
+}
+
+int event_resolve(struct event_ctx *ctx, const void *data, size_t size,
+		  struct event *e)
+{
+	const struct pgoff_record *r = data;
+
+	memset(e, 0, sizeof(*e));
+	if (size < sizeof(uint32_t))
+		return -EINVAL;
+	if (r->kind == PGOFF_REC_EPISODE && size >= sizeof(struct pgoff_episode))
+		resolve_episode(ctx, data, e);
+	else if (r->kind == PGOFF_REC_INTERVAL && size >= sizeof(*r))
+		resolve_interval(ctx, data, size, e);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void event_meta_of(const struct event *e, struct event_meta *meta)
+{
+	const struct pg_title *t = e->proc && e->proc->titled ?
+				   &e->proc->title : NULL;
+
+	memset(meta, 0, sizeof(*meta));
+	meta->episode = e->episode;
+	meta->tgid = e->tgid;
+	meta->duration_ns = e->end_ns - e->start_ns;
+	meta->wait = e->wait;
+	meta->has_pg_wait = e->has_pg_wait;
+	meta->pg_wait_event_info = e->pg_wait_event_info;
+	meta->pg_wait_event = e->pg_wait_event;
+	meta->backend_type = t ? t->backend_type : NULL;
+	meta->database = t && t->database[0] ? t->database : NULL;
 }
 
 const char *event_names_missing(const struct pg_cluster *c, char *buf,
@@ -130,53 +285,35 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 	return cl;
 }
 
-/* Why an interval has no PostgreSQL wait event. */
-static const char *pg_missing_why(uint32_t flags, const struct pg_cluster *c)
-{
-	if (flags & PGOFF_F_PG_NOT_OWNER)
-		return "not read: the process no longer runs as its cluster's "
-		       "owner (its uids changed)";
-	if (flags & PGOFF_F_PG_NO_SYMBOL)
-		return c && c->info.pg_missing[0] ? c->info.pg_missing :
-						    "symbol unknown";
-	return "backend memory could not be read";
-}
-
-static json_object *encode_pg(uint32_t flags, uint32_t info,
-			      const struct pg_proc *proc,
-			      const struct pg_cluster *c,
-			      struct event_meta *meta)
+static json_object *encode_pg(const struct event *e)
 {
 	json_object *pg = json_object_new_object();
 	json_object *missing = json_object_new_object();
-	int major = c ? c->info.major : 0;
+	const struct pg_title *t = e->proc && e->proc->titled ?
+				   &e->proc->title : NULL;
 
-	if (flags & PGOFF_F_PG_WAIT) {
-		char why[64];
-
-		meta->pg_wait_event = json_add_pg_wait(pg, major, info);
-		if (info && c && event_names_missing(c, why, sizeof(why)))
-			json_add_str(missing, "wait_event_name", why);
+	if (e->has_pg_wait) {
+		json_add_pg_wait(pg, e->cluster ? e->cluster->info.major : 0,
+				 e->pg_wait_event_info);
+		if (e->pg_name_missing)
+			json_add_str(missing, "wait_event_name", e->pg_name_missing);
 	} else {
-		json_add_str(missing, "wait_event", pg_missing_why(flags, c));
+		json_add_str(missing, "wait_event", e->pg_wait_missing);
 	}
-	if (proc && proc->titled) {
-		const struct pg_title *t = &proc->title;
-
+	if (t) {
 		json_add_text(pg, "backend_type", t->backend_type,
-			 sizeof(t->backend_type));
-		meta->backend_type = t->backend_type;
-		if (t->database[0]) {
-			json_add_text(pg, "database", t->database, sizeof(t->database));
-			meta->database = t->database;
-		}
+			      sizeof(t->backend_type));
+		if (t->database[0])
+			json_add_text(pg, "database", t->database,
+				      sizeof(t->database));
 		if (t->user[0])
 			json_add_text(pg, "user", t->user, sizeof(t->user));
 	} else {
 		json_add_str(missing, "backend_type", "process title not readable yet");
 	}
-	if (c)
-		json_object_object_add(pg, "cluster", event_encode_cluster(c));
+	if (e->cluster)
+		json_object_object_add(pg, "cluster",
+				       event_encode_cluster(e->cluster));
 	if (json_object_object_length(missing))
 		json_object_object_add(pg, "missing", missing);
 	else
@@ -184,33 +321,213 @@ static json_object *encode_pg(uint32_t flags, uint32_t info,
 	return pg;
 }
 
-/* Who ended the (last) interval: the fields of a record or episode. */
-struct waker {
-	uint32_t flags, pid, tgid, pg_wait_event_info;
-	const char *comm;
+static json_object *encode_waker(const struct event_waker *w)
+{
+	json_object *o = json_object_new_object();
+
+	json_add_int(o, "pid", w->tgid);
+	json_add_int(o, "tid", w->pid);
+	json_add_text(o, "comm", w->comm, PGOFF_COMM_LEN);
+	if (w->proc && w->proc->titled)
+		json_add_text(o, "backend_type", w->proc->title.backend_type,
+			      sizeof(w->proc->title.backend_type));
+	if (w->has_pg_wait)
+		json_add_pg_wait(o, w->pg_major, w->pg_wait_event_info);
+	return o;
+}
+
+/* never an address: it would tell unprivileged members where the kernel
+ * is loaded (KASLR), as kptr_restrict keeps from them */
+static json_object *encode_kernel_stack(const struct event *e)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < e->stack_len; i++)
+		json_object_array_add(arr, json_object_new_string(
+			e->stack[i] ? e->stack[i] : "[unknown]"));
+	return arr;
+}
+
+/* Fields every item about a process shares, up to the durations. */
+static void add_head(struct event_ctx *ctx, json_object *ev,
+		     const struct event *e)
+{
+	char ts[48];
+
+	json_add_str(ev, "type", e->episode ? "episode" : "offcpu");
+	json_add_int(ev, "seq", (int64_t)++ctx->seq);
+	event_format_time(e->end_ns, ts, sizeof(ts));
+	json_add_str(ev, "time", ts);
+	event_format_time(e->start_ns, ts, sizeof(ts));
+	json_add_str(ev, "start", ts);
+	json_add_int(ev, "pid", e->tgid);
+	json_add_int(ev, "tid", e->pid);
+	json_add_text(ev, "comm", e->comm, PGOFF_COMM_LEN);
+	json_add_int(ev, "duration_ns", (int64_t)(e->end_ns - e->start_ns));
+	json_add_int(ev, "blocked_ns", (int64_t)e->blocked_ns);
+	json_add_int(ev, "runq_ns", (int64_t)e->runq_ns);
+}
+
+/* The event without SQL and user stack. */
+static json_object *encode_plain(struct event_ctx *ctx, const struct event *e)
+{
+	json_object *ev = json_object_new_object();
+
+	add_head(ctx, ev, e);
+	if (e->episode) {
+		json_add_int(ev, "on_cpu_ns", (int64_t)e->on_cpu_ns);
+		json_add_int(ev, "intervals", e->intervals);
+		json_add_str(ev, "boundary", e->exact ? "exact" : "inferred");
+	}
+	json_add_str(ev, "wait", pgoff_wait_name(e->wait));
+	if (!e->episode) {
+		json_add_str(ev, "kernel_wait", pgoff_wait_name(e->kernel_wait));
+		if (e->mismatch)
+			json_add_str(ev, "mismatch", e->mismatch);
+	}
+	json_object_object_add(ev, "pg", encode_pg(e));
+	if (e->woken)
+		json_object_object_add(ev, "waker", encode_waker(&e->waker));
+	if (!e->episode) {
+		json_object_object_add(ev, "stack", encode_kernel_stack(e));
+		if (e->stack_error)
+			json_add_str(ev, "stack_error", e->stack_error);
+	}
+	return ev;
+}
+
+/* user_stack (leaf first) and user_stack_error. */
+static json_object *encode_user_stack(const struct event *e)
+{
+	json_object *o = json_object_new_object();
+	json_object *arr = NULL;
+
+	if (e->ustack_walked)
+		arr = json_object_new_array();
+	for (size_t i = 0; i < e->ustack_len; i++) {
+		/* names come from files of the traced process: UTF-8 made */
+		char clean[USYMS_NAME_MAX + 1];
+		size_t len = pgoff_utf8_clean(e->ustack[i], USYMS_NAME_MAX - 1,
+					      clean);
+
+		json_object_array_add(arr, json_object_new_string_len(clean,
+								      (int)len));
+	}
+	json_object_object_add(o, "user_stack", arr);
+	if (e->ustack_error)
+		json_add_str(o, "user_stack_error", e->ustack_error);
+	return o;
+}
+
+/* query (and query_truncated), or null and query_error. */
+static json_object *encode_query(const struct event *e)
+{
+	json_object *o = json_object_new_object();
+
+	if (e->query) {
+		json_add_text(o, "query", e->query, e->query_len);
+		if (e->query_truncated)
+			json_object_object_add(o, "query_truncated",
+					       json_object_new_boolean(1));
+	} else {
+		json_object_object_add(o, "query", NULL);
+		json_add_str(o, "query_error", e->query_error);
+	}
+	return o;
+}
+
+/* An object's fields as they appear inside a line: without its braces. */
+struct fields {
+	const char *text;
+	size_t len;
 };
 
-static json_object *encode_waker(struct event_ctx *ctx, const struct waker *r)
+static struct fields fields_of(json_object *o)
 {
-	json_object *w = json_object_new_object();
-	const struct pg_proc *p;
-	const struct pg_cluster *c;
+	size_t len;
+	const char *s = pgoff_json_line(o, &len);
 
-	json_add_int(w, "pid", r->tgid);
-	json_add_int(w, "tid", r->pid);
-	json_add_text(w, "comm", r->comm, PGOFF_COMM_LEN);
-	/* the kernel says whether to ask: no /proc probe for kernel threads */
-	if (!(r->flags & PGOFF_F_WAKER_TRACED))
-		return w;
-	p = pg_registry_proc(ctx->registry, r->tgid);
-	if (p && p->titled)
-		json_add_text(w, "backend_type", p->title.backend_type,
-			 sizeof(p->title.backend_type));
-	if (r->flags & PGOFF_F_WAKER_PG_WAIT) {
-		c = p ? pg_registry_cluster(ctx->registry, p->cluster) : NULL;
-		json_add_pg_wait(w, c ? c->info.major : 0, r->pg_wait_event_info);
+	return (struct fields){ s + 1, len - 2 };
+}
+
+/*
+ * The plain line with more fields added at its end, into *buf
+ * (PGOFF_MAX_LINE, allocated once). NULL: too long, or no memory.
+ */
+static const char *join_line(char **buf, const struct fields *plain,
+			     const struct fields *more, size_t nmore,
+			     size_t *len)
+{
+	size_t n = plain->len;
+
+	for (size_t i = 0; i < nmore; i++)
+		n += 1 + more[i].len;
+	if (n + 2 >= PGOFF_MAX_LINE)
+		return NULL;
+	if (!*buf && !(*buf = malloc(PGOFF_MAX_LINE)))
+		return NULL;
+	n = 0;
+	(*buf)[n++] = '{';
+	memcpy(*buf + n, plain->text, plain->len);
+	n += plain->len;
+	for (size_t i = 0; i < nmore; i++) {
+		(*buf)[n++] = ',';
+		memcpy(*buf + n, more[i].text, more[i].len);
+		n += more[i].len;
 	}
-	return w;
+	(*buf)[n++] = '}';
+	(*buf)[n] = '\0';
+	*len = n;
+	return *buf;
+}
+
+int event_lines_encode(struct event_ctx *ctx, const struct event *e,
+		       struct event_lines *lines)
+{
+	json_object *ev = encode_plain(ctx, e), *us = NULL, *q = NULL;
+	struct fields f[3];
+	int err = -E2BIG;
+
+	memset(lines, 0, sizeof(*lines));
+	f[0] = fields_of(ev);
+	if (!(lines->plain = join_line(&ctx->plain, &f[0], NULL, 0,
+				       &lines->plain_len)))
+		goto out;
+	if (e->ustack_walked || (!e->episode && ctx->want_ustack)) {
+		us = encode_user_stack(e);
+		f[2] = fields_of(us);
+		if (!(lines->with_ustack = join_line(&ctx->ustack, &f[0], &f[2],
+						     1, &lines->with_ustack_len)))
+			goto out;
+	}
+	if (ctx->want_query && e->query_told) {
+		q = encode_query(e);
+		f[1] = fields_of(q);
+		if (!(lines->with_query = join_line(&ctx->query, &f[0], &f[1], 1,
+						    &lines->with_query_len)) ||
+		    (us && !(lines->with_query_ustack = join_line(
+				     &ctx->query_ustack, &f[0], &f[1], 2,
+				     &lines->with_query_ustack_len))))
+			goto out;
+	}
+	err = 0;
+out:
+	json_object_put(ev);
+	json_object_put(us);
+	json_object_put(q);
+	return err;
+}
+
+int event_encode(struct event_ctx *ctx, const void *data, size_t size,
+		 struct event_lines *lines, struct event_meta *meta)
+{
+	struct event e;
+	int err = event_resolve(ctx, data, size, &e);
+
+	if (err)
+		return err;
+	event_meta_of(&e, meta);
+	return event_lines_encode(ctx, &e, lines);
 }
 
 json_object *event_encode_proc(const struct pg_proc *p)
@@ -234,237 +551,9 @@ json_object *event_encode_proc(const struct pg_proc *p)
 
 void event_ctx_free(struct event_ctx *ctx)
 {
-	json_object_put(ctx->last);
-	ctx->last = NULL;
 	free(ctx->plain);
-	ctx->plain = NULL;
 	free(ctx->ustack);
-	ctx->ustack = NULL;
 	free(ctx->query);
-	ctx->query = NULL;
-}
-
-/* The SQL, for those who may see it: added after the plain line is cut. */
-static void add_query(json_object *ev, const struct pgoff_record *r,
-		      const void *data, size_t size)
-{
-	const struct pgoff_record_query *rq = data;
-
-	if ((r->flags & PGOFF_F_QUERY) && size >= sizeof(*rq)) {
-		size_t len = r->query_len < PGOFF_QUERY_MAX ? r->query_len :
-							      PGOFF_QUERY_MAX - 1;
-
-		json_add_text(ev, "query", rq->query, len);
-		/* the kernel keeps what PostgreSQL itself shows by default */
-		if (len == PGOFF_QUERY_MAX - 1)
-			json_object_object_add(ev, "query_truncated",
-					       json_object_new_boolean(1));
-	} else {
-		json_object_object_add(ev, "query", NULL);
-		json_add_str(ev, "query_error", (r->flags & PGOFF_F_QUERY_UNSEEN) ?
-			"not captured: the interval began before any "
-			"subscriber could see queries" :
-			"the query text could not be read or kept in the "
-			"kernel (counted in query_failed)");
-	}
-}
-
-/* The plain line, cut out of json-c's buffer before anything is added. */
-static int keep_plain(struct event_ctx *ctx, json_object *ev,
-		      struct event_lines *lines)
-{
-	size_t len;
-	const char *line = pgoff_json_line(ev, &len);
-
-	if (len >= PGOFF_MAX_LINE)
-		return -E2BIG;
-	memcpy(ctx->plain, line, len + 1);
-	lines->plain = ctx->plain;
-	lines->plain_len = len;
-	return 0;
-}
-
-/* ev's line, copied into *buf (allocated once); NULL if no memory. */
-static const char *copy_line(char **buf, json_object *ev, size_t *len)
-{
-	const char *line = pgoff_json_line(ev, len);
-
-	if (*len >= PGOFF_MAX_LINE)
-		return NULL;
-	if (!*buf && !(*buf = malloc(PGOFF_MAX_LINE)))
-		return NULL;
-	memcpy(*buf, line, *len + 1);
-	return *buf;
-}
-
-/* ev with its user stack (or why none), copied into *buf; ev keeps it. */
-static int keep_copy(char **buf, json_object *ev, const struct pg_cluster *c,
-		     const struct pgoff_ustack *us, struct event_ctx *ctx)
-{
-	size_t len;
-
-	add_user_stack(ctx, ev, us, c);
-	return copy_line(buf, ev, &len) ? 0 : -ENOMEM;
-}
-
-/* Fields every item about a process shares, up to the durations. */
-static void add_head(struct event_ctx *ctx, json_object *ev, const char *type,
-		     uint64_t start_ns, uint64_t end_ns, uint32_t tgid,
-		     uint32_t pid, const char *comm)
-{
-	char ts[48];
-
-	json_add_str(ev, "type", type);
-	json_add_int(ev, "seq", (int64_t)++ctx->seq);
-	event_format_time(end_ns, ts, sizeof(ts));
-	json_add_str(ev, "time", ts);
-	event_format_time(start_ns, ts, sizeof(ts));
-	json_add_str(ev, "start", ts);
-	json_add_int(ev, "pid", tgid);
-	json_add_int(ev, "tid", pid);
-	json_add_text(ev, "comm", comm, PGOFF_COMM_LEN);
-	json_add_int(ev, "duration_ns", (int64_t)(end_ns - start_ns));
-}
-
-static int encode_episode(struct event_ctx *ctx, const struct pgoff_episode *e,
-			  struct event_lines *lines, struct event_meta *meta)
-{
-	json_object *ev = ctx->last;
-	struct waker wk = { e->flags, e->waker_pid, e->waker_tgid,
-			    e->waker_pg_wait_event_info, e->waker_comm };
-	json_object *waker = (e->flags & PGOFF_F_WOKEN) ?
-				     encode_waker(ctx, &wk) : NULL;
-	const struct pg_proc *proc = pg_registry_proc(ctx->registry, e->tgid);
-	const struct pg_cluster *c = pg_registry_cluster(ctx->registry,
-							 e->cluster);
-
-	add_head(ctx, ev, "episode", e->start_ns, e->end_ns, e->tgid, e->pid,
-		 e->comm);
-	json_add_int(ev, "blocked_ns", (int64_t)e->blocked_ns);
-	json_add_int(ev, "runq_ns", (int64_t)e->runq_ns);
-	json_add_int(ev, "on_cpu_ns", (int64_t)e->oncpu_ns);
-	json_add_int(ev, "intervals", e->intervals);
-	/* PostgreSQL's own start and end (its probes), or the kernel's view */
-	json_add_str(ev, "boundary", (e->bounds & PGOFF_EP_START_PROBE) &&
-				     (e->bounds & PGOFF_EP_DONE_PROBE) ?
-				     "exact" : "inferred");
-	meta->episode = true;
-	meta->has_pg_wait = true;
-	meta->pg_wait_event_info = e->pg_wait_event_info;
-	/* no single kernel view: PostgreSQL's class says what it was */
-	meta->wait = pgoff_wait_refine(PGOFF_WAIT_OTHER, e->pg_wait_event_info,
-				       e->flags & PGOFF_F_IN_STATEMENT);
-	json_add_str(ev, "wait", pgoff_wait_name(meta->wait));
-	json_object_object_add(ev, "pg", encode_pg(PGOFF_F_PG_WAIT,
-		e->pg_wait_event_info, proc, c, meta));
-	if (waker)
-		json_object_object_add(ev, "waker", waker);
-	meta->tgid = e->tgid;
-	meta->duration_ns = e->end_ns - e->start_ns;
-	return keep_plain(ctx, ev, lines);
-}
-
-int event_encode(struct event_ctx *ctx, const void *data, size_t size,
-		 struct event_lines *lines, struct event_meta *meta)
-{
-	const struct pgoff_record *r = data;
-	const struct pg_proc *proc;
-	const struct pg_cluster *c;
-	json_object *ev, *waker = NULL, *stack;
-	uint64_t dur, blocked, runq;
-	enum pgoff_wait kernel_wait = PGOFF_WAIT_OTHER;
-	const struct pgoff_ustack *us;
-	const char *mismatch;
-	int err;
-
-	if (size < sizeof(uint32_t))
-		return -EINVAL;
-	if (!ctx->plain && !(ctx->plain = malloc(PGOFF_MAX_LINE)))
-		return -ENOMEM;
-	json_object_put(ctx->last);
-	ctx->last = ev = json_object_new_object();
-	memset(meta, 0, sizeof(*meta));
-	memset(lines, 0, sizeof(*lines));
-	if (r->kind == PGOFF_REC_EPISODE && size >= sizeof(struct pgoff_episode))
-		return encode_episode(ctx, data, lines, meta);
-	if (r->kind != PGOFF_REC_INTERVAL || size < sizeof(*r))
-		return -EINVAL;
-	/* the waker first: looking it up may grow the registry */
-	if (r->flags & PGOFF_F_WOKEN) {
-		struct waker wk = { r->flags, r->waker_pid, r->waker_tgid,
-				    r->waker_pg_wait_event_info, r->waker_comm };
-
-		waker = encode_waker(ctx, &wk);
-	}
-	proc = pg_registry_proc(ctx->registry, r->tgid);
-	c = pg_registry_cluster(ctx->registry, r->cluster);
-	dur = r->end_ns - r->start_ns;
-	blocked = pgoff_blocked_ns(r->flags, r->start_ns, r->wake_ns, r->end_ns);
-	runq = dur - blocked;
-
-	add_head(ctx, ev, "offcpu", r->start_ns, r->end_ns, r->tgid, r->pid,
-		 r->comm);
-	json_add_int(ev, "blocked_ns", (int64_t)blocked);
-	json_add_int(ev, "runq_ns", (int64_t)runq);
-
-	stack = encode_stack(ctx, r, &kernel_wait);
-	meta->has_pg_wait = r->flags & PGOFF_F_PG_WAIT;
-	meta->pg_wait_event_info = meta->has_pg_wait ? r->pg_wait_event_info : 0;
-	meta->wait = pgoff_wait_refine(kernel_wait, meta->pg_wait_event_info,
-				       r->flags & PGOFF_F_IN_STATEMENT);
-	json_add_str(ev, "wait", pgoff_wait_name(meta->wait));
-	json_add_str(ev, "kernel_wait", pgoff_wait_name(kernel_wait));
-	mismatch = pgoff_wait_mismatch(kernel_wait, meta->has_pg_wait,
-				       meta->pg_wait_event_info);
-	if (mismatch)
-		json_add_str(ev, "mismatch", mismatch);
-	json_object_object_add(ev, "pg", encode_pg(r->flags,
-		r->pg_wait_event_info, proc, c, meta));
-	if (waker)
-		json_object_object_add(ev, "waker", waker);
-	json_object_object_add(ev, "stack", stack);
-	if (r->stack_bytes < 0)
-		json_add_str(ev, "stack_error",
-			r->stack_bytes == PGOFF_STACK_NOT_WALKED ?
-				"not available with the raw_tp fallback" :
-				"kernel stack could not be read");
-	meta->tgid = r->tgid;
-	meta->duration_ns = dur;
-
-	err = keep_plain(ctx, ev, lines);
-	if (err)
-		return err;
-	us = record_ustack(r, data, size);
-	if ((us || ctx->want_ustack) &&
-	    !(err = keep_copy(&ctx->ustack, ev, c, us, ctx))) {
-		lines->with_ustack = ctx->ustack;
-		lines->with_ustack_len = strlen(ctx->ustack);
-	}
-	if (ctx->want_query && (r->flags & (PGOFF_F_QUERY | PGOFF_F_QUERY_LOST |
-					    PGOFF_F_QUERY_UNSEEN))) {
-		add_query(ev, r, data, size);
-		lines->with_query = pgoff_json_line(ev, &lines->with_query_len);
-		if (lines->with_ustack) {
-			/* with SQL alone: a copy without the stack; with
-			 * both: ev as it was */
-			json_object *st = NULL, *why = NULL;
-
-			json_object_object_get_ex(ev, "user_stack", &st);
-			json_object_object_get_ex(ev, "user_stack_error", &why);
-			json_object_get(st);
-			json_object_get(why);
-			json_object_object_del(ev, "user_stack");
-			json_object_object_del(ev, "user_stack_error");
-			lines->with_query = copy_line(&ctx->query, ev,
-						      &lines->with_query_len);
-			json_object_object_add(ev, "user_stack", st);
-			if (why)
-				json_object_object_add(ev, "user_stack_error", why);
-			if (!lines->with_query)
-				return -ENOMEM;
-			lines->with_query_ustack = pgoff_json_line(ev,
-				&lines->with_query_ustack_len);
-		}
-	}
-	return err;
+	free(ctx->query_ustack);
+	ctx->plain = ctx->ustack = ctx->query = ctx->query_ustack = NULL;
 }

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_event.c - ring records to JSON lines: the exact lines (time and
+ * start aside, which follow the clocks) for an interval with and without
+ * SQL and a user stack, an episode, a waker, and a process pgoffd does
+ * not know. A fake /proc holds one cluster of PostgreSQL 15.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "broker/event.h"
+#include "broker/ksyms.h"
+#include "broker/pg_registry.h"
+#include "broker/usyms.h"
+#include "tests/unit/check.h"
+
+#define POSTMASTER	100
+#define BACKEND		101
+#define WAKER		102
+
+static char proc_root[64];
+static struct event_ctx ctx;
+static struct pg_registry *registry;
+
+static void write_file(const char *name, uint32_t pid, const char *text,
+		       size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u", proc_root, pid);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%u/%s", proc_root, pid, name);
+	f = fopen(path, "w");
+	if (!f || fwrite(text, 1, len, f) != len || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+static void fake_process(uint32_t pid, uint32_t ppid, const char *cmdline,
+			 size_t cmdline_len)
+{
+	char stat[160];
+
+	snprintf(stat, sizeof(stat), "%u (postgres) S %u 0 0 0 0 0 0 0 0 0 0 "
+		 "0 0 0 0 0 0 7777 0\n", pid, ppid);
+	write_file("stat", pid, stat, strlen(stat));
+	write_file("status", pid, "Name:\tpostgres\nUid:\t1000\t1000\t1000\t1000\n",
+		   strlen("Name:\tpostgres\nUid:\t1000\t1000\t1000\t1000\n"));
+	write_file("cmdline", pid, cmdline, cmdline_len);
+}
+
+/* One cluster (PostgreSQL 15) with a backend and a checkpointer. */
+static int setup(void)
+{
+	static const char pm[] = "/usr/lib/postgresql/15/bin/postgres\0-D\0/data";
+	static const char be[] = "postgres: alice shop [local] SELECT";
+	static const char ck[] = "postgres: checkpointer";
+	struct pg_cluster_info info;
+	uint32_t pids[] = { BACKEND, WAKER }, asked;
+	char kallsyms[96];
+	FILE *f;
+
+	snprintf(proc_root, sizeof(proc_root), "/tmp/pgoff-test-event.XXXXXX");
+	if (!mkdtemp(proc_root))
+		return -1;
+	fake_process(POSTMASTER, 1, pm, sizeof(pm));
+	fake_process(BACKEND, POSTMASTER, be, sizeof(be));
+	fake_process(WAKER, POSTMASTER, ck, sizeof(ck));
+	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", proc_root);
+	f = fopen(kallsyms, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "ffffffff81000000 T __schedule\nffffffff81001000 T "
+		"schedule\nffffffff81002000 T futex_wait\nffffffff81003000 T "
+		"do_syscall_64\n");
+	fclose(f);
+	ctx.ksyms = ksyms_load(kallsyms);
+	if (!ctx.ksyms || pg_registry_new(&registry, proc_root, 0) ||
+	    pg_registry_scan(registry, 0) ||
+	    !pg_registry_next_probe(registry, 0, &asked) || asked != POSTMASTER)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.postmaster_pid = POSTMASTER;
+	info.id = 1;
+	info.uid = 1000;
+	info.major = 15;
+	info.port = 5432;
+	snprintf(info.data_dir, sizeof(info.data_dir), "/data");
+	snprintf(info.version, sizeof(info.version), "15.8");
+	if (!pg_registry_probed(registry, &info, pids, 2, 0))
+		return -1;
+	ctx.registry = registry;
+	return 0;
+}
+
+static struct pgoff_record interval(void)
+{
+	struct pgoff_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = PGOFF_REC_INTERVAL;
+	r.start_ns = 1000000;
+	r.wake_ns = 1400000;
+	r.end_ns = 1500000;
+	r.pid = BACKEND;
+	r.tgid = BACKEND;
+	r.cluster = 1;
+	r.pg_wait_event_info = 0x03000004;	/* Lock/tuple */
+	r.flags = PGOFF_F_PG_WAIT | PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED |
+		  PGOFF_F_WAKER_PG_WAIT | PGOFF_F_IN_STATEMENT;
+	r.waker_pid = WAKER;
+	r.waker_tgid = WAKER;
+	r.waker_pg_wait_event_info = 0x0A000000;
+	memcpy(r.comm, "postgres", 9);
+	memcpy(r.waker_comm, "postgres", 9);
+	r.stack[0] = 0xffffffff81000010;	/* __schedule */
+	r.stack[1] = 0xffffffff81001010;	/* schedule */
+	r.stack[2] = 0xffffffff81002010;	/* futex_wait */
+	r.stack[3] = 0xffffffff81003010;	/* do_syscall_64 */
+	r.stack[4] = 0x1234;			/* in no known text */
+	r.stack_bytes = 5 * 8;
+	return r;
+}
+
+/* s without its "time" and "start" fields, which follow the clocks. */
+static const char *timeless(const char *s, size_t len)
+{
+	static char buf[PGOFF_MAX_LINE];
+	json_object *o = json_tokener_parse(s);
+
+	if (!o || strlen(s) != len)
+		return "(not one JSON object of the length given)";
+	json_object_object_del(o, "time");
+	json_object_object_del(o, "start");
+	snprintf(buf, sizeof(buf), "%s", json_object_to_json_string_ext(o,
+		 JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return buf;
+}
+
+#define PG_BACKEND "\"pg\":{\"wait_event_info\":50331652,\"wait_event_type\":" \
+	"\"Lock\",\"wait_event\":\"tuple\",\"backend_type\":\"client " \
+	"backend\",\"database\":\"shop\",\"user\":\"alice\",\"cluster\":{\"id\":1," \
+	"\"data_dir\":\"/data\",\"port\":5432,\"version\":\"15.8\"}}"
+#define WAKER_CK "\"waker\":{\"pid\":102,\"tid\":102,\"comm\":\"postgres\"," \
+	"\"backend_type\":\"checkpointer\",\"wait_event_info\":167772160," \
+	"\"wait_event_type\":\"IO\",\"wait_event\":\"BaseBackupRead\"}"
+#define INTERVAL_HEAD "{\"type\":\"offcpu\",\"seq\":%d,\"pid\":101,\"tid\":101," \
+	"\"comm\":\"postgres\",\"duration_ns\":500000,\"blocked_ns\":400000," \
+	"\"runq_ns\":100000,\"wait\":\"lock\",\"kernel_wait\":\"lock\"," \
+	PG_BACKEND "," WAKER_CK ",\"stack\":[\"futex_wait\",\"do_syscall_64\"," \
+	"\"[unknown]\"]"
+
+static void test_interval_plain(void)
+{
+	struct pgoff_record r = interval();
+	struct event_lines lines;
+	struct event_meta meta;
+	char want[4096];
+
+	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+	snprintf(want, sizeof(want), INTERVAL_HEAD "}", (int)ctx.seq);
+	CHECK_STR(timeless(lines.plain, lines.plain_len), want);
+	CHECK(!lines.with_query && !lines.with_ustack);
+	CHECK(!meta.episode && meta.tgid == BACKEND &&
+	      meta.duration_ns == 500000 && meta.wait == PGOFF_WAIT_LOCK &&
+	      meta.has_pg_wait && meta.pg_wait_event_info == 0x03000004);
+	CHECK_STR(meta.pg_wait_event, "tuple");
+	CHECK_STR(meta.database, "shop");
+	CHECK_STR(meta.backend_type, "client backend");
+}
+
+static void test_interval_query_and_ustack(void)
+{
+	struct {
+		struct pgoff_record_query rq;
+		struct pgoff_ustack us;
+	} rec;
+	struct event_lines lines;
+	struct event_meta meta;
+	char want[4096], head[2048];
+	static const char nosym[] = ",\"user_stack\":[],\"user_stack_error\":"
+		"\"pgoffd has no user stack symbolizer\"";
+
+	memset(&rec, 0, sizeof(rec));
+	rec.rq.rec = interval();
+	rec.rq.rec.flags |= PGOFF_F_QUERY | PGOFF_F_USTACK;
+	rec.rq.rec.query_len = 8;
+	memcpy(rec.rq.query, "SELECT 1", 9);
+	rec.us.bytes = 8;
+	rec.us.ips[0] = 0x400000;
+	ctx.want_query = true;
+	ctx.want_ustack = true;
+	CHECK(event_encode(&ctx, &rec, sizeof(rec), &lines, &meta) == 0);
+	snprintf(head, sizeof(head), INTERVAL_HEAD, (int)ctx.seq);
+	snprintf(want, sizeof(want), "%s}", head);
+	CHECK_STR(timeless(lines.plain, lines.plain_len), want);
+	snprintf(want, sizeof(want), "%s%s}", head, nosym);
+	CHECK_STR(timeless(lines.with_ustack, lines.with_ustack_len), want);
+	snprintf(want, sizeof(want), "%s,\"query\":\"SELECT 1\"}", head);
+	CHECK_STR(timeless(lines.with_query, lines.with_query_len), want);
+	snprintf(want, sizeof(want), "%s,\"query\":\"SELECT 1\"%s}", head, nosym);
+	CHECK_STR(timeless(lines.with_query_ustack,
+			   lines.with_query_ustack_len), want);
+	ctx.want_query = false;
+	ctx.want_ustack = false;
+}
+
+/* A stack the kernel did not walk, SQL not seen, a process not known. */
+static void test_interval_unknown_process(void)
+{
+	struct pgoff_record r = interval();
+	struct event_lines lines;
+	struct event_meta meta;
+	char want[4096];
+
+	r.pid = r.tgid = 999;
+	r.cluster = 7;
+	r.flags = PGOFF_F_PREEMPTED | PGOFF_F_PG_NO_SYMBOL | PGOFF_F_QUERY_UNSEEN;
+	r.stack_bytes = PGOFF_STACK_NOT_WALKED;
+	ctx.want_query = true;
+	ctx.want_ustack = true;
+	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+	snprintf(want, sizeof(want), "{\"type\":\"offcpu\",\"seq\":%d,\"pid\":999,"
+		 "\"tid\":999,\"comm\":\"postgres\",\"duration_ns\":500000,"
+		 "\"blocked_ns\":0,\"runq_ns\":500000,\"wait\":\"cpu\","
+		 "\"kernel_wait\":\"cpu\",\"pg\":{\"missing\":{\"wait_event\":"
+		 "\"symbol unknown\",\"backend_type\":\"process title not "
+		 "readable yet\"}},\"stack\":[],\"stack_error\":\"not available "
+		 "with the raw_tp fallback\"}", (int)ctx.seq);
+	CHECK_STR(timeless(lines.plain, lines.plain_len), want);
+	CHECK_CONTAINS(lines.with_ustack, "\"user_stack\":null,"
+		       "\"user_stack_error\":\"not walked: the interval began");
+	CHECK_CONTAINS(lines.with_query_ustack, "\"query\":null,\"query_error\":"
+		       "\"not captured: the interval began before any "
+		       "subscriber could see queries\",\"user_stack\":null");
+	CHECK(meta.wait == PGOFF_WAIT_CPU && !meta.has_pg_wait &&
+	      !meta.database && !meta.backend_type && !meta.pg_wait_event);
+	ctx.want_query = false;
+	ctx.want_ustack = false;
+}
+
+static void test_episode(void)
+{
+	struct pgoff_episode e;
+	struct event_lines lines;
+	struct event_meta meta;
+	char want[4096];
+
+	memset(&e, 0, sizeof(e));
+	e.kind = PGOFF_REC_EPISODE;
+	e.pid = e.tgid = BACKEND;
+	e.cluster = 1;
+	e.pg_wait_event_info = 0x03000004;
+	e.intervals = 3;
+	e.flags = PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED | PGOFF_F_IN_STATEMENT;
+	e.waker_pid = e.waker_tgid = WAKER;
+	e.start_ns = 1000000;
+	e.end_ns = 3000000;
+	e.blocked_ns = 1500000;
+	e.runq_ns = 200000;
+	e.oncpu_ns = 300000;
+	e.bounds = PGOFF_EP_START_PROBE | PGOFF_EP_DONE_PROBE;
+	memcpy(e.comm, "postgres", 9);
+	memcpy(e.waker_comm, "postgres", 9);
+	CHECK(event_encode(&ctx, &e, sizeof(e), &lines, &meta) == 0);
+	snprintf(want, sizeof(want), "{\"type\":\"episode\",\"seq\":%d,\"pid\":101,"
+		 "\"tid\":101,\"comm\":\"postgres\",\"duration_ns\":2000000,"
+		 "\"blocked_ns\":1500000,\"runq_ns\":200000,\"on_cpu_ns\":300000,"
+		 "\"intervals\":3,\"boundary\":\"exact\",\"wait\":\"lock\","
+		 PG_BACKEND ",\"waker\":{\"pid\":102,\"tid\":102,\"comm\":"
+		 "\"postgres\",\"backend_type\":\"checkpointer\"}}", (int)ctx.seq);
+	CHECK_STR(timeless(lines.plain, lines.plain_len), want);
+	CHECK(!lines.with_query && !lines.with_ustack);
+	CHECK(meta.episode && meta.tgid == BACKEND &&
+	      meta.duration_ns == 2000000 && meta.wait == PGOFF_WAIT_LOCK);
+	CHECK_STR(meta.pg_wait_event, "tuple");
+}
+
+static void test_short_records_refused(void)
+{
+	struct pgoff_record r = interval();
+	struct event_lines lines;
+	struct event_meta meta;
+
+	CHECK(event_encode(&ctx, &r, 2, &lines, &meta) == -EINVAL);
+	CHECK(event_encode(&ctx, &r, sizeof(r) - 1, &lines, &meta) == -EINVAL);
+	r.kind = PGOFF_REC_TITLE;
+	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == -EINVAL);
+}
+
+int main(void)
+{
+	char cmd[128];
+	int rc;
+
+	if (setup()) {
+		fprintf(stderr, "test_event: cannot set up the fake /proc in %s\n",
+			proc_root);
+		return 1;
+	}
+	RUN(test_interval_plain);
+	RUN(test_interval_query_and_ustack);
+	RUN(test_interval_unknown_process);
+	RUN(test_episode);
+	RUN(test_short_records_refused);
+	rc = CHECK_DONE();
+	event_ctx_free(&ctx);
+	pg_registry_free(registry);
+	ksyms_free((struct ksyms *)ctx.ksyms);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", proc_root);
+	if (system(cmd))
+		rc = 1;
+	return rc;
+}
