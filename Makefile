@@ -75,7 +75,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
-	broker/holdback.c broker/store.c broker/agg_record.c broker/replay_meta.c broker/recorder.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
+	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
 	broker/usdt.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
@@ -174,6 +174,8 @@ TEST_LIBS_exporter_exposition := -lyaml -lcrypt
 TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 TEST_NEEDS_control_socket := broker/safe_dir.c
 TEST_NEEDS_json_out := client/json_out.c
+TEST_NEEDS_agg_record := broker/grow_buf.c
+TEST_NEEDS_sql_redact := broker/grow_buf.c
 TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
 	broker/store.c broker/replay_meta.c \
@@ -211,13 +213,13 @@ binary-test: all
 
 # libFuzzer targets (clang): the request decoder, the client's renderers
 # (with the flame graph writer), pgoff_exporter's parser and page, the
-# ELF symbol reader of user stacks, and the flight recorder's aggregation
-# records.
+# ELF symbol reader of user stacks, the flight recorder's aggregation
+# records and its SQL redactor.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
-	$(BUILD)/fuzz/fuzz_agg_record
+	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -234,8 +236,14 @@ $(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/rend
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
 
 # The flight recorder's per-second aggregation records, as read back.
-$(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c \
+$(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c broker/grow_buf.c \
 		$(BUILD)/vmlinux.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+# The redactor of SQL the flight recorder stores: any query text.
+$(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c broker/grow_buf.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
@@ -337,6 +345,7 @@ selinux-test:
 bench: all $(BUILD)/bench/empty.bpf.o $(BUILD)/bench/lookups.bpf.o $(BUILD)/bench/empty_load
 	@tests/bench/bench.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
+	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
 
 # The floor in make bench: programs that do nothing on pgoff's hooks, and
 # ones that only look a task up, by structure.

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "broker/agg_record.h"
+#include "broker/grow_buf.h"
 
 int agg_vec_push(struct agg_vec *a, const struct agg_row *row)
 {
@@ -91,37 +92,8 @@ int aggrec_delta(const struct agg_row *prev, size_t np,
 	return 0;
 }
 
-/* A growing byte buffer; a failed allocation sticks. */
-struct buf {
-	unsigned char *p;
-	size_t n, cap;
-	bool failed;
-};
-
-static void put(struct buf *b, const void *src, size_t len)
-{
-	if (b->failed)
-		return;
-	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		unsigned char *p;
-
-		while (cap < b->n + len)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->failed = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, src, len);
-	b->n += len;
-}
-
 /* LEB128: small numbers, which most are, take one byte */
-static void put_u(struct buf *b, uint64_t v)
+static void put_u(struct grow_buf *b, uint64_t v)
 {
 	unsigned char t[10];
 	size_t n = 0;
@@ -133,15 +105,15 @@ static void put_u(struct buf *b, uint64_t v)
 			t[n] |= 0x80;
 		n++;
 	} while (v);
-	put(b, t, n);
+	grow_buf_put(b, t, n);
 }
 
-static void put_s(struct buf *b, const char *s, size_t max)
+static void put_s(struct grow_buf *b, const char *s, size_t max)
 {
 	size_t len = strnlen(s, max - 1);
 
 	put_u(b, len);
-	put(b, s, len);
+	grow_buf_put(b, s, len);
 }
 
 static bool same_proc(const struct agg_row *a, const struct agg_row *b)
@@ -162,7 +134,7 @@ static bool same_proc(const struct agg_row *a, const struct agg_row *b)
 int aggrec_encode(const struct agg_row *rows, size_t n, uint64_t interval_ns,
 		  unsigned char **out, size_t *len)
 {
-	struct buf b = { 0 };
+	struct grow_buf b = { 0 };
 	size_t *proc = malloc((n ? n : 1) * sizeof(*proc));
 	size_t *first = malloc((n ? n : 1) * sizeof(*first));
 	size_t nprocs = 0;

@@ -60,6 +60,22 @@ static int set_size(uint64_t *dst, const char *v, uint64_t min, uint64_t max)
 	return 0;
 }
 
+static int set_record_queries(enum record_queries *dst, const char *v)
+{
+	static const char *const names[] = {
+		[RECORD_QUERIES_OFF] = "off",
+		[RECORD_QUERIES_REDACTED] = "redacted",
+		[RECORD_QUERIES_FULL] = "full",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(v, names[i]) == 0) {
+			*dst = (enum record_queries)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /* An absolute path, no "..": safe_dir walks it component by component. */
 static int set_dir(char *dst, size_t len, const char *v)
 {
@@ -170,6 +186,10 @@ int config_set(struct pgoffd_config *c, const char *key, const char *v,
 	else if (strcmp(key, "record-max-age") == 0)
 		ret = pgoff_parse_ago(v, &c->record_max_age_ns) ||
 		      !c->record_max_age_ns ? -EINVAL : 0;
+	else if (strcmp(key, "record-user-stacks") == 0)
+		ret = set_flag(&c->record_user_stacks, v);
+	else if (strcmp(key, "record-queries") == 0)
+		ret = set_record_queries(&c->record_queries, v);
 	else if (strcmp(key, "raw-tp") == 0)
 		ret = set_flag(&c->raw_tp, v);
 	else if (strcmp(key, "usdt") == 0)

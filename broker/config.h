@@ -14,6 +14,13 @@
 
 #define PGOFF_CONFIG_PATH "/etc/pgoff/pgoffd.conf"
 
+/* What the flight recorder keeps of an event's SQL text. */
+enum record_queries {
+	RECORD_QUERIES_OFF,
+	RECORD_QUERIES_REDACTED,	/* literals as $n (sql_redact.h) */
+	RECORD_QUERIES_FULL,
+};
+
 struct pgoffd_config {
 	char socket[108];		/* sun_path */
 	char group[64];
@@ -34,6 +41,8 @@ struct pgoffd_config {
 	uint64_t record_min_ns;
 	uint64_t record_max_bytes;
 	uint64_t record_max_age_ns;
+	enum record_queries record_queries;
+	bool record_user_stacks;	/* walked at every switch-out */
 	bool raw_tp;
 	bool usdt;			/* PostgreSQL's wait probes */
 	bool verbose;

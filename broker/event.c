@@ -452,20 +452,21 @@ static struct fields fields_of(json_object *o)
 
 /*
  * The plain line with more fields added at its end, into *buf
- * (PGOFF_MAX_LINE, allocated once). NULL: too long, or no memory.
+ * (PGOFF_MAX_LINE, allocated once); *line and *len say where.
+ * 0, -E2BIG or -ENOMEM.
  */
-static const char *join_line(char **buf, const struct fields *plain,
-			     const struct fields *more, size_t nmore,
-			     size_t *len)
+static int join_line(char **buf, const struct fields *plain,
+		     const struct fields *more, size_t nmore,
+		     const char **line, size_t *len)
 {
 	size_t n = plain->len;
 
 	for (size_t i = 0; i < nmore; i++)
 		n += 1 + more[i].len;
 	if (n + 2 >= PGOFF_MAX_LINE)
-		return NULL;
+		return -E2BIG;
 	if (!*buf && !(*buf = malloc(PGOFF_MAX_LINE)))
-		return NULL;
+		return -ENOMEM;
 	n = 0;
 	(*buf)[n++] = '{';
 	memcpy(*buf + n, plain->text, plain->len);
@@ -477,41 +478,38 @@ static const char *join_line(char **buf, const struct fields *plain,
 	}
 	(*buf)[n++] = '}';
 	(*buf)[n] = '\0';
+	*line = *buf;
 	*len = n;
-	return *buf;
+	return 0;
 }
 
 int event_lines_encode(struct event_ctx *ctx, const struct event *e,
 		       struct event_lines *lines)
 {
 	json_object *ev = encode_plain(ctx, e), *us = NULL, *q = NULL;
-	struct fields f[3];
-	int err = -E2BIG;
+	struct fields f[3];	/* plain, query, user stack: in line order */
+	int err;
 
 	memset(lines, 0, sizeof(*lines));
 	f[0] = fields_of(ev);
-	if (!(lines->plain = join_line(&ctx->plain, &f[0], NULL, 0,
-				       &lines->plain_len)))
-		goto out;
-	if (e->ustack_walked || (!e->episode && ctx->want_ustack)) {
+	err = join_line(&ctx->plain, &f[0], NULL, 0, &lines->plain,
+			&lines->plain_len);
+	if (!err && (e->ustack_walked || (!e->episode && ctx->want_ustack))) {
 		us = encode_user_stack(e);
 		f[2] = fields_of(us);
-		if (!(lines->with_ustack = join_line(&ctx->ustack, &f[0], &f[2],
-						     1, &lines->with_ustack_len)))
-			goto out;
+		err = join_line(&ctx->ustack, &f[0], &f[2], 1,
+				&lines->with_ustack, &lines->with_ustack_len);
 	}
-	if (ctx->want_query && e->query_told) {
+	if (!err && ctx->want_query && e->query_told) {
 		q = encode_query(e);
 		f[1] = fields_of(q);
-		if (!(lines->with_query = join_line(&ctx->query, &f[0], &f[1], 1,
-						    &lines->with_query_len)) ||
-		    (us && !(lines->with_query_ustack = join_line(
-				     &ctx->query_ustack, &f[0], &f[1], 2,
-				     &lines->with_query_ustack_len))))
-			goto out;
+		err = join_line(&ctx->query, &f[0], &f[1], 1,
+				&lines->with_query, &lines->with_query_len);
+		if (!err && us)
+			err = join_line(&ctx->query_ustack, &f[0], &f[1], 2,
+					&lines->with_query_ustack,
+					&lines->with_query_ustack_len);
 	}
-	err = 0;
-out:
 	json_object_put(ev);
 	json_object_put(us);
 	json_object_put(q);

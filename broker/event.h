@@ -123,16 +123,16 @@ int event_resolve(struct event_ctx *ctx, const void *data, size_t size,
 		  struct event *e);
 /* What filters look at; strings borrowed from e. */
 void event_meta_of(const struct event *e, struct event_meta *meta);
-/* e's lines (next sequence number); valid until the next call. 0 or -errno. */
+/* e's lines, with the next sequence number; valid until the next call.
+ * 0, or -E2BIG for a line over PGOFF_MAX_LINE, -ENOMEM. */
 int event_lines_encode(struct event_ctx *ctx, const struct event *e,
 		       struct event_lines *lines);
 
 /*
- * Resolve and encode a record of size bytes (struct pgoff_record, or struct
- * pgoff_record_query with PGOFF_F_QUERY; a struct pgoff_ustack after
- * either with PGOFF_F_USTACK). lines stay valid until the next
- * call; meta's strings point into the registry, so only until it changes
- * (the next lookup or scan). Returns 0, or -errno.
+ * The three above in one: a record resolved, its meta and its lines.
+ * lines stay valid until the next call; meta's strings point into the
+ * registry, so only until it changes (the next lookup or scan). Returns
+ * 0, or -errno.
  */
 int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 		 struct event_lines *lines, struct event_meta *meta);

@@ -114,8 +114,14 @@ static void usage(FILE *f)
 "  --record-min DUR     shortest wait or interval recorded (default 10ms)\n"
 "  --record-max-size BYTES  the record's size cap, K/M/G suffixes (default 1G)\n"
 "  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
+"  --record-queries off|redacted|full  the SQL text of recorded events: none\n"
+"                       (default), literals replaced by $n, or as it is; shown\n"
+"                       on replay only to --query-group, as live\n"
+"  --record-user-stacks yes|no  keep the user stack of recorded intervals:\n"
+"                       walked at every switch-out of a traced process, as\n"
+"                       its duration is not known yet (default no)\n"
 "  --raw-tp             use the raw_tp programs even where tp_btf works\n"
-"  --usdt yes|no        attach PostgreSQL's wait probes at start: exact lock and\n"
+"  --usdt yes|no        attach PostgreSQL's wait probes: exact lock and\n"
 "                       LWLock episodes (default yes)\n"
 "  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
 "  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
@@ -190,6 +196,7 @@ static void status_hook(void *ctx, json_object *r)
 {
 	struct broker *b = ctx;
 	uint64_t cnt[PGOFF_CNT__COUNT] = { 0 };
+	struct usyms_stats us;
 	json_object *c = json_object_new_object();
 	uint64_t min = tracer_min_duration(b->tracer);
 	struct timespec now;
@@ -225,6 +232,13 @@ static void status_hook(void *ctx, json_object *r)
 				       json_object_new_int64((int64_t)cnt[i]));
 	json_object_object_add(c, "client_queue_full", json_object_new_int64(
 		(int64_t)server_queue_drops(b->server)));
+	json_object_object_add(c, "client_watch_failed", json_object_new_int64(
+		(int64_t)server_watch_drops(b->server)));
+	usyms_stats(b->events.usyms, &us);
+	json_object_object_add(c, "user_symbols_evicted", json_object_new_int64(
+		(int64_t)us.evicted));
+	json_object_object_add(c, "user_symbols_refused", json_object_new_int64(
+		(int64_t)us.refused));
 	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
 	if (b->rec)
 		recorder_counters(b->rec, c);
@@ -306,31 +320,58 @@ static void stats_hook(void *ctx, const struct pgoff_request *req,
 		       json_object *r)
 {
 	struct broker *b = ctx;
+
+	stats_answer(&b->stats, req->stats.by, r);
+}
+
+/* A stats request over the past: the recorder sums it a share a round. */
+static void *past_start(void *ctx, const struct pgoff_request *req)
+{
+	struct broker *b = ctx;
+	struct recorder_window *w;
+	struct timespec now;
+	int64_t until = req->stats.until_ns;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* up to now (0): the second not stored yet is read live at the end */
+	if (until >= (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec)
+		until = 0;
+	if (!b->rec || recorder_window_start(b->rec, req->stats.since_ns,
+					     until, req->stats.by, &w))
+		return NULL;
+	return w;
+}
+
+static bool past_step(void *ctx, void *job)
+{
+	struct broker *b = ctx;
+
+	return recorder_window_step(b->rec, job, RECORDER_WINDOW_STEP);
+}
+
+static void past_finish(void *ctx, void *job, json_object *r)
+{
+	struct broker *b = ctx;
 	uint64_t mono = stats_now_ns();
 	struct agg_row *rows = NULL;
-	struct timespec now;
-	int64_t until;
 	size_t n = 0;
 	int err;
 
-	if (!req->stats.has_since) {
-		stats_answer(&b->stats, req->stats.by, r);
-		return;
-	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	until = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-	/* up to now: the second not stored yet is read live */
-	if (b->rec && (!req->stats.until_ns || req->stats.until_ns >= until))
+	if (recorder_window_to_now(job))
 		stats_rows(&b->stats, PGOFF_STATS_BY_PID, mono, &rows, &n);
-	else if (req->stats.until_ns)
-		until = req->stats.until_ns;
-	err = b->rec ? recorder_window(b->rec, req->stats.since_ns, until,
-				       req->stats.by, r, PGOFF_MAX_LINE - 4096,
-				       rows, n, mono) : -ENODATA;
+	err = recorder_window_reply(b->rec, job, r, PGOFF_MAX_LINE - 4096,
+				    rows, n, mono);
 	free(rows);
+	recorder_window_free(job);
 	json_object_object_add(r, "complete", json_object_new_boolean(!err));
 	if (err)
 		log_warnx("top over the past: %s", strerror(-err));
+}
+
+static void past_cancel(void *ctx, void *job)
+{
+	(void)ctx;
+	recorder_window_free(job);
 }
 
 static void history_hook(void *ctx, json_object *r)
@@ -363,6 +404,8 @@ static void filter_hook(void *ctx)
 	}
 	b->events.want_query = k.want_query;
 	any_u = server_ustack_union(b->server, &u);
+	if (b->rec && recorder_widen_ustack(b->rec, &u))
+		any_u = true;
 	b->events.want_ustack = any_u;
 	err = tracer_set_filter(b->tracer, &k, any_u ? &u : NULL);
 	if (err)
@@ -465,6 +508,8 @@ static void probed(struct broker *b, const struct prober_answer *a)
 							monotonic_ms());
 	char why[64];
 
+	if (a->binary_new)
+		usdt_note(b->usdt, &a->usdt);
 	if (!c)
 		return;
 	if (event_names_missing(c, why, sizeof(why)))
@@ -514,8 +559,9 @@ static void probe_at_start(struct broker *b)
 
 /*
  * PostgreSQL's wait probes, as root, in the binaries of the postmasters
- * found and of the majors installed; then the program's fd goes (see
- * broker/usdt.c). A binary that comes later is not probed.
+ * found and of the majors installed; then the program's fd goes to the
+ * prober, which links the binaries of postmasters found later, and
+ * pgoffd closes its own (see broker/prober.h).
  */
 static void attach_usdt(struct broker *b)
 {
@@ -549,6 +595,12 @@ static void attach_usdt(struct broker *b)
 		usdt_attach(b->usdt, fd, exe, shown);
 	}
 	usdt_attach_installed(b->usdt, fd);
+	if (fd >= 0) {
+		err = prober_give_usdt(b->prober, fd, b->usdt);
+		if (err)
+			log_fatal(-err, "cannot hand the uprobe program to the "
+				  "prober");
+	}
 done:
 	err = tracer_forget_usdt(b->tracer);
 	if (err)
@@ -688,6 +740,8 @@ static const struct option long_opts[] = {
 	{ "record-min", required_argument, NULL, 0 },
 	{ "record-max-size", required_argument, NULL, 0 },
 	{ "record-max-age", required_argument, NULL, 0 },
+	{ "record-queries", required_argument, NULL, 0 },
+	{ "record-user-stacks", required_argument, NULL, 0 },
 	{ "raw-tp", no_argument, NULL, 0 },
 	{ "usdt", required_argument, NULL, 0 },
 	{ "config", required_argument, NULL, 'c' },
@@ -698,12 +752,22 @@ static const struct option long_opts[] = {
 	{ 0 }
 };
 
+/* What the command line asks pgoffd to do. */
+enum run_mode {
+	RUN_SERVE,
+	RUN_CHECK,		/* --check: the configuration only */
+	RUN_HELP,		/* --help: usage to stdout */
+	RUN_VERSION,
+	RUN_BAD_OPTION,		/* getopt said why; usage to stderr */
+};
+
 /*
  * Defaults, then the config file, then the command line (which wins).
- * Also used on SIGHUP with the same argv. Returns 0, or -EINVAL with err.
+ * Also used on SIGHUP with the same argv. Returns 0, or -EINVAL with err;
+ * with *mode help, version or a bad option, cfg is not read.
  */
 static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
-		       char *path, size_t path_len, bool *check_only,
+		       char *path, size_t path_len, enum run_mode *mode,
 		       char *err, size_t errlen)
 {
 	bool path_given = false;
@@ -711,23 +775,18 @@ static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
 
 	config_defaults(cfg);
 	snprintf(path, path_len, "%s", PGOFF_CONFIG_PATH);
-	*check_only = false;
+	*mode = RUN_SERVE;
 	optind = 0;	/* glibc: start over, also on reload */
 	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, NULL)) != -1) {
 		if (c == 'c') {
 			snprintf(path, path_len, "%s", optarg);
 			path_given = true;
 		} else if (c == 'n') {
-			*check_only = true;
-		} else if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		} else if (c == 'V') {
-			printf("pgoffd %s\n", PGOFF_VERSION);
-			exit(0);
-		} else if (c == '?') {
-			usage(stderr);
-			exit(2);
+			*mode = RUN_CHECK;
+		} else if (c == 'h' || c == 'V' || c == '?') {
+			*mode = c == 'h' ? RUN_HELP : c == 'V' ? RUN_VERSION :
+							       RUN_BAD_OPTION;
+			return 0;
 		}
 	}
 	if (optind < argc) {
@@ -802,9 +861,10 @@ static void reload(struct broker *b, int argc, char **argv)
 	struct tracer_opts to = { 0 };
 	struct prober_opts po = { 0 };
 	char path[PATH_MAX], err[300];
-	bool check_only;
+	enum run_mode mode;
 
-	if (read_config(argc, argv, &cfg, path, sizeof(path), &check_only, err,
+	/* the mode is the one pgoffd started with: serve or check */
+	if (read_config(argc, argv, &cfg, path, sizeof(path), &mode, err,
 			sizeof(err)) ||
 	    resolve(&cfg, &so, &to, &po, err, sizeof(err))) {
 		log_warnx("SIGHUP: configuration not reloaded: %s", err);
@@ -840,7 +900,9 @@ static void reload(struct broker *b, int argc, char **argv)
 	if (b->rec) {
 		struct recorder_opts ro = { cfg.record_min_ns,
 					    cfg.record_max_bytes,
-					    cfg.record_max_age_ns };
+					    cfg.record_max_age_ns,
+					    cfg.record_queries,
+					    cfg.record_user_stacks };
 
 		recorder_set_opts(b->rec, &ro);
 		so.store = recorder_store(b->rec);
@@ -886,18 +948,33 @@ struct setup {
 static void configure(struct broker *b, struct setup *s)
 {
 	char path[PATH_MAX], err_msg[300];
-	bool check_only;
+	enum run_mode mode;
+	int err = read_config(b->argc, b->argv, &b->cfg, path, sizeof(path),
+			      &mode, err_msg, sizeof(err_msg));
 
-	if (read_config(b->argc, b->argv, &b->cfg, path, sizeof(path),
-			&check_only, err_msg, sizeof(err_msg)) ||
-	    resolve(&b->cfg, &s->so, &s->to, &s->po, err_msg, sizeof(err_msg))) {
+	switch (err ? RUN_SERVE : mode) {
+	case RUN_HELP:
+		usage(stdout);
+		exit(0);
+	case RUN_VERSION:
+		printf("pgoffd %s\n", PGOFF_VERSION);
+		exit(0);
+	case RUN_BAD_OPTION:
+		usage(stderr);
+		exit(2);
+	case RUN_SERVE:
+	case RUN_CHECK:
+		break;
+	}
+	if (err || resolve(&b->cfg, &s->so, &s->to, &s->po, err_msg,
+			   sizeof(err_msg))) {
 		fprintf(stderr, "pgoffd: %s\n", err_msg);
 		exit(2);
 	}
 	log_init("pgoffd", b->cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	if (privdrop_lookup(b->cfg.user, &s->uid, &s->gid))
 		exit(2);
-	if (check_only) {
+	if (mode == RUN_CHECK) {
 		printf("pgoffd: configuration ok (%s)\n", path);
 		exit(0);
 	}
@@ -952,7 +1029,9 @@ static void open_record(struct broker *b, struct setup *s)
 {
 	struct recorder_opts ro = { b->cfg.record_min_ns,
 				    b->cfg.record_max_bytes,
-				    b->cfg.record_max_age_ns };
+				    b->cfg.record_max_age_ns,
+				    b->cfg.record_queries,
+				    b->cfg.record_user_stacks };
 	char err_msg[300];
 	int dfd = recorder_prepare_dir(b->cfg.state_dir, s->uid, s->gid,
 				       err_msg, sizeof(err_msg));
@@ -982,6 +1061,10 @@ static void serve(struct broker *b, struct setup *s)
 {
 	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
 				      .stats = stats_hook,
+				      .past_start = past_start,
+				      .past_step = past_step,
+				      .past_finish = past_finish,
+				      .past_cancel = past_cancel,
 				      .history = history_hook,
 				      .filter_changed = filter_hook,
 				      .ctx = b };

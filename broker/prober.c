@@ -26,11 +26,13 @@
 /* A worker reads at most this much memory (libelf, a hostile binary). */
 #define WORKER_MAX_MEMORY (1ul << 30)
 
-enum prober_op { OP_PROBE = 1, OP_MAPS = 2 };
+enum prober_op { OP_PROBE = 1, OP_MAPS = 2, OP_USDT_KNOWN = 3,
+		 OP_USDT = 4 };
 
 struct prober_msg {
 	uint32_t op;
 	uint32_t pid;
+	uint64_t dev, ino;		/* OP_USDT_KNOWN: a binary seen */
 };
 
 struct prober {
@@ -50,6 +52,10 @@ struct serve_state {
 	uint32_t slot_uid[PGOFF_MAX_QUOTAS];
 	bool slot_used[PGOFF_MAX_QUOTAS];
 	uint32_t next_cluster;
+	int usdt_prog_fd;		/* -1 until pgoffd sends it */
+	size_t usdt_n;			/* binaries linked or refused */
+	uint64_t usdt_dev[USDT_MAX_BINARIES], usdt_ino[USDT_MAX_BINARIES];
+	int usdt_link[USDT_MAX_BINARIES];	/* -1: refused, or pgoffd's */
 };
 
 /* A user's slot in the quota array: theirs, a free one, or -ENOSPC. */
@@ -195,6 +201,68 @@ static void untrace_cluster(struct serve_state *st, uint32_t id)
 	}
 }
 
+static bool usdt_seen(const struct serve_state *st, uint64_t dev,
+		      uint64_t ino)
+{
+	for (size_t i = 0; i < st->usdt_n; i++)
+		if (st->usdt_dev[i] == dev && st->usdt_ino[i] == ino)
+			return true;
+	return false;
+}
+
+/* The postmaster's binary, for the prober to link if it is new. */
+static void note_binary(const struct serve_state *st, uint32_t pid,
+			struct prober_answer *a)
+{
+	struct usdt_result *r = &a->usdt;
+	char exe[96];
+	ssize_t len;
+
+	a->binary_new = 1;
+	r->dev = a->info.exe_dev;
+	r->ino = a->info.exe_ino;
+	snprintf(exe, sizeof(exe), "%s/%u/exe", st->o->proc_root, pid);
+	len = readlink(exe, r->path, sizeof(r->path) - 1);
+	if (len <= 0)
+		snprintf(r->path, sizeof(r->path), "%s", exe);
+	else
+		r->path[len] = '\0';
+}
+
+/* The answer, with the link's fd (if any) riding on its first byte. */
+static int send_answer(int out, const struct prober_answer *a, int link_fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { (void *)a, sizeof(*a) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	size_t sent = 0;
+
+	if (link_fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &link_fd, sizeof(int));
+	}
+	while (sent < sizeof(*a)) {
+		ssize_t n = sendmsg(out, &mh, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return -1;
+		sent += (size_t)n;
+		iov.iov_base = (char *)a + sent;
+		iov.iov_len = sizeof(*a) - sent;
+		mh.msg_control = NULL;
+		mh.msg_controllen = 0;
+	}
+	return 0;
+}
+
 static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 		   int slot, int out)
 {
@@ -203,6 +271,9 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 	struct pg_cluster_info *c = &a.info;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* what reads a hostile process never holds the uprobe program */
+	if (st->usdt_prog_fd >= 0)
+		close(st->usdt_prog_fd);
 #ifndef __SANITIZE_ADDRESS__	/* ASan's shadow takes terabytes of it */
 	setrlimit(RLIMIT_AS, &mem);
 #else
@@ -221,14 +292,66 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 			if (!c->traced)
 				c->status = -EDQUOT;
 		}
+		note_binary(st, pid, &a);
 	}
-	if (write(out, &a, sizeof(a)) != sizeof(a))
+	if (send_answer(out, &a, -1))
 		_exit(1);
 	_exit(0);
 }
 
-/* The whole answer from the worker's pipe, by the deadline. */
-static int read_answer(int fd, struct prober_answer *a)
+/*
+ * A worker that links the binary a->usdt names: usdt_link checks that
+ * /proc/PID/exe is still that file, owned by root, only root may write
+ * it, and links the descriptor it checked. It reads nothing a user
+ * controls but the ELF notes of such a file (pg_elf, bounded).
+ */
+static void link_worker(struct serve_state *st, uint32_t pid,
+			struct prober_answer *a, int out)
+{
+	struct usdt_result *r = &a->usdt;
+	char exe[96];
+	int fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	snprintf(exe, sizeof(exe), "%s/%u/exe", st->o->proc_root, pid);
+	fd = usdt_link(st->usdt_prog_fd, exe, r->dev, r->ino, &r->sites,
+		       r->why, sizeof(r->why));
+	r->probed = fd >= 0;
+	if (send_answer(out, a, fd))
+		_exit(1);
+	_exit(0);
+}
+
+/* Up to len bytes; a descriptor that came with them goes to *fd (a
+ * second one, which no worker sends, is closed). */
+static ssize_t recv_with_fd(int sock, void *buf, size_t len, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+
+	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
+	     cm = CMSG_NXTHDR(&mh, cm)) {
+		int got;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&got, CMSG_DATA(cm), sizeof(got));
+		if (*fd < 0)
+			*fd = got;
+		else
+			close(got);
+	}
+	return n;
+}
+
+/* The whole answer from the worker, by the deadline; *link_fd the
+ * descriptor that came with it, or -1. */
+static int read_answer(int fd, struct prober_answer *a, int *link_fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct timespec until, now;
@@ -245,12 +368,99 @@ static int read_answer(int fd, struct prober_answer *a)
 		       (until.tv_nsec - now.tv_nsec) / 1000000;
 		if (left <= 0 || poll(&pfd, 1, (int)left) != 1)
 			return -ETIMEDOUT;
-		n = read(fd, (char *)a + got, sizeof(*a) - got);
+		n = recv_with_fd(fd, (char *)a + got, sizeof(*a) - got,
+				 link_fd);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
-			return n < 0 && errno == EINTR ? 0 : -EIO;
+			return -EIO;
 		got += (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * One worker's answer into a by the deadline (killed if it has not
+ * answered), with the descriptor it sent in *link_fd (or -1): the
+ * cluster's facts, or (link) a link to its binary's wait probes.
+ * Returns 0, -ETIMEDOUT (no whole answer), or -errno.
+ */
+static int ask_worker(struct serve_state *st, uint32_t pid, uint32_t id,
+		      int slot, bool link, struct prober_answer *a,
+		      int *link_fd)
+{
+	int p[2], err;
+	pid_t w;
+
+	/* a socket, not a pipe: a link to the wait probes comes on it */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
+		return -errno;
+	w = fork();
+	if (w == 0) {
+		close(p[0]);
+		if (link)
+			link_worker(st, pid, a, p[1]);
+		worker(st, pid, id, slot, p[1]);
+	}
+	close(p[1]);
+	if (w < 0) {
+		err = -errno;
+		close(p[0]);
+		return err;
+	}
+	err = read_answer(p[0], a, link_fd) ? -ETIMEDOUT : 0;
+	if (err)
+		kill(w, SIGKILL);
+	close(p[0]);
+	waitpid(w, NULL, 0);
+	return err;
+}
+
+/*
+ * The binary of a cluster just probed, if new to the prober: linked by
+ * a worker of its own, the link kept (it closes with the prober), the
+ * binary remembered either way so that it is tried once. a->binary_new
+ * then tells pgoffd what became of it.
+ */
+static void link_new_binary(struct serve_state *st, uint32_t pid,
+			    struct prober_answer *a)
+{
+	static struct prober_answer l;
+	struct usdt_result *r = &a->usdt;
+	int link_fd = -1;
+
+	r->path[sizeof(r->path) - 1] = '\0';
+	if (!a->binary_new || st->usdt_prog_fd < 0 ||
+	    usdt_seen(st, r->dev, r->ino)) {
+		a->binary_new = 0;
+		return;
+	}
+	r->probed = 0;
+	if (st->usdt_n == USDT_MAX_BINARIES) {
+		snprintf(r->why, sizeof(r->why), "more than %d PostgreSQL "
+			 "binaries", USDT_MAX_BINARIES);
+		return;
+	}
+	l = *a;
+	if (ask_worker(st, pid, 0, -1, true, &l, &link_fd)) {
+		snprintf(r->why, sizeof(r->why), "no answer within %d ms",
+			 PROBER_DEADLINE_MS);
+	} else {
+		r->probed = l.usdt.probed && link_fd >= 0;
+		r->sites = l.usdt.sites;
+		memcpy(r->why, l.usdt.why, sizeof(r->why));
+		r->why[sizeof(r->why) - 1] = '\0';
+		if (l.usdt.probed && link_fd < 0)
+			snprintf(r->why, sizeof(r->why), "the link was lost on "
+				 "its way from the prober's worker");
+	}
+	if (!r->probed && link_fd >= 0) {
+		close(link_fd);
+		link_fd = -1;
+	}
+	st->usdt_dev[st->usdt_n] = r->dev;
+	st->usdt_ino[st->usdt_n] = r->ino;
+	st->usdt_link[st->usdt_n++] = link_fd;
 }
 
 /* One question, answered by a worker within the deadline. */
@@ -259,8 +469,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 {
 	struct pg_cluster_info *c = &a->info;
 	uint32_t uids[4], id = ++st->next_cluster;
-	int slot = -1, p[2];
-	pid_t w;
+	int slot = -1, stray_fd = -1, err;
 
 	memset(a, 0, sizeof(*a));
 	c->postmaster_pid = pid;
@@ -270,31 +479,20 @@ static void probe(struct serve_state *st, uint32_t pid,
 	}
 	if (st->quotas)
 		slot = quota_slot(st, uids[0]);
-	if (pipe2(p, O_CLOEXEC)) {
-		c->status = -errno;
+	err = ask_worker(st, pid, id, slot, false, a, &stray_fd);
+	if (stray_fd >= 0)	/* this worker sends none */
+		close(stray_fd);
+	if (err && err != -ETIMEDOUT) {
+		c->status = err;
 		return;
 	}
-	w = fork();
-	if (w == 0) {
-		close(p[0]);
-		worker(st, pid, id, slot, p[1]);
-	}
-	close(p[1]);
-	if (w < 0) {
-		c->status = -errno;
-		close(p[0]);
-		return;
-	}
-	if (read_answer(p[0], a)) {
-		kill(w, SIGKILL);
+	if (err) {
 		memset(a, 0, sizeof(*a));
 		c->postmaster_pid = pid;
 		c->status = -ETIMEDOUT;
 		snprintf(c->why, sizeof(c->why), "no answer within %d ms (a "
 			 "file system that blocks?)", PROBER_DEADLINE_MS);
 	}
-	close(p[0]);
-	waitpid(w, NULL, 0);
 	if (c->status == -ETIMEDOUT && st->targets_fd >= 0)
 		untrace_cluster(st, id);
 	c->postmaster_pid = pid;	/* the worker's word is not needed for it */
@@ -304,6 +502,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 	c->why[sizeof(c->why) - 1] = '\0';
 	if (a->npids > PROBER_MAX_PIDS)
 		a->npids = 0;
+	link_new_binary(st, pid, a);
 }
 
 /* The maps pgoffd sends once they exist: fds in SCM_RIGHTS. */
@@ -327,10 +526,22 @@ static void take_maps(struct serve_state *st, struct msghdr *mh)
 	st->targets_fd = fds[0];
 }
 
+/* The wait probes' program, once pgoffd has linked what it found. */
+static void take_usdt(struct serve_state *st, struct msghdr *mh)
+{
+	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+
+	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || st->usdt_prog_fd >= 0)
+		_exit(1);
+	memcpy(&st->usdt_prog_fd, CMSG_DATA(cm), sizeof(int));
+}
+
 /* The prober's life: pids in, cluster facts out, until pgoffd is gone. */
 static void serve(int fd, const struct prober_opts *o)
 {
-	struct serve_state st = { .o = o, .targets_fd = -1 };
+	struct serve_state st = { .o = o, .targets_fd = -1,
+				  .usdt_prog_fd = -1 };
 
 	for (;;) {
 		char cbuf[CMSG_SPACE(3 * sizeof(int))];
@@ -351,6 +562,18 @@ static void serve(int fd, const struct prober_opts *o)
 		}
 		if (m.op == OP_MAPS) {
 			take_maps(&st, &mh);
+			continue;
+		}
+		if (m.op == OP_USDT_KNOWN) {
+			if (st.usdt_n < USDT_MAX_BINARIES) {
+				st.usdt_dev[st.usdt_n] = m.dev;
+				st.usdt_ino[st.usdt_n] = m.ino;
+				st.usdt_link[st.usdt_n++] = -1;
+			}
+			continue;
+		}
+		if (m.op == OP_USDT) {
+			take_usdt(&st, &mh);
 			continue;
 		}
 		if (m.op != OP_PROBE)
@@ -412,26 +635,48 @@ int prober_start(struct prober **out, const struct prober_opts *o)
 
 /* ---- pgoffd's end ---- */
 
-int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
-		     int target_slots_fd)
+/* One message with nfds descriptors (at most 3) in SCM_RIGHTS. */
+static int send_fds(struct prober *p, const struct prober_msg *m,
+		    const int *fds, size_t nfds)
 {
-	struct prober_msg m = { .op = OP_MAPS };
-	int fds[3] = { targets_fd, quotas_fd, target_slots_fd };
-	char cbuf[CMSG_SPACE(sizeof(fds))];
-	struct iovec iov = { &m, sizeof(m) };
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = { (void *)m, sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+			     .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
 	memset(cbuf, 0, sizeof(cbuf));
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-	if (sendmsg(p->fd, &mh, MSG_NOSIGNAL) != sizeof(m))
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	if (sendmsg(p->fd, &mh, MSG_NOSIGNAL) != sizeof(*m))
 		return -errno;
 	return 0;
+}
+
+int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
+		     int target_slots_fd)
+{
+	struct prober_msg m = { .op = OP_MAPS };
+	int fds[3] = { targets_fd, quotas_fd, target_slots_fd };
+
+	return send_fds(p, &m, fds, 3);
+}
+
+int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known)
+{
+	struct prober_msg m = { .op = OP_USDT };
+
+	for (size_t i = 0; i < usdt_count(known); i++) {
+		struct prober_msg k = { .op = OP_USDT_KNOWN };
+
+		usdt_binary(known, i, &k.dev, &k.ino);
+		if (send(p->fd, &k, sizeof(k), MSG_NOSIGNAL) != sizeof(k))
+			return -errno;
+	}
+	return send_fds(p, &m, &prog_fd, 1);
 }
 
 int prober_ask(struct prober *p, uint32_t pid)

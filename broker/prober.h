@@ -14,6 +14,14 @@
  * another process. pgoffd learns what is traced from the answers and
  * from the kernel's records.
  *
+ * It also holds, once setup is over, the program that PostgreSQL's wait
+ * probes run (broker/usdt.h). Whoever holds it may place a uprobe in any
+ * file it can open: pgoffd, which parses clients' JSON, closes its own,
+ * and so do the workers that read hostile processes. When one finds a
+ * postmaster whose binary is new, the prober forks another worker that
+ * links that binary after usdt_link's checks and hands the link back;
+ * the prober keeps it.
+ *
  * It never blocks pgoffd: pgoffd asks without waiting and reads the
  * answer in its event loop. It is never blocked itself: each question
  * is answered by a short-lived worker it forks, killed (SIGKILL ends
@@ -26,6 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "broker/pg_probe.h"
+#include "broker/usdt.h"
 
 #define PROBER_DEADLINE_MS	3000
 #define PROBER_MAX_PIDS		4096
@@ -34,6 +43,8 @@
  * kernel's table (pgoffd holds no descriptor of it to ask). */
 struct prober_answer {
 	struct pg_cluster_info info;
+	uint32_t binary_new;		/* 1: its binary was new: see usdt */
+	struct usdt_result usdt;
 	uint32_t npids;			/* at most PROBER_MAX_PIDS listed */
 	uint32_t pids[PROBER_MAX_PIDS];
 };
@@ -59,6 +70,13 @@ int prober_start(struct prober **out, const struct prober_opts *o);
  */
 int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
 		     int target_slots_fd);
+
+/*
+ * Hand it the wait probes' program (prog_fd), and the binaries pgoffd
+ * linked or refused already, which are not linked again. pgoffd then
+ * closes its own descriptor. Returns 0 or -errno.
+ */
+int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known);
 
 /* Ask about pid; never blocks. -EBUSY while an answer is awaited. */
 int prober_ask(struct prober *p, uint32_t pid);

@@ -14,7 +14,9 @@
 #include "broker/agg_record.h"
 #include "broker/recorder.h"
 #include "broker/safe_dir.h"
+#include "broker/sql_redact.h"
 #include "protocol/log.h"
+#include "protocol/protocol.h"
 
 struct recorder {
 	struct store *store;
@@ -312,20 +314,96 @@ void recorder_widen(const struct recorder *r, struct kernel_filter *k)
 			      .min_duration_ns = r->opts.min_ns,
 			      .requested_min_ns = r->opts.min_ns };
 
-	/* may_see_query false: recording alone never captures SQL */
-	kernel_filter_add(k, &all, false);
+	/* with record-queries off, recording alone never captures SQL */
+	kernel_filter_add(k, &all, r->opts.queries != RECORD_QUERIES_OFF);
 	kernel_filter_done(k);
+}
+
+/*
+ * The line with SQL as record-queries = redacted keeps it: the query's
+ * literals as $n, with "query_redacted"; a null query (its query_error
+ * says why) as it is. NULL when that cannot be made (memory): then the
+ * caller stores the line without SQL. Borrowed from *ev, which the
+ * caller puts.
+ */
+static const char *redacted_line(const char *with_query, size_t query_len,
+				 json_object **ev, size_t *len)
+{
+	json_object *q;
+	char *text;
+	size_t n;
+
+	*ev = json_tokener_parse(with_query);
+	if (!*ev || !json_object_object_get_ex(*ev, "query", &q))
+		return NULL;
+	if (!json_object_is_type(q, json_type_string)) {
+		*len = query_len;
+		return with_query;
+	}
+	text = sql_redact(json_object_get_string(q),
+			  (size_t)json_object_get_string_len(q), &n);
+	if (!text)
+		return NULL;
+	json_object_object_add(*ev, "query",
+			       json_object_new_string_len(text, (int)n));
+	json_object_object_add(*ev, "query_redacted",
+			       json_object_new_boolean(1));
+	free(text);
+	return pgoff_json_line(*ev, len);
+}
+
+/* The line to store: which, is record-queries' and record-user-stacks'. */
+static const char *stored_line(struct recorder *r,
+			       const struct event_lines *lines,
+			       json_object **ev, size_t *len)
+{
+	bool us = r->opts.user_stacks && lines->with_ustack;
+	const char *plain = us ? lines->with_ustack : lines->plain;
+	const char *query = us ? lines->with_query_ustack : lines->with_query;
+	size_t plain_len = us ? lines->with_ustack_len : lines->plain_len;
+	size_t query_len = us ? lines->with_query_ustack_len :
+				lines->with_query_len;
+	const char *line = NULL;
+
+	*ev = NULL;
+	if (query && r->opts.queries == RECORD_QUERIES_FULL) {
+		line = query;
+		*len = query_len;
+	} else if (query && r->opts.queries == RECORD_QUERIES_REDACTED) {
+		line = redacted_line(query, query_len, ev, len);
+	}
+	if (!line) {
+		line = plain;
+		*len = plain_len;
+	}
+	return line;
+}
+
+bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u)
+{
+	struct filter all = { .view = PGOFF_VIEW_BOTH, .user_stack = true };
+
+	if (!r->opts.user_stacks)
+		return false;
+	kernel_filter_add(u, &all, false);
+	kernel_filter_done(u);
+	return true;
 }
 
 void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq)
 {
+	json_object *ev;
+	const char *line;
+	size_t len;
+
 	if (meta->duration_ns < r->opts.min_ns)
 		return;
-	/* the plain line: the one without the SQL; a failure is counted
-	 * by the store and said once */
-	store_append(r->store, seq, now_ns(CLOCK_REALTIME), lines->plain,
-		     lines->plain_len, now_ns(CLOCK_MONOTONIC) / 1000000);
+	line = stored_line(r, lines, &ev, &len);
+	/* a failure is counted by the store and said once */
+	store_append(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
+		     now_ns(CLOCK_MONOTONIC) / 1000000);
+	json_object_put(ev);
 }
 
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */
@@ -383,101 +461,155 @@ void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
 /* Rows summed so far are merged when they reach this many. */
 #define WINDOW_MERGE_ROWS 4096
 
-/* What the rows read now gained since the last recorded second: the
- * part of a window up to now that is not stored yet. */
-static int add_unrecorded(struct recorder *r, struct agg_row *rows, size_t n,
-			  uint64_t mono_ns, struct agg_vec *sum,
-			  uint64_t *covered)
+struct recorder_window {
+	struct store_cursor c;
+	int64_t since_wall, until_wall;	/* INT64_MAX: up to now */
+	enum pgoff_stats_by by;
+	struct agg_vec sum;
+	uint64_t covered, records, bad;
+	int64_t first, last;
+	char *buf;			/* one stored record */
+	int err;
+	bool done;
+};
+
+int recorder_window_start(struct recorder *r, int64_t since_wall,
+			  int64_t until_wall, enum pgoff_stats_by by,
+			  struct recorder_window **out)
 {
-	aggrec_sort(rows, n);
-	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, sum))
+	struct recorder_window *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->buf = malloc(STORE_MAX_PAYLOAD + 1))) {
+		free(w);
 		return -ENOMEM;
-	if (r->prev_mono && mono_ns > r->prev_mono)
-		*covered += mono_ns - r->prev_mono;
+	}
+	w->since_wall = since_wall;
+	w->until_wall = until_wall ? until_wall : INT64_MAX;
+	w->by = by;
+	store_cursor_init(r->agg, &w->c, since_wall);
+	*out = w;
 	return 0;
 }
 
-int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
-		    enum pgoff_stats_by by, json_object *reply, size_t budget,
-		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns)
+/* One stored second into the sum. */
+static int window_add(struct recorder_window *w, const struct store_hdr *h)
 {
-	struct agg_vec sum = { 0 };
-	struct store_cursor c;
-	struct store_hdr h;
-	char *buf = malloc(STORE_MAX_PAYLOAD + 1);
-	uint64_t covered = 0, records = 0, bad = 0;
-	int64_t first = 0, last = 0;
-	int ret = 0;
+	size_t before = w->sum.n;
+	uint64_t iv;
+	int err = aggrec_decode(w->buf, h->len, &iv, &w->sum);
 
-	if (!buf)
-		return -ENOMEM;
-	store_cursor_init(r->agg, &c, since_wall);
-	while ((ret = store_next(r->agg, &c, &h, buf, STORE_MAX_PAYLOAD + 1)) == 1) {
-		uint64_t iv;
-		size_t before = sum.n;
-		int err;
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		w->bad++;
+		return 0;
+	}
+	if (w->by == PGOFF_STATS_BY_LABELS)
+		for (size_t i = before; i < w->sum.n; i++)
+			agg_row_to_labels(&w->sum.v[i]);
+	if (!w->records++)
+		w->first = h->wall_ns - (int64_t)iv;
+	w->last = h->wall_ns;
+	w->covered += iv;
+	if (w->sum.n >= WINDOW_MERGE_ROWS)
+		w->sum.n = agg_rows_merge(w->sum.v, w->sum.n, w->by);
+	return 0;
+}
+
+bool recorder_window_step(struct recorder *r, struct recorder_window *w,
+			  unsigned int max_records)
+{
+	for (unsigned int k = 0; k < max_records && !w->done; k++) {
+		struct store_hdr h;
+		int ret = store_next(r->agg, &w->c, &h, w->buf,
+				     STORE_MAX_PAYLOAD + 1);
 
 		/* a record covers the interval that ends when it was stored */
-		if (h.wall_ns <= since_wall)
+		if (ret == 1 && h.wall_ns <= w->since_wall)
 			continue;
-		if (h.wall_ns > until_wall)
-			break;
-		err = aggrec_decode(buf, h.len, &iv, &sum);
-		if (err == -ENOMEM) {
-			ret = err;
-			break;
-		}
-		if (err) {
-			bad++;
-			continue;
-		}
-		if (by == PGOFF_STATS_BY_LABELS)
-			for (size_t i = before; i < sum.n; i++)
-				agg_row_to_labels(&sum.v[i]);
-		if (!records++)
-			first = h.wall_ns - (int64_t)iv;
-		last = h.wall_ns;
-		covered += iv;
-		if (sum.n >= WINDOW_MERGE_ROWS)
-			sum.n = agg_rows_merge(sum.v, sum.n, by);
-	}
-	store_cursor_close(&c);
-	free(buf);
-	if (ret == 0 && now_rows) {
-		size_t before = sum.n;
+		if (ret == 1 && h.wall_ns <= w->until_wall) {
+			int err = window_add(w, &h);
 
-		ret = add_unrecorded(r, now_rows, n_now, mono_ns, &sum,
-				     &covered);
-		if (by == PGOFF_STATS_BY_LABELS)
-			for (size_t i = before; i < sum.n; i++)
-				agg_row_to_labels(&sum.v[i]);
-		if (!records)
-			first = until_wall - (int64_t)covered;
-		last = until_wall;
+			if (err)
+				ret = err;
+		} else if (ret == 1)
+			ret = 0;	/* past the window's end */
+		if (ret <= 0) {	/* the store's or the window's end, or an error */
+			w->err = ret;
+			w->done = true;
+		}
 	}
-	if (ret < 0) {
-		agg_vec_free(&sum);
+	return !w->done;
+}
+
+/* What the rows read now gained since the last recorded second: the
+ * part of a window up to now that is not stored yet. */
+static int add_unrecorded(struct recorder *r, struct recorder_window *w,
+			  struct agg_row *rows, size_t n, uint64_t mono_ns)
+{
+	size_t before = w->sum.n;
+
+	aggrec_sort(rows, n);
+	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, &w->sum))
+		return -ENOMEM;
+	if (w->by == PGOFF_STATS_BY_LABELS)
+		for (size_t i = before; i < w->sum.n; i++)
+			agg_row_to_labels(&w->sum.v[i]);
+	if (r->prev_mono && mono_ns > r->prev_mono)
+		w->covered += mono_ns - r->prev_mono;
+	return 0;
+}
+
+int recorder_window_reply(struct recorder *r, struct recorder_window *w,
+			  json_object *reply, size_t budget,
+			  struct agg_row *now_rows, size_t n_now,
+			  uint64_t mono_ns)
+{
+	int64_t until = w->until_wall;
+	int ret = w->err;
+
+	if (ret == 0 && w->until_wall == INT64_MAX) {
+		until = now_ns(CLOCK_REALTIME);
+		ret = add_unrecorded(r, w, now_rows, n_now, mono_ns);
+		if (!w->records)
+			w->first = until - (int64_t)w->covered;
+		w->last = until;
+	}
+	if (ret < 0)
 		return ret;
-	}
-	sum.n = agg_rows_merge(sum.v, sum.n, by);
+	w->sum.n = agg_rows_merge(w->sum.v, w->sum.n, w->by);
 	json_object_object_add(reply, "by", json_object_new_string(
-				       pgoff_stats_by_name(by)));
+				       pgoff_stats_by_name(w->by)));
 	json_object_object_add(reply, "hist_unit_ns", json_object_new_int64(1024));
 	/* a snapshot's clock as the live reply has one: here the end */
-	json_object_object_add(reply, "now_ns", json_object_new_int64(last));
-	agg_rows_encode(reply, sum.v, sum.n, by, budget);
-	json_object_object_add(reply, "from_time", wall_time(first));
-	json_object_object_add(reply, "to_time", wall_time(last));
-	json_object_object_add(reply, "from_ns", json_object_new_int64(first));
-	json_object_object_add(reply, "to_ns", json_object_new_int64(last));
+	json_object_object_add(reply, "now_ns", json_object_new_int64(w->last));
+	agg_rows_encode(reply, w->sum.v, w->sum.n, w->by, budget);
+	json_object_object_add(reply, "from_time", wall_time(w->first));
+	json_object_object_add(reply, "to_time", wall_time(w->last));
+	json_object_object_add(reply, "from_ns", json_object_new_int64(w->first));
+	json_object_object_add(reply, "to_ns", json_object_new_int64(w->last));
 	json_object_object_add(reply, "covered_ns",
-			       json_object_new_int64((int64_t)covered));
+			       json_object_new_int64((int64_t)w->covered));
 	json_object_object_add(reply, "seconds",
-			       json_object_new_int64((int64_t)records));
+			       json_object_new_int64((int64_t)w->records));
 	json_object_object_add(reply, "unreadable",
-			       json_object_new_int64((int64_t)bad));
-	agg_vec_free(&sum);
+			       json_object_new_int64((int64_t)w->bad));
 	return 0;
+}
+
+bool recorder_window_to_now(const struct recorder_window *w)
+{
+	return w->until_wall == INT64_MAX;
+}
+
+void recorder_window_free(struct recorder_window *w)
+{
+	if (!w)
+		return;
+	store_cursor_close(&w->c);
+	agg_vec_free(&w->sum);
+	free(w->buf);
+	free(w);
 }
 
 uint64_t recorder_min(const struct recorder *r)
@@ -495,6 +627,17 @@ static void add_u64(json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
 }
 
+/* What one of the two stores holds: its span, size and records. */
+static void add_store_info(json_object *o, const struct store_info *i,
+			   const char *records_key)
+{
+	json_object_object_add(o, "first_time", wall_time(i->first_wall));
+	json_object_object_add(o, "last_time", wall_time(i->last_wall));
+	add_u64(o, "bytes", i->bytes);
+	add_u64(o, "segments", i->segments);
+	add_u64(o, records_key, i->records);
+}
+
 void recorder_history(struct recorder *r, json_object *reply)
 {
 	json_object *c = json_object_new_object();
@@ -503,27 +646,24 @@ void recorder_history(struct recorder *r, json_object *reply)
 	store_info(r->store, &i);
 	json_object_object_add(reply, "recording",
 			       json_object_new_boolean(i.writing));
-	json_object_object_add(reply, "first_time", wall_time(i.first_wall));
-	json_object_object_add(reply, "last_time", wall_time(i.last_wall));
+	add_store_info(reply, &i, "records");
 	add_u64(reply, "first_seq", i.first_seq);
 	add_u64(reply, "last_seq", i.last_seq);
-	add_u64(reply, "bytes", i.bytes);
-	add_u64(reply, "segments", i.segments);
-	add_u64(reply, "records", i.records);
 	add_u64(reply, "record_min_ns", r->opts.min_ns);
 	add_u64(reply, "max_bytes", r->opts.max_bytes);
 	add_u64(reply, "max_age_ns", r->opts.max_age_ns);
+	json_object_object_add(reply, "record_queries", json_object_new_string(
+		r->opts.queries == RECORD_QUERIES_FULL ? "full" :
+		r->opts.queries == RECORD_QUERIES_REDACTED ? "redacted" : "off"));
+	json_object_object_add(reply, "record_user_stacks",
+			       json_object_new_boolean(r->opts.user_stacks));
 	recorder_counters(r, c);
 	add_u64(c, "segments_removed", i.removed_segments);
 	json_object_object_add(reply, "counters", c);
 	/* the per-second aggregation, top over the past */
 	store_info(r->agg, &i);
 	c = json_object_new_object();
-	json_object_object_add(c, "first_time", wall_time(i.first_wall));
-	json_object_object_add(c, "last_time", wall_time(i.last_wall));
-	add_u64(c, "bytes", i.bytes);
-	add_u64(c, "segments", i.segments);
-	add_u64(c, "seconds", i.records);
+	add_store_info(c, &i, "seconds");
 	add_u64(c, "segments_removed", i.removed_segments);
 	json_object_object_add(reply, "aggregation", c);
 }

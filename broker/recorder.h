@@ -2,8 +2,9 @@
 /*
  * recorder.h - the flight recorder: pgoffd stores every episode and
  * off-CPU interval at or above record-min, with or without subscribers,
- * into the store (store.h) in its state directory; the SQL text never
- * (the line stored is the one without "query"). Beside it, in a second
+ * into the store (store.h) in its state directory; the SQL text as
+ * record-queries says (off: the line without "query"; redacted: its
+ * literals as $n; full: as it is). Beside it, in a second
  * store (".agg" segments), the kernel's aggregation once a second
  * (agg_record.h), for top over the past.
  */
@@ -15,6 +16,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "broker/aggregate.h"
+#include "broker/config.h"
 #include "broker/event.h"
 #include "broker/filter.h"
 #include "broker/store.h"
@@ -25,6 +27,8 @@ struct recorder_opts {
 	uint64_t min_ns;		/* record-min */
 	uint64_t max_bytes;		/* record-max-size */
 	uint64_t max_age_ns;		/* record-max-age */
+	enum record_queries queries;	/* record-queries */
+	bool user_stacks;		/* record-user-stacks */
 };
 
 /*
@@ -53,6 +57,9 @@ void recorder_seq_used(struct recorder *r, uint64_t seq);
 
 /* Widen the kernel's filter so that it sends what is recorded. */
 void recorder_widen(const struct recorder *r, struct kernel_filter *k);
+/* With record-user-stacks, widen the user-stack filter to every interval
+ * (the duration is not known when the stack is walked); true if so. */
+bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u);
 /* An event as published (seq: the one in its line). */
 void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq);
@@ -68,17 +75,36 @@ void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
 			uint64_t mono_ns);
 
 /*
- * A stats reply over the past: the stored seconds that ended in
- * (since_wall, until_wall], summed (rows as agg_rows_encode gives them,
- * at most budget bytes), with from_ns/to_ns (the span they cover),
- * covered_ns (the time recorded in it) and seconds. With now_rows (the
- * aggregation by pid read at mono_ns, until_wall being now; sorted here),
- * what they gained since the last stored second counts too, so that a
- * window up to now misses nothing. Returns 0 or -errno.
+ * A stats reply over the past, summed over several loop rounds (an hour
+ * is about 3,600 records and 0.2 s): the stored seconds that ended in
+ * (since_wall, until_wall]; until_wall 0 is up to now, and then what the
+ * aggregation gained since the last stored second counts too, so that
+ * the window misses nothing.
  */
-int recorder_window(struct recorder *r, int64_t since_wall, int64_t until_wall,
-		    enum pgoff_stats_by by, json_object *reply, size_t budget,
-		    struct agg_row *now_rows, size_t n_now, uint64_t mono_ns);
+struct recorder_window;
+/* Returns 0 or -ENOMEM. */
+int recorder_window_start(struct recorder *r, int64_t since_wall,
+			  int64_t until_wall, enum pgoff_stats_by by,
+			  struct recorder_window **out);
+/* Sum up to max_records more stored seconds; true while more remain. */
+bool recorder_window_step(struct recorder *r, struct recorder_window *w,
+			  unsigned int max_records);
+/* Up to now: the live rows are wanted for the reply. */
+bool recorder_window_to_now(const struct recorder_window *w);
+/*
+ * After the last step, in the same loop round: the reply's rows (as
+ * agg_rows_encode gives them, at most budget bytes), from_ns/to_ns (the
+ * span they cover), covered_ns (the time recorded in it) and seconds.
+ * now_rows: for a window up to now, the aggregation by pid read at
+ * mono_ns (sorted here). Returns 0 or -errno (a read error, memory).
+ */
+int recorder_window_reply(struct recorder *r, struct recorder_window *w,
+			  json_object *reply, size_t budget,
+			  struct agg_row *now_rows, size_t n_now,
+			  uint64_t mono_ns);
+void recorder_window_free(struct recorder_window *w);
+/* Records summed per loop round: about 10 ms of pgoffd's time. */
+#define RECORDER_WINDOW_STEP	120
 
 uint64_t recorder_min(const struct recorder *r);
 struct store *recorder_store(struct recorder *r);

@@ -48,3 +48,31 @@ int replay_meta(json_object *ev, struct event_meta *m)
 		m->backend_type = s;
 	return 0;
 }
+
+/* Take out keys; true if ev had the first. */
+static bool take_out(json_object *ev, const char *const *keys, size_t n)
+{
+	bool had = json_object_object_get_ex(ev, keys[0], NULL);
+
+	for (size_t i = 0; had && i < n; i++)
+		json_object_object_del(ev, keys[i]);
+	return had;
+}
+
+const char *replay_line(json_object *ev, const char *line, size_t *len,
+			bool sees_query, bool wants_ustack)
+{
+	static const char *const sql_keys[] = {
+		"query", "query_truncated", "query_error", "query_redacted",
+	};
+	static const char *const ustack_keys[] = {
+		"user_stack", "user_stack_error",
+	};
+	bool changed = false;
+
+	if (!sees_query)
+		changed |= take_out(ev, sql_keys, 4);
+	if (!wants_ustack)
+		changed |= take_out(ev, ustack_keys, 2);
+	return changed ? pgoff_json_line(ev, len) : line;
+}

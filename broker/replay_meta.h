@@ -16,4 +16,14 @@
  */
 int replay_meta(json_object *ev, struct event_meta *m);
 
+/*
+ * A stored line (of len bytes, parsed into ev) as a subscriber may see
+ * it, as live: the SQL (record-queries) only when it sees queries, the
+ * user stack (record-user-stacks) only when it asked for user stacks;
+ * otherwise without them and their fields. Returns line, or ev's new
+ * line (borrowed from ev), its length in *len.
+ */
+const char *replay_line(json_object *ev, const char *line, size_t *len,
+			bool sees_query, bool wants_ustack);
+
 #endif

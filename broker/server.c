@@ -77,6 +77,9 @@ struct client {
 	struct subscription subs[MAX_SUBSCRIPTIONS];
 	size_t nsubs;
 	uint32_t next_sub_id;
+	void *past;			/* a stats request over the past being
+					 * summed (hooks.past_*); NULL: none */
+	struct pgoff_request past_req;	/* it, for its reply's id */
 	struct client *next;
 	struct client *next_pending;
 };
@@ -98,6 +101,7 @@ struct server {
 	struct client *dead;		/* closed this loop round, not yet freed */
 	size_t nclients;
 	uint64_t queue_drops;		/* all clients, since start */
+	uint64_t watch_drops;		/* clients epoll could not watch */
 	struct loop_handler pending_ready;	/* epoll data: serve_pending */
 	int pending_fd;			/* eventfd: readable while pending */
 	struct client *pending;		/* lines read, not yet answered */
@@ -105,6 +109,7 @@ struct server {
 	struct reply_cache status, ps;
 	struct log_limit log_limit;
 	size_t replaying;		/* subscriptions reading the store */
+	size_t pasts;			/* clients with a past stats job */
 	char *replay_buf;		/* one stored record */
 };
 
@@ -157,21 +162,6 @@ static size_t queued(const struct client *c)
 static bool readable(const struct client *c)
 {
 	return !c->closing && queued(c) <= REPLY_BACKLOG;
-}
-
-/*
- * What epoll reports for c: input while it may be read (EPOLLRDHUP too:
- * level-triggered, it would fire every round otherwise), output while
- * the socket would not take its queue. EPOLLHUP/ERR come always.
- */
-static void update_events(struct server *s, struct client *c, bool want_out)
-{
-	uint32_t events = (readable(c) ? EPOLLIN | EPOLLRDHUP : 0) |
-			  (want_out ? EPOLLOUT : 0);
-
-	if (events != c->events &&
-	    loop_watch(s->epfd, EPOLL_CTL_MOD, c->fd, events, &c->ready) == 0)
-		c->events = events;
 }
 
 /* Lines are held that this round did not answer: next round will. */
@@ -229,6 +219,11 @@ static void drop_client(struct server *s, struct client *c, const char *why)
 	close(c->fd);
 	c->dead = true;
 	end_replays(s, c);
+	if (c->past) {
+		s->hooks.past_cancel(s->hooks.ctx, c->past);
+		c->past = NULL;
+		s->pasts--;
+	}
 	c->nsubs = 0;
 	c->next = s->dead;
 	s->dead = c;
@@ -254,6 +249,34 @@ void server_reap(struct server *s)
 }
 
 /*
+ * What epoll reports for c: input while it may be read (EPOLLRDHUP too:
+ * level-triggered, it would fire every round otherwise), output while
+ * the socket would not take its queue. EPOLLHUP/ERR come always.
+ * Returns -1 when c is gone: a socket epoll cannot watch as asked (no
+ * memory) would stall or wake every round, so it is dropped, counted.
+ */
+static int update_events(struct server *s, struct client *c, bool want_out)
+{
+	uint32_t events = (readable(c) ? EPOLLIN | EPOLLRDHUP : 0) |
+			  (want_out ? EPOLLOUT : 0);
+	char why[96];
+	int err;
+
+	if (events == c->events)
+		return 0;
+	err = loop_watch(s->epfd, EPOLL_CTL_MOD, c->fd, events, &c->ready);
+	if (err) {
+		s->watch_drops++;
+		snprintf(why, sizeof(why), "its socket cannot be watched: %s",
+			 strerror(-err));
+		drop_client(s, c, why);
+		return -1;
+	}
+	c->events = events;
+	return 0;
+}
+
+/*
  * Write what the socket takes now. Returns -1 if the client is gone.
  * A client whose backlog went below REPLY_BACKLOG is read again, its
  * held lines first.
@@ -276,8 +299,7 @@ static int flush(struct server *s, struct client *c)
 			if (!was_readable && readable(c) &&
 			    linebuf_has_line(&c->in))
 				set_pending(s, c);
-			update_events(s, c, true);
-			return 0;
+			return update_events(s, c, true);
 		}
 		if (n <= 0) {
 			drop_client(s, c, "write failed");
@@ -296,8 +318,7 @@ static int flush(struct server *s, struct client *c)
 	}
 	if (!was_readable && linebuf_has_line(&c->in))
 		set_pending(s, c);
-	update_events(s, c, false);
-	return 0;
+	return update_events(s, c, false);
 }
 
 /* Append a line made of n parts if it fits in the bounded queue. */
@@ -457,8 +478,9 @@ static void answer_ps(struct server *s, struct client *c,
 	send_cached(s, c, req, r->text, r->len);
 }
 
-/* A stats request over the past is summed in one go (about 0.2 s an
- * hour of TPC-B): longer windows would hold up the live stream. */
+/* A stats request over the past is summed a share a loop round (about
+ * 0.2 s an hour of TPC-B in all): longer windows would keep a client
+ * waiting for long, and pgoffd busy. */
 #define PAST_MAX_NS	(6LL * 3600 * 1000000000LL)
 #define PAST_MAX_TEXT	"6 h"
 
@@ -471,6 +493,45 @@ static bool past_too_long(int64_t since, int64_t until)
 		until = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
 	}
 	return until - since > PAST_MAX_NS;
+}
+
+/* A past window: summed in the rounds to come (server_flush), one per
+ * client at a time. */
+static void start_past(struct server *s, struct client *c,
+		       const struct pgoff_request *req)
+{
+	if (c->past) {
+		send_error(s, c, req, PGOFF_ERR_BUSY,
+			   "one stats request over the past at a time per "
+			   "connection: the last one is still being summed");
+		return;
+	}
+	c->past = s->hooks.past_start ?
+		  s->hooks.past_start(s->hooks.ctx, req) : NULL;
+	if (!c->past) {
+		send_error(s, c, req, PGOFF_ERR_LIMIT,
+			   "pgoffd is out of memory for a stats request over "
+			   "the past");
+		return;
+	}
+	c->past_req = *req;
+	s->pasts++;
+}
+
+/* A share of c's past window; its reply when the last is summed.
+ * Returns true when more is left for the next round. */
+static bool past_some(struct server *s, struct client *c)
+{
+	json_object *r;
+
+	if (s->hooks.past_step(s->hooks.ctx, c->past))
+		return true;
+	r = pgoff_reply_ok(&c->past_req);
+	s->hooks.past_finish(s->hooks.ctx, c->past, r);
+	c->past = NULL;
+	s->pasts--;
+	send_obj(s, c, r);
+	return false;
 }
 
 static void answer_stats(struct server *s, struct client *c,
@@ -487,7 +548,11 @@ static void answer_stats(struct server *s, struct client *c,
 	    past_too_long(req->stats.since_ns, req->stats.until_ns)) {
 		send_error(s, c, req, PGOFF_ERR_LIMIT,
 			   "at most " PAST_MAX_TEXT " of the past in one stats "
-			   "request: the event loop sums it at once");
+			   "request");
+		return;
+	}
+	if (req->stats.has_since) {
+		start_past(s, c, req);
 		return;
 	}
 	r = pgoff_reply_ok(req);
@@ -1062,10 +1127,18 @@ static bool replay_some(struct server *s, struct client *c,
 			continue;
 		ev = json_tokener_parse(s->replay_buf);
 		if (ev && replay_meta(ev, &m) == 0 &&
-		    filter_match(&sub->filter, &m) &&
-		    enqueue(c, s->replay_buf, h.len)) {
-			sub->replayed++;
-			sub->last_seq = h.seq;
+		    filter_match(&sub->filter, &m)) {
+			size_t len = h.len;
+			/* stored SQL and user stacks only for those who
+			 * get them live */
+			const char *line = replay_line(ev, s->replay_buf, &len,
+						       c->sees_query,
+						       sub->filter.user_stack);
+
+			if (enqueue(c, line, len)) {
+				sub->replayed++;
+				sub->last_seq = h.seq;
+			}
 		}
 		json_object_put(ev);
 	}
@@ -1081,6 +1154,9 @@ void server_flush(struct server *s)
 		for (size_t i = 0; i < c->nsubs; i++)
 			if (c->subs[i].replaying && !c->closing)
 				more |= replay_some(s, c, &c->subs[i]);
+	for (c = s->pasts ? s->clients : NULL; c; c = c->next)
+		if (c->past)
+			more |= past_some(s, c);
 	if (more) {	/* the next round goes on without sleeping */
 		uint64_t one = 1;
 
@@ -1206,6 +1282,11 @@ size_t server_subscriber_count(const struct server *s)
 uint64_t server_queue_drops(const struct server *s)
 {
 	return s->queue_drops;
+}
+
+uint64_t server_watch_drops(const struct server *s)
+{
+	return s->watch_drops;
 }
 
 bool server_filter_union(const struct server *s, struct kernel_filter *k)

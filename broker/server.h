@@ -50,6 +50,16 @@ struct server_hooks {
 	/* fill a stats reply: the kernel's aggregation */
 	void (*stats)(void *ctx, const struct pgoff_request *req,
 		      json_object *reply);
+	/* a stats request over the past (has_since), summed a share at a
+	 * time in successive loop rounds, so that the live stream is not
+	 * held up: past_start gives its job (NULL: no memory), past_step
+	 * sums a share (true: more to sum), past_finish fills the reply
+	 * after the last step, in the same round, and frees the job;
+	 * past_cancel frees it unfinished (the client went away) */
+	void *(*past_start)(void *ctx, const struct pgoff_request *req);
+	bool (*past_step)(void *ctx, void *job);
+	void (*past_finish)(void *ctx, void *job, json_object *reply);
+	void (*past_cancel)(void *ctx, void *job);
 	/* fill a history reply: what the flight recorder holds */
 	void (*history)(void *ctx, json_object *reply);
 	/* the union of subscriptions changed: push it into the kernel */
@@ -97,6 +107,8 @@ size_t server_client_count(const struct server *s);
 /* Clients with at least one subscription. */
 size_t server_subscriber_count(const struct server *s);
 uint64_t server_queue_drops(const struct server *s);
+/* Clients dropped because epoll could not watch their socket. */
+uint64_t server_watch_drops(const struct server *s);
 /* The union of live subscriptions; false when nobody subscribes. */
 bool server_filter_union(const struct server *s, struct kernel_filter *k);
 /* The same over the subscriptions that want user stacks on intervals:

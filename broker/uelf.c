@@ -31,9 +31,19 @@ int uelf_read(const struct uelf_src *src, uint64_t off, void *dst, size_t len)
 	return 0;
 }
 
+/* len more bytes read for e, if its cap allows: pgoffd's loop waits
+ * for them. */
+static int charge(struct uelf *e, uint64_t len)
+{
+	if (len > UELF_MAX_READ - e->bytes_read)
+		return -EFBIG;
+	e->bytes_read += len;
+	return 0;
+}
+
 /* A table of a section, read whole: size capped, inside the file. */
 static int read_table(const struct uelf_src *src, const Elf64_Shdr *sh,
-		      void **out)
+		      struct uelf *e, void **out)
 {
 	void *p;
 	int err;
@@ -41,7 +51,7 @@ static int read_table(const struct uelf_src *src, const Elf64_Shdr *sh,
 	*out = NULL;
 	if (sh->sh_type == SHT_NOBITS || sh->sh_size == 0)
 		return -ENOENT;
-	if (sh->sh_size > UELF_MAX_TABLE)
+	if (sh->sh_size > UELF_MAX_TABLE || charge(e, sh->sh_size))
 		return -EFBIG;
 	p = malloc(sh->sh_size);
 	if (!p)
@@ -73,7 +83,7 @@ static int read_ehdr(const struct uelf_src *src, Elf64_Ehdr *eh)
 }
 
 static int read_shdrs(const struct uelf_src *src, const Elf64_Ehdr *eh,
-		      struct shdrs *sh)
+		      struct uelf *e, struct shdrs *sh)
 {
 	sh->v = NULL;
 	sh->n = eh->e_shnum;
@@ -81,7 +91,7 @@ static int read_shdrs(const struct uelf_src *src, const Elf64_Ehdr *eh,
 		return 0;
 	if (eh->e_shentsize != sizeof(Elf64_Shdr))
 		return -EINVAL;
-	if (sh->n > UELF_MAX_SECTIONS)
+	if (sh->n > UELF_MAX_SECTIONS || charge(e, sh->n * sizeof(Elf64_Shdr)))
 		return -EFBIG;
 	sh->v = calloc(sh->n, sizeof(Elf64_Shdr));
 	if (!sh->v)
@@ -121,8 +131,8 @@ static int add_symbols(const struct uelf_src *src, const struct shdrs *sh,
 	if (s->sh_entsize != sizeof(Elf64_Sym) || s->sh_link >= sh->n ||
 	    sh->v[s->sh_link].sh_type != SHT_STRTAB)
 		return -EINVAL;
-	if ((err = read_table(src, s, (void **)&syms)) ||
-	    (err = read_table(src, &sh->v[s->sh_link], (void **)&strtab)))
+	if ((err = read_table(src, s, e, (void **)&syms)) ||
+	    (err = read_table(src, &sh->v[s->sh_link], e, (void **)&strtab)))
 		goto out;
 	err = pool_add(e, strtab, sh->v[s->sh_link].sh_size, &base);
 	if (err)
@@ -261,10 +271,10 @@ static int load_symbols(const struct uelf_src *src, struct uelf *e,
 		if ((err = read_segments(src, &eh, e)))
 			return err;
 	}
-	if ((err = read_shdrs(src, &eh, &sh)))
+	if ((err = read_shdrs(src, &eh, e, &sh)))
 		goto out;
 	if (eh.e_shstrndx < sh.n &&
-	    read_table(src, &sh.v[eh.e_shstrndx], (void **)&names) == 0)
+	    read_table(src, &sh.v[eh.e_shstrndx], e, (void **)&names) == 0)
 		names_len = sh.v[eh.e_shstrndx].sh_size;
 	for (size_t i = 0; i < sh.n; i++) {
 		const Elf64_Shdr *s = &sh.v[i];

@@ -17,6 +17,8 @@
 #define UELF_MAX_FILE		(1ull << 30)	/* bytes of file */
 #define UELF_MAX_SYMS		(1u << 20)	/* function symbols kept */
 #define UELF_MAX_TABLE		(64u << 20)	/* bytes of one symbol or string table */
+#define UELF_MAX_READ		(64u << 20)	/* bytes of tables read for one file,
+						 * its debug file included */
 #define UELF_MAX_SECTIONS	4096
 #define UELF_MAX_SEGMENTS	16		/* executable PT_LOADs kept */
 
@@ -44,6 +46,7 @@ struct uelf {
 	uint8_t build_id[32];
 	size_t build_id_len;
 	char debuglink[256];		/* .gnu_debuglink's file name, or "" */
+	uint64_t bytes_read;		/* of tables, against UELF_MAX_READ */
 };
 
 /*
@@ -59,11 +62,13 @@ struct uelf_src {
 /*
  * Read the function symbols (.symtab and .dynsym), the executable
  * segments, the build-id and the debug link. Returns 0, or -errno:
- * -ENOEXEC not a 64-bit little-endian ELF file, -EFBIG over a cap,
+ * -ENOEXEC not a 64-bit little-endian ELF file, -EFBIG over a cap (one
+ * of the above, or UELF_MAX_READ for the tables read),
  * -EINVAL an offset or size outside the file, -ENOMEM.
  */
 int uelf_load(const struct uelf_src *src, struct uelf *out);
-/* Add the .symtab of a separate debug file (same link-time addresses). */
+/* Add the .symtab of a separate debug file (same link-time addresses);
+ * what it reads counts against e's UELF_MAX_READ. */
 int uelf_add_symtab(const struct uelf_src *src, struct uelf *e);
 void uelf_free(struct uelf *e);
 

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <stdio.h>
@@ -25,12 +26,12 @@
 #define ATTACH_TRACE_UPROBE_MULTI 48
 
 struct binary {
-	dev_t dev;
-	ino_t ino;
-	char path[256];
+	uint64_t dev, ino;
+	char path[USDT_PATH_LEN];
+	bool probed;
 	unsigned int sites;
-	int link_fd;		/* -1: not probed */
-	char why[128];
+	int link_fd;		/* -1: none here (the prober holds it) */
+	char why[USDT_WHY_LEN];
 };
 
 struct usdt {
@@ -53,6 +54,72 @@ void usdt_free(struct usdt *u)
 		if (u->bin[i].link_fd >= 0)
 			close(u->bin[i].link_fd);
 	free(u);
+}
+
+bool usdt_known(const struct usdt *u, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (u->bin[i].dev == dev && u->bin[i].ino == ino)
+			return true;
+	return false;
+}
+
+/* A slot for the file (dev, ino), or NULL: known already, or no room. */
+static struct binary *new_binary(struct usdt *u, uint64_t dev, uint64_t ino,
+				 const char *shown)
+{
+	struct binary *b;
+
+	if (usdt_known(u, dev, ino))
+		return NULL;
+	if (u->n == USDT_MAX_BINARIES) {
+		if (!u->skipped++)
+			log_warnx("more than %d PostgreSQL binaries: %s and any "
+				  "after it are not probed (their lock waits "
+				  "are inferred episodes)", USDT_MAX_BINARIES,
+				  shown);
+		return NULL;
+	}
+	b = &u->bin[u->n++];
+	b->dev = dev;
+	b->ino = ino;
+	b->link_fd = -1;
+	snprintf(b->path, sizeof(b->path), "%s", shown);
+	return b;
+}
+
+static void told(const struct binary *b)
+{
+	if (b->probed)
+		log_info("PostgreSQL binary %s: %u wait probe sites attached",
+			 b->path, b->sites);
+	else
+		log_info("PostgreSQL binary %s not probed: %s; its lock waits "
+			 "are inferred episodes", b->path, b->why);
+}
+
+size_t usdt_count(const struct usdt *u)
+{
+	return u->n;
+}
+
+void usdt_binary(const struct usdt *u, size_t i, uint64_t *dev,
+		 uint64_t *ino)
+{
+	*dev = u->bin[i].dev;
+	*ino = u->bin[i].ino;
+}
+
+void usdt_note(struct usdt *u, const struct usdt_result *r)
+{
+	struct binary *b = new_binary(u, r->dev, r->ino, r->path);
+
+	if (!b)
+		return;
+	b->probed = r->probed;
+	b->sites = r->sites;
+	snprintf(b->why, sizeof(b->why), "%s", r->why);
+	told(b);
 }
 
 /* BPF_LINK_CREATE's uprobe_multi variant, laid out as the kernel's. */
@@ -100,63 +167,59 @@ static int link_sites(int prog_fd, const char *path, const struct pg_usdt *s)
 	return fd < 0 ? -errno : fd;
 }
 
-static int probe_file(int prog_fd, const char *path, struct binary *b)
+int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
+	      unsigned int *sites, char *why, size_t why_len)
 {
-	struct pg_usdt sites;
+	struct pg_usdt found;
 	struct stat st;
 	char self[32];
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), err;
 
 	if (fd < 0 || fstat(fd, &st)) {
 		err = -errno;
-		snprintf(b->why, sizeof(b->why), "cannot open it: %s",
-			 strerror(-err));
+		snprintf(why, why_len, "cannot open it: %s", strerror(-err));
 		goto cleanup;
 	}
 	/* the file looked at, not one put at the path since */
-	if (st.st_dev != b->dev || st.st_ino != b->ino) {
+	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
 		err = -ESTALE;
-		snprintf(b->why, sizeof(b->why), "replaced while being probed");
+		snprintf(why, why_len, "replaced while being probed");
 		goto cleanup;
 	}
 	/* a file its owner may change under the probe could move the nop */
 	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
 		err = -EPERM;
-		snprintf(b->why, sizeof(b->why), "not a regular file owned by "
-			 "root that only root may write");
+		snprintf(why, why_len, "not a regular file owned by root that "
+			 "only root may write");
 		goto cleanup;
 	}
 	if (prog_fd < 0) {
 		err = -EOPNOTSUPP;
-		snprintf(b->why, sizeof(b->why), "uprobe_multi links need "
-			 "Linux 6.6");
+		snprintf(why, why_len, "uprobe_multi links need Linux 6.6");
 		goto cleanup;
 	}
-	err = pg_elf_read_usdt_fd(fd, &sites);
+	err = pg_elf_read_usdt_fd(fd, &found);
 	if (err) {
-		snprintf(b->why, sizeof(b->why), "its probe notes are unusable: "
-			 "%s", strerror(-err));
+		snprintf(why, why_len, "its probe notes are unusable: %s",
+			 strerror(-err));
 		goto cleanup;
 	}
-	if (!sites.n) {
+	if (!found.n) {
 		err = -ENOENT;
-		snprintf(b->why, sizeof(b->why), "no wait probes (PostgreSQL "
-			 "built without --enable-dtrace)");
+		snprintf(why, why_len, "no wait probes (PostgreSQL built "
+			 "without --enable-dtrace)");
 		goto cleanup;
 	}
 	/* the kernel looks the path up again: give it the file read and
 	 * checked here, whatever the path (a process's exe) names now */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	err = link_sites(prog_fd, self, &sites);
+	err = link_sites(prog_fd, self, &found);
 	if (err < 0) {
-		snprintf(b->why, sizeof(b->why), "the kernel refused the "
-			 "uprobes (uprobe_multi needs Linux 6.6): %s",
-			 strerror(-err));
+		snprintf(why, why_len, "the kernel refused the uprobes "
+			 "(uprobe_multi needs Linux 6.6): %s", strerror(-err));
 		goto cleanup;
 	}
-	b->link_fd = err;
-	b->sites = (unsigned int)sites.n;
-	err = 0;
+	*sites = (unsigned int)found.n;
 cleanup:
 	if (fd >= 0)
 		close(fd);
@@ -172,29 +235,17 @@ int usdt_attach(struct usdt *u, int prog_fd, const char *path,
 
 	if (stat(path, &st))
 		return -errno;
-	for (size_t i = 0; i < u->n; i++)
-		if (u->bin[i].dev == st.st_dev && u->bin[i].ino == st.st_ino)
-			return u->bin[i].link_fd >= 0 ? 0 : -EALREADY;
-	if (u->n == USDT_MAX_BINARIES) {
-		if (!u->skipped++)
-			log_warnx("more than %d PostgreSQL binaries: %s and any "
-				  "after it are not probed (their lock waits "
-				  "are inferred episodes)", USDT_MAX_BINARIES,
-				  shown);
-		return -E2BIG;
+	b = new_binary(u, (uint64_t)st.st_dev, (uint64_t)st.st_ino, shown);
+	if (!b)
+		return -EALREADY;
+	err = usdt_link(prog_fd, path, b->dev, b->ino, &b->sites, b->why,
+			sizeof(b->why));
+	if (err >= 0) {
+		b->link_fd = err;
+		b->probed = true;
+		err = 0;
 	}
-	b = &u->bin[u->n++];
-	b->dev = st.st_dev;
-	b->ino = st.st_ino;
-	b->link_fd = -1;
-	snprintf(b->path, sizeof(b->path), "%s", shown);
-	err = probe_file(prog_fd, path, b);
-	if (err)
-		log_info("PostgreSQL binary %s not probed: %s; its lock waits "
-			 "are inferred episodes", shown, b->why);
-	else
-		log_info("PostgreSQL binary %s: %u wait probe sites attached",
-			 shown, b->sites);
+	told(b);
 	return err;
 }
 
@@ -219,8 +270,8 @@ json_object *usdt_status(const struct usdt *u)
 
 		json_object_object_add(o, "path", json_object_new_string(b->path));
 		json_object_object_add(o, "probed",
-				       json_object_new_boolean(b->link_fd >= 0));
-		if (b->link_fd >= 0)
+				       json_object_new_boolean(b->probed));
+		if (b->probed)
 			json_object_object_add(o, "sites",
 					       json_object_new_int64(b->sites));
 		else

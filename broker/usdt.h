@@ -1,18 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * usdt.h - PostgreSQL's wait probes (lock__wait__*, lwlock__wait__*)
- * attached to the postgres binaries found at start, as root, before
- * privileges are dropped: one uprobe_multi link per binary (kernel 6.6+)
- * for the BPF program pg_usdt. A binary installed later (an upgrade's new
- * file, a new major) is not probed until pgoffd restarts: its waits stay
- * "inferred" episodes, and status says which binaries are probed.
+ * usdt.h - PostgreSQL's wait probes (lock__wait__*, lwlock__wait__*):
+ * one uprobe_multi link per postgres binary (kernel 6.6+) for the BPF
+ * program pg_usdt. pgoffd links the binaries found at start, as root;
+ * then the program's fd goes to the prober alone, whose workers link the
+ * binary of a postmaster found later (an upgrade's new file, a new
+ * major, a container's own postgres) after the same checks. Status says
+ * which binaries are probed, and why the others are not.
  */
 #ifndef PGOFF_USDT_H
 #define PGOFF_USDT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 #define USDT_MAX_BINARIES 32
+#define USDT_PATH_LEN 256
+#define USDT_WHY_LEN 128
+
+/* What became of one binary, as the prober tells pgoffd. */
+struct usdt_result {
+	uint64_t dev, ino;
+	uint32_t probed;		/* 1: linked (the prober holds the link) */
+	uint32_t sites;
+	char path[USDT_PATH_LEN];
+	char why[USDT_WHY_LEN];		/* not probed: why */
+};
 
 struct usdt;
 
@@ -29,6 +44,24 @@ int usdt_attach(struct usdt *u, int prog_fd, const char *path,
 		const char *shown);
 /* The same for every /usr/lib/postgresql/MAJOR/bin/postgres. */
 void usdt_attach_installed(struct usdt *u, int prog_fd);
+
+/*
+ * Link prog_fd to the wait probes of the file at path, if it is still
+ * the file (dev, ino), a regular file owned by root that only root may
+ * write, with usable probe notes. The file opened and checked is the one
+ * linked (/proc/self/fd/N), not the path looked up again. Returns the
+ * link's fd with *sites set, or -errno with why said.
+ */
+int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
+	      unsigned int *sites, char *why, size_t why_len);
+
+/* A binary linked or refused elsewhere (the prober), for status. */
+void usdt_note(struct usdt *u, const struct usdt_result *r);
+/* Whether the file (dev, ino) was seen (probed or refused). */
+bool usdt_known(const struct usdt *u, uint64_t dev, uint64_t ino);
+size_t usdt_count(const struct usdt *u);
+void usdt_binary(const struct usdt *u, size_t i, uint64_t *dev,
+		 uint64_t *ino);
 
 /* [{"path":…,"probed":true,"sites":8}, {"path":…,"probed":false,"why":…}] */
 json_object *usdt_status(const struct usdt *u);

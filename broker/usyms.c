@@ -15,15 +15,20 @@
 
 struct umod {
 	uint64_t dev, ino;		/* the key, with elf.build_id */
+	uint32_t uid;			/* whose stack brought it in */
 	int status;			/* 0: symbols read; -errno: why not */
 	int fp;				/* uelf_frame_pointers */
+	size_t bytes;			/* symbols and names kept */
+	uint64_t used;			/* usyms.clock at its last use */
 	struct uelf elf;
 	struct umod *next;
 };
 
 struct usyms {
 	struct umod *mods;
-	size_t nmods, total_syms;
+	size_t nmods, bytes;
+	uint64_t clock;			/* lookups so far: the LRU order */
+	uint64_t evicted, refused;
 	char debug_root[64];		/* "/usr/lib/debug" */
 };
 
@@ -37,6 +42,14 @@ int usyms_new(struct usyms **out, const char *debug_root)
 		 debug_root ? debug_root : "/usr/lib/debug");
 	*out = u;
 	return 0;
+}
+
+void usyms_stats(const struct usyms *u, struct usyms_stats *out)
+{
+	out->modules = u->nmods;
+	out->bytes = u->bytes;
+	out->evicted = u->evicted;
+	out->refused = u->refused;
 }
 
 void usyms_free(struct usyms *u)
@@ -111,41 +124,109 @@ static void add_debug_file(struct usyms *u, const char *path, struct uelf *e)
 	}
 }
 
-/* The cached symbols of a mapping's file, read on first use. */
-static struct umod *module(struct usyms *u, const struct pg_map *m)
+/* What the files uid brought in hold: how many, how many bytes. */
+static size_t user_share(const struct usyms *u, uint32_t uid, size_t *bytes)
+{
+	size_t n = 0;
+
+	*bytes = 0;
+	for (const struct umod *m = u->mods; m; m = m->next) {
+		if (m->uid == uid) {
+			n++;
+			*bytes += m->bytes;
+		}
+	}
+	return n;
+}
+
+/* Drop the least recently used file: uid's own, or anyone's (ALL_USERS).
+ * false: there is none. */
+#define ALL_USERS UINT64_MAX
+static bool evict(struct usyms *u, uint64_t uid)
+{
+	struct umod **pp, **lru = NULL, *m;
+
+	for (pp = &u->mods; *pp; pp = &(*pp)->next)
+		if ((uid == ALL_USERS || (*pp)->uid == uid) &&
+		    (!lru || (*pp)->used < (*lru)->used))
+			lru = pp;
+	if (!lru)
+		return false;
+	m = *lru;
+	*lru = m->next;
+	u->nmods--;
+	u->bytes -= m->bytes;
+	u->evicted++;
+	uelf_free(&m->elf);
+	free(m);
+	return true;
+}
+
+/* A file's symbols, read now; mod->status says whether. */
+static void load(struct usyms *u, const struct pg_map *m, struct umod *mod)
 {
 	struct uelf_src src;
-	struct umod *mod;
 
-	for (mod = u->mods; mod; mod = mod->next)
-		if (mod->dev == m->dev && mod->ino == m->ino)
+	mod->status = open_mapped(m->path, m->dev, m->ino, &src);
+	if (mod->status)
+		return;
+	mod->status = uelf_load(&src, &mod->elf);
+	if (!mod->status) {
+		if (!mod->elf.has_symtab)
+			add_debug_file(u, m->path, &mod->elf);
+		mod->fp = uelf_frame_pointers(&src, &mod->elf);
+	}
+	close(src.fd);
+	mod->bytes = mod->elf.nsyms * sizeof(*mod->elf.syms) +
+		     mod->elf.strs_len;
+	if (!mod->status && mod->bytes > USYMS_MAX_BYTES / USYMS_USER_SHARE) {
+		uelf_free(&mod->elf);
+		mod->bytes = 0;
+		mod->status = -EFBIG;
+	}
+}
+
+/*
+ * The cached symbols of a mapping's file, read on first use, for uid's
+ * stack. A failed load is kept too (no bytes): it is not tried again
+ * until evicted.
+ */
+static struct umod *module(struct usyms *u, const struct pg_map *m,
+			   uint32_t uid)
+{
+	const size_t share = USYMS_MAX_MODULES / USYMS_USER_SHARE;
+	const size_t share_bytes = USYMS_MAX_BYTES / USYMS_USER_SHARE;
+	struct umod *mod;
+	size_t mine_bytes;
+
+	for (mod = u->mods; mod; mod = mod->next) {
+		if (mod->dev == m->dev && mod->ino == m->ino) {
+			mod->used = ++u->clock;
 			return mod;
-	if (u->nmods == USYMS_MAX_MODULES)
-		return NULL;
+		}
+	}
 	mod = calloc(1, sizeof(*mod));
 	if (!mod)
 		return NULL;
 	mod->dev = m->dev;
 	mod->ino = m->ino;
+	mod->uid = uid;
 	mod->fp = -1;
-	mod->status = open_mapped(m->path, m->dev, m->ino, &src);
-	if (!mod->status) {
-		mod->status = uelf_load(&src, &mod->elf);
-		if (!mod->status) {
-			if (!mod->elf.has_symtab)
-				add_debug_file(u, m->path, &mod->elf);
-			mod->fp = uelf_frame_pointers(&src, &mod->elf);
-		}
-		close(src.fd);
-	}
-	if (!mod->status && u->total_syms + mod->elf.nsyms > USYMS_MAX_TOTAL_SYMS) {
-		uelf_free(&mod->elf);
-		mod->status = -EFBIG;
-	}
-	u->total_syms += mod->elf.nsyms;
+	mod->used = ++u->clock;
+	load(u, m, mod);
+	if (mod->status == -EFBIG)
+		u->refused++;
+	/* room: the user's own first when over their share, then anyone's */
+	while ((user_share(u, uid, &mine_bytes) >= share ||
+		mine_bytes + mod->bytes > share_bytes) && evict(u, uid))
+		;
+	while ((u->nmods >= USYMS_MAX_MODULES ||
+		u->bytes + mod->bytes > USYMS_MAX_BYTES) && evict(u, ALL_USERS))
+		;
 	mod->next = u->mods;
 	u->mods = mod;
 	u->nmods++;
+	u->bytes += mod->bytes;
 	return mod;
 }
 
@@ -159,13 +240,13 @@ static const struct pg_map *find_map(const struct pg_cluster_info *c,
 }
 
 /* "function", or "module+0xoffset" (link-time address, else file offset). */
-static void name_frame(struct usyms *u, const struct pg_map *m, uint64_t addr,
-		       bool ret, char *out, size_t len)
+static void name_frame(struct usyms *u, uint32_t uid, const struct pg_map *m,
+		       uint64_t addr, bool ret, char *out, size_t len)
 {
 	uint64_t off = addr - m->start + m->offset, vaddr = off, in;
 	uint64_t at;
 	const char *base = strrchr(m->path, '/');
-	struct umod *mod = module(u, m);
+	struct umod *mod = module(u, m, uid);
 	const char *sym;
 
 	if (mod && !mod->status) {
@@ -190,10 +271,10 @@ static void name_frame(struct usyms *u, const struct pg_map *m, uint64_t addr,
  * link register: no stale candidates). Stale return addresses of calls
  * within postgres are left out. Read from the file.
  */
-static bool after_library_call(struct usyms *u, const struct pg_map *m,
-			       uint64_t addr)
+static bool after_library_call(struct usyms *u, uint32_t uid,
+			       const struct pg_map *m, uint64_t addr)
 {
-	struct umod *mod = module(u, m);
+	struct umod *mod = module(u, m, uid);
 	uint64_t off = addr - m->start + m->offset, vaddr;
 	struct uelf_src src;
 	uint8_t b[6];
@@ -236,8 +317,8 @@ static size_t hidden_caller(struct usyms *u, const struct pg_cluster_info *c,
 		if (n >= 2 && h == us->ips[1])
 			return 0;	/* the walk has it */
 		hm = find_map(c, h);
-		if (hm && after_library_call(u, hm, h)) {
-			name_frame(u, hm, h, true, name, USYMS_NAME_MAX);
+		if (hm && after_library_call(u, c->uid, hm, h)) {
+			name_frame(u, c->uid, hm, h, true, name, USYMS_NAME_MAX);
 			return 1;
 		}
 	}
@@ -268,7 +349,7 @@ size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
 		if (c->maps[i].dev == c->exe_dev && c->maps[i].ino == c->exe_ino)
 			exe = &c->maps[i];
 	if (exe) {
-		struct umod *mod = module(u, exe);
+		struct umod *mod = module(u, exe, c->uid);
 
 		if (mod && !mod->status && mod->fp == 0) {
 			snprintf(errbuf, errlen, "this postgres binary (%s) "
@@ -292,7 +373,7 @@ size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
 			*error = errbuf;
 			return out;
 		}
-		name_frame(u, m, us->ips[i], i > 0, names[out++],
+		name_frame(u, c->uid, m, us->ips[i], i > 0, names[out++],
 			   USYMS_NAME_MAX);
 		if (i == 0 && out < max &&
 		    (!exe || m->dev != exe->dev || m->ino != exe->ino))

@@ -5,6 +5,13 @@
  * its file's function symbols (.dynsym, .symtab, or a separate debug
  * file's) are read once and cached per file (device, inode, build-id).
  * A frame with no symbol shows as module+0xoffset.
+ *
+ * The files are chosen by the clusters' owners, and read in pgoffd's
+ * loop: one load reads at most UELF_MAX_READ bytes, the cache keeps at
+ * most USYMS_MAX_MODULES files and USYMS_MAX_BYTES of symbols, least
+ * recently used first out, and the files one cluster owner's stacks
+ * brought in at most 1/USYMS_USER_SHARE of both: a user who maps many
+ * or huge files evicts their own, not others'.
  */
 #ifndef PGOFF_USYMS_H
 #define PGOFF_USYMS_H
@@ -17,15 +24,27 @@
 #define USYMS_NAME_MAX		128	/* bytes of one frame's name */
 #define USYMS_MAX_FRAMES	(PGOFF_USTACK_DEPTH + 1)	/* with the hint */
 #define USYMS_MAX_MODULES	128	/* files cached */
-#define USYMS_MAX_TOTAL_SYMS	(4u << 20)	/* symbols over all of them */
+#define USYMS_MAX_BYTES		(256u << 20)	/* symbols and names kept */
+#define USYMS_USER_SHARE	4	/* one user: 1/4 of the files and bytes */
 
 struct usyms;
 
 int usyms_new(struct usyms **out, const char *debug_root);
 void usyms_free(struct usyms *u);
 
+/* The cache, for status. */
+struct usyms_stats {
+	size_t modules;			/* files cached (failed loads too) */
+	size_t bytes;			/* symbols and names kept */
+	uint64_t evicted;		/* files dropped to make room */
+	uint64_t refused;		/* files over a cap: frames unnamed */
+};
+
+void usyms_stats(const struct usyms *u, struct usyms_stats *out);
+
 /*
- * The frames of us, leaf first, into names; returns how many. *error is
+ * The frames of us, leaf first, into names; returns how many. c's owner
+ * (c->uid) is charged for the files it brings into the cache. *error is
  * NULL, or why the stack is missing or ends early (a static string, or
  * one in errbuf).
  */

@@ -89,3 +89,17 @@ int cli_parse_when(const char *opt, const char *arg, int64_t *ns)
 	}
 	return 0;
 }
+
+int cli_parse_window(const char *cmd, const char *since, const char *until,
+		     int64_t *since_ns, int64_t *until_ns)
+{
+	if (cli_parse_when("--since", since, since_ns) ||
+	    (until && cli_parse_when("--until", until, until_ns)))
+		return -1;
+	if (until && *until_ns <= *since_ns) {
+		log_warnx("%s: --until %s is not after --since %s", cmd, until,
+			  since);
+		return -1;
+	}
+	return 0;
+}

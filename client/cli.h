@@ -59,6 +59,13 @@ int cli_no_args(const char *cmd, int argc, char **argv);
  * after saying why, naming opt.
  */
 int cli_parse_when(const char *opt, const char *arg, int64_t *ns);
+/*
+ * A past window: --since (required) and --until (NULL: *until_ns is left
+ * as it is, now) into wall-clock ns, --until after --since. 0, or -1
+ * after saying why, naming cmd.
+ */
+int cli_parse_window(const char *cmd, const char *since, const char *until,
+		     int64_t *since_ns, int64_t *until_ns);
 
 /* A command: its name, what runs it, and one line for pgoffctl --help. */
 struct cli_cmd {

@@ -167,14 +167,9 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 	}
 	if (since) {
 		o->past = true;
-		if (cli_parse_when("--since", since, &o->win[0][0]) ||
-		    (until && cli_parse_when("--until", until, &o->win[0][1])))
+		if (cli_parse_window("flame", since, until, &o->win[0][0],
+				     &o->win[0][1]))
 			return EXIT_USAGE;
-		if (until && o->win[0][1] <= o->win[0][0]) {
-			log_warnx("flame: --until %s is not after --since %s",
-				  until, since);
-			return EXIT_USAGE;
-		}
 	}
 	return EXIT_OK;
 }

@@ -105,14 +105,9 @@ static int past_window(struct top_opts *o, const char *since,
 	}
 	if (since) {
 		o->past = true;
-		if (cli_parse_when("--since", since, &o->since_ns) ||
-		    (until && cli_parse_when("--until", until, &o->until_ns)))
+		if (cli_parse_window("top", since, until, &o->since_ns,
+				     &o->until_ns))
 			return EXIT_USAGE;
-		if (until && o->until_ns <= o->since_ns) {
-			log_warnx("top: --until %s is not after --since %s",
-				  until, since);
-			return EXIT_USAGE;
-		}
 	} else if (at) {
 		o->past = true;
 		if (cli_parse_when("--at", at, &t))

@@ -466,7 +466,7 @@ json_object *pgoff_reply_error(const struct pgoff_request *req,
 static const char *const known_codes[] = {
 	PGOFF_ERR_BAD_JSON, PGOFF_ERR_BAD_REQUEST, PGOFF_ERR_UNKNOWN_OP,
 	PGOFF_ERR_VERSION, PGOFF_ERR_NEED_HELLO, PGOFF_ERR_LINE_TOO_LONG,
-	PGOFF_ERR_FORBIDDEN, PGOFF_ERR_TOO_MANY, PGOFF_ERR_LIMIT,
+	PGOFF_ERR_FORBIDDEN, PGOFF_ERR_TOO_MANY, PGOFF_ERR_LIMIT, PGOFF_ERR_BUSY,
 };
 
 int pgoff_reply_check(json_object *reply, struct pgoff_error *err)

@@ -11,13 +11,20 @@
 # - pgoffd's CPU (utime + stime) while recording every event (record-min
 #   0) of short sleeps at about 7,000 events/s, and with --record no;
 # - the time top --since 1h and flame --since 1h take, on a store made to
-#   span an hour by repeating the TPC-B run's records (stretch_store.py).
-# usage: tests/bench/recorder.sh [RESULTS_FILE]  (ROUNDS=3 SECONDS_PER_RUN=20)
+#   span an hour by repeating the TPC-B run's records (stretch_store.py);
+# - record-queries off vs redacted vs full under TPC-B, at record-min 10ms
+#   and 0 (QUERIES_MIN), and record-user-stacks no vs yes: pgoffd's CPU,
+#   BPF ns per switch, bytes per stored event, rounds in rotating order.
+# usage: tests/bench/recorder.sh [RESULTS_FILE]  (ROUNDS=3 SECONDS_PER_RUN=20
+#   PARTS="tpcb query cpu sql ustack": which of them; query reads tpcb's
+#   store)
 # Runs under the e2e lock (it starts PostgreSQL and pgoffd).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/bench/results-recorder.md}
 rounds=${ROUNDS:-3} secs=${SECONDS_PER_RUN:-20}
+parts=" ${PARTS:-tpcb query cpu sql ustack} " queries_min=${QUERIES_MIN:-10ms 0}
+part() { [[ $parts == *" $1 "* ]]; }
 cd "$top" || exit 2
 . tests/e2e/lib.sh
 e2e_require
@@ -37,7 +44,7 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$E2E_BROKER_PID/stat"; }
 hist() { member history --json; }
 
 # 1. BPF cost and the store's growth under TPC-B
-for r in $(seq "$rounds"); do
+part tpcb && for r in $(seq "$rounds"); do
 	order=(no yes); [ $((r % 2)) = 0 ] && order=(yes no)
 	for rec in "${order[@]}"; do
 		rm -rf "$E2E_DIR/state"
@@ -65,6 +72,7 @@ for r in $(seq "$rounds"); do
 done
 
 # 3. top/flame --since 1h on the last TPC-B run's store, stretched to 1 h
+if part query; then
 /usr/bin/python3 tests/bench/stretch_store.py "$E2E_DIR/state" .agg 3600 >"$E2E_DIR/stretch.agg"
 /usr/bin/python3 tests/bench/stretch_store.py "$E2E_DIR/state" .seg 3600 >"$E2E_DIR/stretch.seg"
 e2e_start_broker >/dev/null || exit 1
@@ -75,10 +83,15 @@ top_rows=$(member top --since 1h --json 2>/dev/null | jq '.seconds')
 flame_s=$(for _ in 1 2 3; do timeit member flame --since 1h --folded; done | sort -n | sed -n 2p)
 flame_n=$(member flame --since 1h 2>/dev/null | grep -o '[0-9]* off-CPU intervals' | head -1)
 echo "query $top_s $flame_s ${top_rows:-?} $(jq -c '[.records, .bytes, .aggregation.seconds, .aggregation.bytes]' <<<"$h") ${flame_n%% *}" >>"$raw"
+# status answered while an hour of the past is summed (three times)
+for _ in 1 2 3; do
+	echo "pastlat $(as "$E2E_MEMBER" /usr/bin/python3 - "$SOCK" 3600 <tests/bench/past_latency.py)" >>"$raw"
+done
 e2e_stop_broker TERM
+fi
 
 # 2. pgoffd's CPU recording every event of short sleeps (about 7,000/s)
-for rec in yes no default; do
+part cpu && for rec in yes no default; do
 	rm -rf "$E2E_DIR/state"
 	case $rec in
 	default) e2e_start_broker >/dev/null || exit 1 ;;
@@ -97,11 +110,49 @@ for rec in yes no default; do
 	e2e_stop_broker TERM
 done
 
+# 4, 5. pgoffd's options under TPC-B, no subscriber
+# variants TAG MINS NAME=OPTIONS...: for each round and record-min of
+# MINS, a pgbench run under pgoffd with each NAME's options (split at
+# commas), in rotating order: TPS, BPF ns per switch, pgoffd's CPU, and
+# the events stored with their bytes
+variants() {
+	local tag=$1 mins=$2; shift 2
+	local all=("$@") n=$# r min i v o h0 h1 s0 s1 c0 c1 t0 t1 tps ns dt
+	for r in $(seq "$rounds"); do
+		for min in $mins; do
+			for i in $(seq 0 $((n - 1))); do
+				v=${all[$(( (i + r) % n ))]}; o=${v#*=}
+				rm -rf "$E2E_DIR/state"
+				# shellcheck disable=SC2086
+				e2e_start_broker --record-min "$min" ${o//,/ } >/dev/null || exit 1
+				sleep 1
+				h0=$(hist); s0=$(stats); c0=$(ticks); t0=$(date +%s.%N)
+				tps=$("$PGBIN/pgbench" -c 8 -j 2 -T "$secs" -n 2>/dev/null | awk '/^tps = /{print $3; exit}')
+				t1=$(date +%s.%N); c1=$(ticks); s1=$(stats)
+				sleep 1.2	# the last second stored
+				h1=$(hist)
+				dt=$(echo "$t1 - $t0" | bc)
+				ns=$(join <(sort <<<"$s0") <(sort <<<"$s1") |
+					awk '$1 ~ /switch/ { dn += $4 - $2; dc += $5 - $3 } END { if (dc) printf "%.1f", dn / dc }')
+				echo "$tag $r $min ${v%%=*} ${tps:-?} ${ns:-?} $(echo "scale=3; ($c1 - $c0) * 100 / $(getconf CLK_TCK) / $dt" | bc) $(jq -rn --argjson a "$h0" --argjson b "$h1" '"\($b.records - $a.records) \($b.bytes - $a.bytes)"') $dt" >>"$raw"
+				echo "bench: $tag round $r min $min ${v%%=*}: $tps tps, $ns ns/switch" >&2
+				e2e_stop_broker TERM
+			done
+		done
+	done
+}
+part sql && variants sql "$queries_min" off=--record-queries,off \
+	redacted=--record-queries,redacted full=--record-queries,full
+part ustack && variants ustack 10ms no=--record-user-stacks,no \
+	yes=--record-user-stacks,yes
+
 /usr/bin/python3 - "$raw" "$rounds" "$secs" >"$out" <<'PY'
 import statistics as st, sys
 raw, rounds, secs = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = [l.split() for l in open(raw)]
 tp = {"no": [], "yes": []}; ns = {"no": [], "yes": []}; grow = []
+def med(v):
+    return st.median(v) if v else float("nan")
 pairs = {}
 for r in rows:
     if r[0] == "tpcb":
@@ -112,13 +163,14 @@ for r in rows:
             grow.append([float(x) for x in r[6:10]] + [float(r[5])])
 d = [p["yes"] - p["no"] for p in pairs.values() if len(p) == 2]
 print("# Flight recorder: cost and capacity\n")
-print("%s paired rounds of pgbench TPC-B (-c 8 -j 2, scale 10, %s s), pgoffd with"
-      " --record no vs yes (record-min 10ms), no subscriber; 2 CPUs shared with"
-      " other work: medians.\n" % (rounds, secs))
-print("| | record no | record yes | paired difference |\n|---|---|---|---|")
-print("| BPF ns per sched_switch run | %.0f | %.0f | %+.0f (min %+.0f, max %+.0f) |" %
-      (st.median(ns["no"]), st.median(ns["yes"]), st.median(d), min(d), max(d)))
-print("| TPS | %.0f | %.0f | |" % (st.median(tp["no"]), st.median(tp["yes"])))
+if d:
+    print("%s paired rounds of pgbench TPC-B (-c 8 -j 2, scale 10, %s s), pgoffd with"
+          " --record no vs yes (record-min 10ms), no subscriber; 2 CPUs shared with"
+          " other work: medians.\n" % (rounds, secs))
+    print("| | record no | record yes | paired difference |\n|---|---|---|---|")
+    print("| BPF ns per sched_switch run | %.0f | %.0f | %+.0f (min %+.0f, max %+.0f) |" %
+          (st.median(ns["no"]), st.median(ns["yes"]), st.median(d), min(d), max(d)))
+    print("| TPS | %.0f | %.0f | |" % (st.median(tp["no"]), st.median(tp["yes"])))
 if grow:
     ev = [g[1] / g[0] for g in grow if g[0] > 0]
     evs = [g[1] / g[4] for g in grow]; aggs = [g[3] / g[4] for g in grow]
@@ -138,6 +190,14 @@ for r in rows:
               " [records, bytes, seconds, aggregation bytes] = %s):\n" % r[4])
         print("| top --since 1h | flame --since 1h | seconds summed | intervals drawn |\n|---|---|---|---|")
         print("| %.3f s | %.3f s | %s | %s |" % (float(r[1]), float(r[2]), r[3], r[5] if len(r) > 5 else "?"))
+pl = [r for r in rows if r[0] == "pastlat"]
+if pl:
+    print("\nWhile that hour is summed for one connection (stats since 1 h), another"
+          " asks status every 5 ms (tests/bench/past_latency.py), 3 runs:\n")
+    print("| stats over 1 h took | status replies | median wait | longest wait |"
+          " seconds summed |\n|---|---|---|---|---|")
+    for r in pl:
+        print("| %s ms | %s | %s ms | %s ms | %s |" % (r[1], r[4], r[2], r[3], r[5]))
 cpu = [r for r in rows if r[0] == "cpu"]
 if cpu:
     print("\npgoffd CPU (utime + stime, 10 s) under 8 sessions of pg_sleep(0.0002) loops,"
@@ -147,6 +207,35 @@ if cpu:
     print("| record | kernel events/s | stored/s | pgoffd CPU % of one core |\n|---|---|---|---|")
     for r in cpu:
         print("| %s | %s | %s | %s |" % (r[1], r[2], r[4] if len(r) > 4 else "-", r[3]))
+titles = {
+    "sql": ("record-queries", "off", "record-queries off, redacted and full"),
+    "ustack": ("record-user-stacks", "no", "record-user-stacks no and yes"),
+}
+for tag, (opt, base, what) in titles.items():
+    vs = [r for r in rows if r[0] == tag]
+    if not vs:
+        continue
+    print("\n%s under pgbench TPC-B (-c 8 -j 2, %s s), no subscriber, %s rounds in"
+          " rotating order; medians, and the paired difference of pgoffd's CPU and"
+          " of BPF ns per switch against %s in the same round and record-min:\n"
+          % (what, secs, rounds, base))
+    print("| record-min | %s | TPS | BPF ns/switch | ns vs %s (paired) | pgoffd CPU %% |"
+          " CPU vs %s (paired) | stored/s | bytes/event |\n|---|---|---|---|---|---|---|---|---|"
+          % (opt, base, base))
+    b_cpu = {(r[1], r[2]): float(r[6]) for r in vs if r[3] == base}
+    b_ns = {(r[1], r[2]): float(r[5]) for r in vs if r[3] == base}
+    for m in dict.fromkeys(r[2] for r in vs):
+        for name in dict.fromkeys(r[3] for r in vs):
+            rs = [r for r in vs if r[2] == m and r[3] == name]
+            if not rs:
+                continue
+            print("| %s | %s | %.0f | %.0f | %+.0f | %.2f | %+.2f | %.1f | %.0f |" % (
+                m, name, med([float(r[4]) for r in rs]), med([float(r[5]) for r in rs]),
+                med([float(r[5]) - b_ns[(r[1], m)] for r in rs if (r[1], m) in b_ns]),
+                med([float(r[6]) for r in rs]),
+                med([float(r[6]) - b_cpu[(r[1], m)] for r in rs if (r[1], m) in b_cpu]),
+                med([float(r[7]) / float(r[9]) for r in rs]),
+                med([float(r[8]) / float(r[7]) for r in rs if float(r[7]) > 0])))
 PY
 echo "bench: results in $out" >&2
 cat "$out"

@@ -1,10 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Turn bench.sh's raw lines into the markdown results table."""
-import os
-import platform
 import statistics
 import sys
+from benchfmt import machine, spread
 
 raw, fanout, rounds, secs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 tps, progs = {}, {}
@@ -15,21 +14,10 @@ for line in open(raw):
     else:
         progs.setdefault((w, c, prog), []).append((float(ns), float(runs), float(cpu)))
 
-def spread(xs, fmt="{:.0f}"):
-    xs = sorted(xs)
-    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
-    return (fmt + " (IQR " + fmt + "–" + fmt + ", min " + fmt + ", max " + fmt + ")").format(
-        statistics.median(xs), q[0], q[2], xs[0], xs[-1])
-
-cpu = ""
-for l in open("/proc/cpuinfo"):
-    if l.startswith("model name"):
-        cpu = l.split(":", 1)[1].strip()
-        break
 print("# pgoff benchmark results\n")
-print("Machine: %s, %d vCPUs, kernel %s. %s rounds of %s s per configuration and workload, "
+print("Machine: %s. %s rounds of %s s per configuration and workload, "
       "order rotated each round; pgbench scale 10, -c 8 -j 2. Produced by `make bench`.\n"
-      % (cpu, os.cpu_count(), platform.release(), rounds, secs))
+      % (machine(), rounds, secs))
 names = {"none": "no tracer", "empty": "empty programs on the same hooks",
          "untraced": "pgoffd, 1 watch, pgbench on an untraced cluster",
          "idle": "pgoffd, no subscriber", "one": "pgoffd, 1 watch --view intervals --min 1ms",

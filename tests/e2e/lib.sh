@@ -178,6 +178,47 @@ psa_wait_for() {
 		"select pid, wait_event_type, wait_event from pg_stat_activity where $1 limit 1"
 	echo "$SQL_ROWS"
 }
+# sleep_load N: 4 backends sleeping 1.2 ms N times, many short intervals
+# of Timeout:PgSleep to record; sleep_load_wait waits for them (a bare
+# wait would wait for pgoffd too)
+sleep_load() {
+	SLEEP_LOAD_JOBS=()
+	for _ in $(seq 4); do
+		sql -c "select pg_sleep(0.0012) from generate_series(1, $1)" >/dev/null &
+		SLEEP_LOAD_JOBS+=($!)
+	done
+}
+sleep_load_wait() { wait "${SLEEP_LOAD_JOBS[@]}"; }
+
+# row_lock_wait SQL: B runs SQL, which must wait for the row lock of
+# t's row id = 1, held by A until B waits for it (up to 10 s; on a loaded
+# machine B may start late), then 0.3 s more; B_PID is B's backend
+row_lock_wait() {
+	local a_job b_job
+	cat >"$E2E_DIR/a.sql" <<'SQL'
+select pg_backend_pid();
+begin;
+update t set id = id where id = 1;
+do $$ begin
+	for i in 1..1000 loop
+		perform pg_stat_clear_snapshot();
+		exit when exists (select 1 from pg_stat_activity where wait_event_type = 'Lock');
+		perform pg_sleep(0.01);
+	end loop;
+end $$;
+select pg_sleep(0.3);
+commit;
+SQL
+	rm -f "$E2E_DIR/a.out"
+	sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
+	a_job=$!
+	wait_for 5 [ -s "$E2E_DIR/a.out" ]
+	sql -c "$1" >/dev/null &
+	b_job=$!
+	IFS='|' read -r B_PID _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
+	wait "$a_job" "$b_job"
+}
+
 # has_rows QUERY: the query returns something (kept in SQL_ROWS)
 has_rows() { SQL_ROWS=$(sql -c "$1"); [ -n "$SQL_ROWS" ]; }
 

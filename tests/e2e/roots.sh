@@ -286,19 +286,24 @@ _pgr_launch() {
 		sh "$root" "$ids" "$bin/postgres" -D "$inside/data" -k "$inside" -p "$port" \
 		-c listen_addresses= "${opts[@]}" >>"$dir.log" 2>&1 &
 	PGR_JOB[$name]=$!
-	for _ in $(seq 300); do
-		pm=$(pgrep -P "${PGR_JOB[$name]}")
-		if [ -n "$pm" ] && [ "$(readlink "/proc/$pm/exe")" = "$root$bin/postgres" ] &&
-		   pgroot_sql "$name" -c "select 1" >/dev/null 2>&1; then
-			PGR_PM[$name]=$pm
-			return 0
-		fi
-		kill -0 "${PGR_JOB[$name]}" 2>/dev/null || break
-		sleep 0.1
-	done
+	WAIT_STEP=0.1 wait_for 30 _pgr_up_or_gone "$name" "$root$bin/postgres" 2>/dev/null
+	[ -n "${PGR_PM[$name]}" ] && return 0
 	echo "# PostgreSQL $major in $name did not come up; its log:"
 	tail -n 20 "$dir.log" | sed 's/^/#   /'
 	return 1
+}
+
+# _pgr_up_or_gone NAME EXE: true once NAME's postmaster (running EXE)
+# accepts connections (PGR_PM set) or its namespace is gone
+_pgr_up_or_gone() {
+	local pm
+	pm=$(pgrep -P "${PGR_JOB[$1]}")
+	if [ -n "$pm" ] && [ "$(readlink "/proc/$pm/exe")" = "$2" ] &&
+	   pgroot_sql "$1" -c "select 1" >/dev/null 2>&1; then
+		PGR_PM[$1]=$pm
+		return 0
+	fi
+	gone "${PGR_JOB[$1]}"
 }
 
 # pgroot_restart NAME [name=value...]: the same cluster, stopped (fast)
@@ -307,7 +312,7 @@ pgroot_restart() {
 	local name=$1 job=${PGR_JOB[$1]:-}; shift
 	if [ -n "$job" ]; then
 		kill -INT "${PGR_PM[$name]}" 2>/dev/null
-		for _ in $(seq 300); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+		WAIT_STEP=0.1 wait_for 30 gone "$job" 2>/dev/null
 		kill -KILL "$job" 2>/dev/null
 		wait "$job" 2>/dev/null
 	fi
@@ -324,8 +329,7 @@ pgroot_stop() {
 	if [ -n "$job" ]; then
 		pm=${PGR_PM[$name]:-$(pgrep -P "$job")}
 		[ -n "$pm" ] && kill -INT "$pm" 2>/dev/null
-		for _ in $(seq 300); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
-		if kill -0 "$job" 2>/dev/null; then
+		if ! WAIT_STEP=0.1 wait_for 30 gone "$job" 2>/dev/null; then
 			echo "# PostgreSQL in $name did not stop in 30 s: killing its namespace"
 			kill -KILL "$job" 2>/dev/null
 		fi
@@ -374,25 +378,27 @@ ct_mount() {
 			"$CT_ROOT"
 }
 
+_ct_leader() {
+	CT_LEADER=$(pgrep -x -P "$CT_JOB" systemd | head -n1)
+	[ -n "$CT_LEADER" ]
+}
+_ct_up_or_gone() {
+	CT_STATE=$(nsenter -t "${CT_LEADER:-0}" -a -r -w systemctl is-system-running 2>&1)
+	case $CT_STATE in running | degraded) return 0 ;; esac
+	gone "$CT_JOB"
+}
+
 ct_boot() {
 	systemd-nspawn -q -b -D "$CT_ROOT" --register=no --keep-unit --capability=all \
 		--system-call-filter=bpf >"$CT_DIR/console.log" 2>&1 &
 	CT_JOB=$! CT_LEADER= CT_STATE=
 	# nspawn's child that is systemd: before the exec it is nspawn itself,
 	# which may fork on (so a child seen early may be gone)
-	for _ in $(seq 100); do
-		CT_LEADER=$(pgrep -x -P "$CT_JOB" systemd | head -n1)
-		[ -n "$CT_LEADER" ] && break
-		sleep 0.1
-	done
+	WAIT_STEP=0.1 wait_for 10 _ct_leader 2>/dev/null
 	# until its manager answers (before that: "Failed to connect to bus")
 	# and has finished starting up
-	for _ in $(seq 300); do
-		CT_STATE=$(nsenter -t "${CT_LEADER:-0}" -a -r -w systemctl is-system-running 2>&1)
-		case $CT_STATE in running | degraded) return 0 ;; esac
-		kill -0 "$CT_JOB" 2>/dev/null || break
-		sleep 0.3
-	done
+	WAIT_STEP=0.3 wait_for 90 _ct_up_or_gone 2>/dev/null
+	case $CT_STATE in running | degraded) return 0 ;; esac
 	tail -n 15 "$CT_DIR/console.log" | sed 's/^/# console: /'
 	return 1
 }
@@ -410,7 +416,7 @@ ct_stop() {
 		# hold this test's descriptors (the e2e and roots locks) forever
 		[ -n "$CT_LEADER" ] && pkill -KILL -f "^nsenter -t $CT_LEADER " 2>/dev/null
 		[ -n "$leader" ] && nsenter -t "$leader" -a -r -w systemctl poweroff >/dev/null 2>&1
-		for _ in $(seq 100); do kill -0 "$CT_JOB" 2>/dev/null || break; sleep 0.1; done
+		WAIT_STEP=0.1 wait_for 10 gone "$CT_JOB" 2>/dev/null
 		kill -KILL "$CT_JOB" 2>/dev/null
 		wait "$CT_JOB" 2>/dev/null
 	fi
@@ -433,10 +439,8 @@ ct_check_lock_wait() {
 		pgoffctl watch --pg-wait Lock:transactionid --min 200ms --json --count 1 --timeout 30s \
 		</dev/null >"$dir/lock.json" 2>"$dir/lock.err" &
 	watch_job=$!
-	for _ in $(seq 100); do
-		[ "$(subscribers)" = $((${base:-0} + 1)) ] && break
-		sleep 0.1
-	done
+	subscribed() { [ "$(subscribers)" = $((${base:-0} + 1)) ]; }
+	WAIT_STEP=0.1 wait_for 10 subscribed
 	inside su postgres -c "psql -X -q -At -c 'begin' -c 'select pg_backend_pid()' \
 		-c 'update ct_lock set v = 2' -c 'select pg_sleep(1)' -c 'commit'" >"$dir/holder.out" 2>&1 &
 	holder=$!

@@ -114,11 +114,12 @@ inside su alice -c "pgoffctl status" >"$E2E_DIR/status.out" 2>&1
 rc=$?
 [ $rc = 0 ] || sed 's/^/# /' "$E2E_DIR/status.out"
 check "alice, added to pgoff, runs pgoffctl status" [ $rc = 0 ]
-for _ in $(seq 100); do
+# alice's ps (kept in ps.json): true once it lists the container's cluster
+ps_lists_cluster() {
 	inside su alice -c "pgoffctl ps --json" >"$E2E_DIR/ps.json" 2>"$E2E_DIR/ps.err"
-	jq -e '.clusters[]? | select(.port == 5432)' "$E2E_DIR/ps.json" >/dev/null 2>&1 && break
-	sleep 0.2
-done
+	jq -e '.clusters[]? | select(.port == 5432)' "$E2E_DIR/ps.json" >/dev/null 2>&1
+}
+wait_for 30 ps_lists_cluster
 note "ps: $(jq -c '.clusters' "$E2E_DIR/ps.json" 2>/dev/null | head -c 300) $(head -c 200 "$E2E_DIR/ps.err")"
 check "... and pgoffctl ps lists the container's PostgreSQL 15 cluster" \
 	jqe '[.clusters[] | select(.port == 5432 and (.version | startswith("15")))] | length == 1' \
@@ -128,6 +129,7 @@ ct_check_lock_wait alice "$E2E_DIR"
 # --- upgrade under a running watch --follow
 subs() { inside pgoffctl status --json 2>/dev/null | jq -r '.subscribers // empty'; }
 base=$(subs)
+subscribed() { [ "$(subs)" = $((${base:-0} + 1)) ]; }
 # setpriv execs pgoffctl (no su in between, which a lost terminal stops
 # with nsenter still holding this test's descriptors): nsenter's child is it
 # nsenter itself, not the inside function, is the job: $! is nsenter
@@ -135,7 +137,7 @@ gid=$(inside id -g alice)
 nsenter -t "$CT_LEADER" -a -r -w setpriv --reuid=alice --regid="$gid" --init-groups -- \
 	pgoffctl watch --follow --json </dev/null >"$E2E_DIR/watch.out" 2>"$E2E_DIR/watch.err" &
 watch_job=$!
-for _ in $(seq 100); do [ "$(subs)" = $((${base:-0} + 1)) ] && break; sleep 0.1; done
+wait_for 10 subscribed
 check "alice's watch --follow is subscribed (subscribers: ${base:-?} then $(subs))" \
 	[ "$(subs)" = $((${base:-0} + 1)) ]
 inside env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${upfiles[@]}" \
@@ -147,10 +149,8 @@ check "apt-get install of $version+e2e1 upgrades ($(inside dpkg-query -W -f '${V
 	[ $rc = 0 -a "$(inside dpkg-query -W -f '${Version}' pgoffd)" = "$version+e2e1" ]
 check "... and restarts pgoffd.service (MainPID $pid, then $newpid), active" \
 	[ "${newpid:-0}" != 0 -a "$newpid" != "$pid" -a "$(inside systemctl is-active pgoffd)" = active ]
-for _ in $(seq 100); do
-	grep -q 'subscribed again' "$E2E_DIR/watch.err" && [ "$(subs)" = $((${base:-0} + 1)) ] && break
-	sleep 0.1
-done
+resubscribed() { grep -q 'subscribed again' "$E2E_DIR/watch.err" && subscribed; }
+wait_for 10 resubscribed
 note "watch's stderr: $(tr '\n' '|' <"$E2E_DIR/watch.err" | head -c 400)"
 check "... the watch said it lost pgoffd and reconnected, and is subscribed again" \
 	bash -c "grep -q 'broker gone, reconnecting' '$E2E_DIR/watch.err' &&
@@ -160,7 +160,7 @@ check "... and keeps running" kill -0 "$watch_job"
 # alice's pgoffctl, on the host: nsenter's child
 wpid=$(pgrep -x -P "$watch_job" pgoffctl)
 kill "${wpid:-$watch_job}"
-for _ in $(seq 50); do kill -0 "$watch_job" 2>/dev/null || break; sleep 0.1; done
+wait_for 5 gone "$watch_job"
 kill -KILL "$watch_job" 2>/dev/null
 wait "$watch_job" 2>/dev/null
 

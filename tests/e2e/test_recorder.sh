@@ -4,7 +4,8 @@
 # is replayed by watch --since with the duration PostgreSQL logged; a
 # replay goes on live with no gap and no duplicate; the record survives
 # kill -9, a corrupted segment, and stays under its size cap; outsiders
-# are refused; stored events never carry SQL.
+# are refused; with record-queries off (the default) stored events carry
+# no SQL (test_recorder_queries.sh: redacted and full).
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -94,6 +95,34 @@ note "top --since 7h: exit $rc, $(head -c 200 "$E2E_DIR/top_long.err")"
 check "top over more than 6 h at once is refused, saying so (exit $rc)" \
 	bash -c "[ $rc != 0 ] && grep -q 'at most 6 h of the past' '$E2E_DIR/top_long.err'"
 
+# A past window is summed over loop rounds, one per connection at a time:
+# a second asked in the same breath is refused (busy), a third after the
+# first's reply is answered.
+cat >"$E2E_DIR/past2.py" <<'PY'
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rb")
+s.sendall(b'{"op":"hello","version":1}\n')
+f.readline()
+since = (time.time_ns() - 60 * 10**9)
+req = '{"op":"stats","by":"labels","since_ns":%d,"id":%d}\n'
+s.sendall((req % (since, 1) + req % (since, 2)).encode())
+got = {}
+while len(got) < 2:
+    r = json.loads(f.readline())
+    got[r["id"]] = r
+s.sendall((req % (since, 3)).encode())
+r = json.loads(f.readline())
+got[r["id"]] = r
+print(json.dumps([got[1].get("ok"), got[2].get("error", {}).get("code"), got[3].get("ok"),
+                  len(got[1].get("rows", [])), got[2].get("error", {}).get("message")]))
+PY
+past2=$(as "$E2E_MEMBER" timeout 20 /usr/bin/python3 - "$SOCK" <"$E2E_DIR/past2.py" 2>&1)
+note "two past stats at once on one connection, then a third: $past2"
+check "a second past window while one is summed: busy; the first answered, and a third after it" \
+	jqe '.[0] == true and .[1] == "busy" and .[2] == true and .[3] > 0' <<<"$past2"
+
 # flame over the past, from the stored intervals (1 ms or more here).
 member flame --since 1m --folded --pid "$b_pid" >"$E2E_DIR/flame.txt" 2>"$E2E_DIR/flame.err"
 rc=$?
@@ -123,21 +152,11 @@ replay_all() {
 # Replay while events keep coming: every stored event once, in order.
 # (Intervals: the sleeps of one statement are one PostgreSQL wait, one
 # episode.)
-# load N: 4 backends sleeping 1.2 ms N times; load_wait waits for them
-# (a bare wait would wait for pgoffd too)
-load() {
-	LOAD_JOBS=()
-	for _ in $(seq 4); do
-		sql -c "select pg_sleep(0.0012) from generate_series(1, $1)" >/dev/null &
-		LOAD_JOBS+=($!)
-	done
-}
-load_wait() { wait "${LOAD_JOBS[@]}"; }
-load 4000
+sleep_load 4000
 sleep 2	# thousands stored: the replay takes many loop rounds
 member watch --since 1h --view intervals --pg-wait Timeout:PgSleep --json --timeout 5s \
 	>"$E2E_DIR/w1.json" 2>"$E2E_DIR/w1.err"
-load_wait
+sleep_load_wait
 replay_all "$E2E_DIR/w2.json" "$E2E_DIR/w2.err" "$E2E_MEMBER" --view intervals --pg-wait Timeout:PgSleep
 jq -r .seq "$E2E_DIR/w1.json" >"$E2E_DIR/w1.seq"
 jq -r .seq "$E2E_DIR/w2.json" >"$E2E_DIR/w2.seq"
@@ -153,7 +172,16 @@ check "replay then live: in seq order, none twice" \
 check "replay then live: no gap (the same events as a later replay of the store)" \
 	cmp -s "$E2E_DIR/w1.seq" "$E2E_DIR/w2.range"
 
-# Stored events carry no SQL, even for root, who sees it live.
+# top over the past after seconds of load: summed over loop rounds,
+# every stored second (a second is stored when something went off-CPU)
+hist_s=$(member history --json | jq .aggregation.seconds)
+top_s=$(member top --since 1h --json | jq .seconds)
+note "stored seconds $hist_s; top --since 1h summed $top_s"
+check "top --since 1h sums every stored second ($top_s of $hist_s)" \
+	bash -c "[ '${hist_s:-0}' -ge 3 ] && [ '${top_s:-0}' -ge '${hist_s:-1}' ] && [ '${top_s:-0}' -le \$(( ${hist_s:-0} + 2 )) ]"
+
+# With record-queries off, stored events carry no SQL, even for root, who
+# sees it live.
 hist=$(member history --json)
 note "history: $hist"
 stored_last=$(jq .last_seq <<<"$hist")
@@ -182,11 +210,11 @@ check "an outsider is refused watch --since (exit 3, no event)" \
 	bash -c "[ $? = 3 ] && [ ! -s '$E2E_DIR/o2.out' ]"
 
 # kill -9 while recording, then a restart: everything up to it reads back.
-load 400
+sleep_load 400
 sleep 1
 before=$(member history --json | jq .last_seq)
 kill -KILL "$E2E_BROKER_PID"; wait "$E2E_BROKER_PID" 2>/dev/null; E2E_BROKER_PID=
-load_wait
+sleep_load_wait
 e2e_start_broker --record-min 1ms || { not_ok "restart pgoffd after kill -9"; exit 1; }
 after=$(member history --json)
 note "before kill -9: last seq $before; after the restart: $after"
@@ -224,8 +252,8 @@ check "the rest of the record still replays" jqe ".pid == $b_pid" "$E2E_DIR/lock
 # A size cap: filled past it, the store stays under it.
 e2e_stop_broker TERM
 e2e_start_broker --record-min 0 --record-max-size 1M || { not_ok "start pgoffd, 1 MiB cap"; exit 1; }
-load 3000
-load_wait
+sleep_load 3000
+sleep_load_wait
 sleep 1.5
 total=$(cat "$STATE"/*.seg "$STATE"/*.agg | wc -c)
 h=$(member history --json)

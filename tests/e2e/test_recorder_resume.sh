@@ -13,18 +13,9 @@ pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
 STATE=$E2E_DIR/state
 e2e_start_broker --record-min 1ms || { not_ok "start pgoffd"; exit 1; }
 
-# load N: 4 backends sleeping 1.2 ms N times (intervals of PgSleep)
-load() {
-	LOAD_JOBS=()
-	for _ in $(seq 4); do
-		sql -c "select pg_sleep(0.0012) from generate_series(1, $1)" >/dev/null &
-		LOAD_JOBS+=($!)
-	done
-}
-load_wait() { wait "${LOAD_JOBS[@]}"; }
 FILTER=(--view intervals --pg-wait Timeout:PgSleep)
 
-load 3000
+sleep_load 3000
 # a client sees some of it, then goes away
 member watch "${FILTER[@]}" --json --count 300 --timeout 20s >"$E2E_DIR/first.json" 2>"$E2E_DIR/first.err"
 rc=$?
@@ -39,7 +30,7 @@ start_seq=$(sed -n 's/.*events go on from seq \([0-9]*\).*/\1/p' "$E2E_DIR/pgoff
 note "killed with last seq stored $before; the restart goes on from seq $start_seq"
 check "after kill -9, seqs go on past every one given before" \
 	bash -c "[ -n '$start_seq' ] && [ '$start_seq' -gt '$before' ] && [ '$start_seq' -gt '$last_seen' ]"
-load_wait
+sleep_load_wait
 sql -c "select pg_sleep(0.0012) from generate_series(1, 50)" >/dev/null
 sleep 0.5
 
@@ -72,8 +63,8 @@ check "--resume: nothing was expired" bash -c "! grep -q expired '$E2E_DIR/resum
 # Events the store no longer holds: a 1 MiB cap, filled past it.
 e2e_stop_broker TERM
 e2e_start_broker --record-min 0 --record-max-size 1M || { not_ok "start pgoffd, 1 MiB cap"; exit 1; }
-load 1500
-load_wait
+sleep_load 1500
+sleep_load_wait
 h=$(member history --json)
 first=$(jq .first_seq <<<"$h")
 note "with a 1 MiB cap: $h"

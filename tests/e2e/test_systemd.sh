@@ -85,15 +85,14 @@ check "... serving /run/pgoff/pgoffd.sock in a root-only directory" \
 inside pg_createcluster 15 main >"$sys/pg.out" 2>&1 &&
 	inside systemctl start postgresql@15-main >>"$sys/pg.out" 2>&1 ||
 	sed 's/^/# /' "$sys/pg.out"
-for _ in $(seq 100); do
-	inside su postgres -c "psql -X -q -At -c 'select 1'" >/dev/null 2>&1 && break
-	sleep 0.2
-done
-for _ in $(seq 100); do
+pg_answers() { inside su postgres -c "psql -X -q -At -c 'select 1'" >/dev/null 2>&1; }
+# alice's ps (kept in ps.json): true once it lists the container's cluster
+ps_lists_cluster() {
 	inside su alice -c "pgoffctl ps --json" >"$sys/ps.json" 2>"$sys/ps.err"
-	jq -e '.clusters[]? | select(.port == 5432)' "$sys/ps.json" >/dev/null 2>&1 && break
-	sleep 0.2
-done
+	jq -e '.clusters[]? | select(.port == 5432)' "$sys/ps.json" >/dev/null 2>&1
+}
+wait_for 30 pg_answers
+wait_for 30 ps_lists_cluster
 note "ps in the container: $(jq -c '.clusters' "$sys/ps.json" 2>/dev/null | head -c 300) $(head -c 200 "$sys/ps.err")"
 check "a member of pgoff lists the container's PostgreSQL 15 cluster through the unit's socket" \
 	jqe '[.clusters[] | select(.port == 5432 and (.version | startswith("15")))] | length == 1' "$sys/ps.json"
@@ -109,10 +108,8 @@ check "under the unit, pgoffd probed /usr/lib/postgresql/15/bin/postgres's wait 
 inside sh -c 'mkdir -p /etc/pgoff && echo "group = others" > /etc/pgoff/pgoffd.conf'
 inside systemctl reload pgoffd >"$sys/reload.out" 2>&1 ||
 	{ sed 's/^/# /' "$sys/reload.out"; inside journalctl -u pgoffd --no-pager | tail -n 20 | sed 's/^/# /'; }
-for _ in $(seq 50); do
-	inside su alice -c "pgoffctl status" >/dev/null 2>&1 || break
-	sleep 0.1
-done
+alice_refused() { ! inside su alice -c "pgoffctl status" >/dev/null 2>&1; }
+wait_for 5 alice_refused
 inside su alice -c "pgoffctl status" >"$sys/status.out" 2>&1
 rc=$?
 note "after reload, alice: exit $rc, $(head -c 200 "$sys/status.out")"

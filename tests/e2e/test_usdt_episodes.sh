@@ -213,36 +213,101 @@ note "pgbench: $(grep -E '^tps' "$E2E_DIR/pgbench.log" | head -1); lwlock__wait_
 check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges" \
 	bash -c "[ $hits -gt 0 ] && [ $lost = 0 ] && [ \$(( $nlw - $hits )) -ge -2 ] && [ \$(( $nlw - $hits )) -le 2 ]"
 
-# 5. A binary without the probes (a build without --enable-dtrace): said
-# so in status, and its lock waits are inferred episodes.
+# 5. Binaries that appear after pgoffd started: the prober links a
+# root-owned one (exact episodes), says why a build without probes is
+# not linked (inferred episodes), and refuses the trusted outsider's own
+# copy of postgres: no uprobe is ever placed in a file someone else may
+# change.
+# copy_postgres DIR [objcopy options]: a copy of postgres that finds its
+# libraries and share files through DIR (relative to itself)
+copy_postgres() {
+	mkdir -p "$1/lib/postgresql/15/bin"
+	if [ $# -gt 1 ]; then
+		objcopy "${@:2}" "$PGBIN/postgres" "$1/lib/postgresql/15/bin/postgres"
+	else
+		cp "$PGBIN/postgres" "$1/lib/postgresql/15/bin/postgres"
+	fi
+	ln -s "$PGBIN/../lib" "$1/lib/postgresql/15/lib"
+	ln -s /usr/share "$1/share"
+}
+# restart_cluster_with BINARY: the test's cluster, anew, from BINARY
+restart_cluster_with() {
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast stop" >/dev/null 2>&1
+	rm -rf "$E2E_DIR/pg"
+	PGCTL_POSTGRES="-p $1" pg_start deadlock_timeout=10s &&
+		sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+}
+# binary_row PATH: its row in status.usdt_binaries, once the prober told
+binary_row() {
+	row=$("$PGOFFCTL" --socket "$SOCK" status --json |
+		jq -c --arg p "$1" '.usdt_binaries[] | select(.path == $p)')
+	[ -n "$row" ]
+}
+# a 0.4 s row-lock wait of a new backend; its episodes in $1.txt
+lock_wait_episodes() {
+	member watch --view waits --pg-wait Lock --json >"$E2E_DIR/$1.json" 2>&1 &
+	local wj=$! aj
+	watchers 1 || not_ok "watcher subscribed"
+	sql -c "begin; update t set v = 1 where id = 1; select pg_sleep(0.4); commit;" >/dev/null &
+	aj=$!
+	wait_for 5 sql_says "select count(*) > 0 from pg_locks where locktype = 'transactionid' and mode = 'ExclusiveLock' and pid <> pg_backend_pid()" t
+	sql -c "select pg_backend_pid()" -c "update t set v = 2 where id = 1" >"$E2E_DIR/$1.out"
+	wait "$aj"
+	wait_for 5 test -s "$E2E_DIR/$1.json"
+	kill "$wj"; wait "$wj" 2>/dev/null
+	episodes_of "$E2E_DIR/$1.json" "$(head -n1 "$E2E_DIR/$1.out")" >"$E2E_DIR/$1.txt"
+	note "$1: $(cat "$E2E_DIR/$1.txt")"
+}
+sql_says() { [ "$(sql -c "$1")" = "$2" ]; }
+
+late=$E2E_DIR/late
+copy_postgres "$late"
+restart_cluster_with "$late/lib/postgresql/15/bin/postgres" ||
+	{ not_ok "start a copy of postgres after pgoffd"; exit 1; }
+wait_for 10 binary_row "$late/lib/postgresql/15/bin/postgres"
+note "the copy started after pgoffd: ${row:-no row}"
+check "a root-owned binary started after pgoffd is probed with its 8 sites" \
+	jqe '.probed and .sites == 8' <<<"${row:-null}"
+lock_wait_episodes late
+check "its lock wait is one exact episode of 0.3-0.6 s" \
+	awk 'END { exit !(NR == 1 && $1 == "exact" && $2 == "transactionid" && $5 >= 300 && $5 <= 600) }' "$E2E_DIR/late.txt"
+
 nb=$E2E_DIR/noprobes/lib/postgresql/15/bin
-mkdir -p "$nb"
-objcopy --remove-section .note.stapsdt "$PGBIN/postgres" "$nb/postgres"
-# where it finds its libraries and share files, relative to itself
-ln -s "$PGBIN/../lib" "$E2E_DIR/noprobes/lib/postgresql/15/lib"
-ln -s /usr/share "$E2E_DIR/noprobes/share"
-e2e_stop_broker TERM
-su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast stop" >/dev/null 2>&1
-rm -rf "$E2E_DIR/pg"
-PGCTL_POSTGRES="-p $nb/postgres" pg_start || { not_ok "start the copy without probes"; exit 1; }
-sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
-e2e_start_broker || { not_ok "start pgoffd again"; exit 1; }
-st=$("$PGOFFCTL" --socket "$SOCK" status --json)
-note "usdt_binaries: $(jq -c .usdt_binaries <<<"$st")"
+copy_postgres "$E2E_DIR/noprobes" --remove-section .note.stapsdt
+restart_cluster_with "$nb/postgres" || { not_ok "start the copy without probes"; exit 1; }
+wait_for 10 binary_row "$nb/postgres"
+note "the copy without probes: ${row:-no row}"
 check "status: the copy without probes is not probed, and says why" \
-	jqe --arg p "$nb/postgres" '.usdt_binaries[] | select(.path == $p) | (.probed | not) and (.why | test("no wait probes"))' <<<"$st"
-member watch --view waits --pg-wait Lock --json >"$E2E_DIR/np.json" 2>&1 &
-wnp=$!
-watchers 1 || not_ok "watcher subscribed"
-sql -c "begin; update t set v = 1 where id = 1; select pg_sleep(0.4); commit;" >/dev/null &
-aj=$!
-sleep 0.1
-sql -c "select pg_backend_pid()" -c "update t set v = 2 where id = 1" >"$E2E_DIR/b.out"
-bpid=$(head -n1 "$E2E_DIR/b.out")
-wait "$aj"
-sleep 0.2
-kill "$wnp"; wait "$wnp" 2>/dev/null
-episodes_of "$E2E_DIR/np.json" "$bpid" >"$E2E_DIR/np.txt"
-note "the wait without probes: $(cat "$E2E_DIR/np.txt")"
+	jqe '(.probed | not) and (.why | test("no wait probes"))' <<<"${row:-null}"
+lock_wait_episodes np
 check "without probes the lock wait is one inferred episode" \
 	awk 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "transactionid") }' "$E2E_DIR/np.txt"
+
+# the outsider, trusted (--trust-uids), runs a cluster from a copy of
+# postgres they own: traced, never probed
+own=$E2E_DIR/outsider
+mkdir -m 0755 "$own" && chown "$E2E_OUTSIDER" "$own"
+as "$E2E_OUTSIDER" bash -c "$(declare -f copy_postgres); PGBIN=$PGBIN; copy_postgres '$own'"
+as "$E2E_OUTSIDER" "$PGBIN/initdb" -D "$own/data" -A trust -U outsider >"$E2E_DIR/out-initdb.log" 2>&1 ||
+	{ not_ok "the outsider's initdb"; cat "$E2E_DIR/out-initdb.log"; exit 1; }
+e2e_stop_broker TERM
+e2e_start_broker --trust-uids "$E2E_OUTSIDER" || { not_ok "start pgoffd trusting the outsider"; exit 1; }
+oport=$((20000 + RANDOM % 20000))
+as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$own/data" -p "$own/lib/postgresql/15/bin/postgres" -w \
+	-l "$own/log" -o "-p $oport -k $own -c listen_addresses=" start >/dev/null 2>&1 ||
+	{ not_ok "the outsider's cluster"; cat "$own/log"; exit 1; }
+opm=$(head -n1 "$own/data/postmaster.pid")
+wait_for 10 binary_row "$own/lib/postgresql/15/bin/postgres"
+note "the outsider's copy: ${row:-no row}; the cluster: $(member ps --json | jq -c --argjson p "$opm" '[.processes[] | select(.pid == $p)] | length') traced postmaster"
+check "status: the outsider's copy of postgres is refused, and says why" \
+	jqe '(.probed | not) and (.why | test("owned by root"))' <<<"${row:-null}"
+# its backends are traced: a lock wait there is an inferred episode, and
+# no probe fired (none is placed in their file)
+export PGHOST=$own PGPORT=$oport PGUSER=outsider
+sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
+hits0=$(counter usdt_lock_wait_start)
+lock_wait_episodes outsider
+hits1=$(counter usdt_lock_wait_start)
+check "the outsider's lock wait is one inferred episode, and no lock probe fired ($hits0 -> $hits1)" \
+	awk -v h="$((hits1 - hits0))" 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "transactionid" && h == 0) }' "$E2E_DIR/outsider.txt"
+as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$own/data" -m immediate stop >/dev/null 2>&1

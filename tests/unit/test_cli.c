@@ -165,6 +165,24 @@ static void test_socket_path(void)
 	unsetenv("PGOFF_SOCKET");
 }
 
+/* --since and --until: both parsed, the end after the start. */
+static void test_parse_window(void)
+{
+	int64_t since = 0, until = 7;
+
+	CHECK(cli_parse_window("top", "2026-12-04T02:50:00Z", NULL, &since,
+			       &until) == 0);
+	CHECK(since == 1796352600000000000LL && until == 7);
+	CHECK(cli_parse_window("top", "2026-12-04T02:50:00Z",
+			       "2026-12-04T03:00:00Z", &since, &until) == 0);
+	CHECK(until - since == 600000000000LL);
+	CHECK(cli_parse_window("flame", "1h", "2h", &since, &until) == -1);
+	CHECK(cli_parse_window("flame", "2026-12-04T03:00:00Z",
+			       "2026-12-04T03:00:00Z", &since, &until) == -1);
+	CHECK(cli_parse_window("flame", "later", NULL, &since, &until) == -1);
+	CHECK(cli_parse_window("flame", "2h", "soon", &since, &until) == -1);
+}
+
 int main(void)
 {
 	RUN(test_runs_the_named_command);
@@ -174,5 +192,6 @@ int main(void)
 	RUN(test_runs_twice);
 	RUN(test_list);
 	RUN(test_socket_path);
+	RUN(test_parse_window);
 	return CHECK_DONE();
 }

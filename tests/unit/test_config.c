@@ -57,6 +57,18 @@ static void test_recorder_keys(void)
 	CHECK(c.record_max_age_ns == 7ULL * 86400 * 1000000000ULL);
 	CHECK_STR(c.state_dir, "/var/lib/pgoff");
 	CHECK(config_set(&c, "record", "no", err, sizeof(err)) == 0 && !c.record);
+	CHECK(c.record_queries == RECORD_QUERIES_OFF && !c.record_user_stacks);
+	CHECK(config_set(&c, "record-user-stacks", "yes", err, sizeof(err)) == 0 &&
+	      c.record_user_stacks);
+	CHECK(config_set(&c, "record-user-stacks", "on", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-queries", "redacted", err, sizeof(err)) == 0 &&
+	      c.record_queries == RECORD_QUERIES_REDACTED);
+	CHECK(config_set(&c, "record-queries", "full", err, sizeof(err)) == 0 &&
+	      c.record_queries == RECORD_QUERIES_FULL);
+	CHECK(config_set(&c, "record-queries", "on", err, sizeof(err)) == -EINVAL);
+	CHECK(c.record_queries == RECORD_QUERIES_FULL);
+	CHECK(config_set(&c, "record-queries", "off", err, sizeof(err)) == 0 &&
+	      c.record_queries == RECORD_QUERIES_OFF);
 	CHECK(c.usdt);
 	CHECK(config_set(&c, "usdt", "no", err, sizeof(err)) == 0 && !c.usdt);
 	CHECK(config_set(&c, "usdt", "maybe", err, sizeof(err)) == -EINVAL);

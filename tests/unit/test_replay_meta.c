@@ -65,10 +65,62 @@ static void test_refused(void)
 	}
 }
 
+/* Stored SQL goes to those who see queries live, and to nobody else. */
+static void test_sql_only_for_the_query_group(void)
+{
+	static const char stored[] =
+		"{\"type\":\"offcpu\",\"seq\":9,\"pid\":42,\"duration_ns\":5,"
+		"\"wait\":\"lock\",\"query\":\"update t set v = $1\","
+		"\"query_truncated\":true,\"query_redacted\":true}";
+	static const char none[] =
+		"{\"type\":\"offcpu\",\"pid\":42,\"duration_ns\":5,"
+		"\"wait\":\"lock\"}";
+	json_object *ev = parse(stored);
+	size_t len = sizeof(stored) - 1;
+	const char *line = replay_line(ev, stored, &len, true, false);
+
+	CHECK(line == stored && len == sizeof(stored) - 1);
+	line = replay_line(ev, stored, &len, false, false);
+	CHECK_STR(line, "{\"type\":\"offcpu\",\"seq\":9,\"pid\":42,"
+			"\"duration_ns\":5,\"wait\":\"lock\"}");
+	CHECK(len == strlen(line));
+	json_object_put(ev);
+	ev = parse(none);
+	len = sizeof(none) - 1;
+	CHECK(replay_line(ev, none, &len, false, false) == none);
+	json_object_put(ev);
+}
+
+/* A stored user stack goes to subscriptions that asked for one. */
+static void test_ustack_only_when_asked(void)
+{
+	static const char stored[] =
+		"{\"type\":\"offcpu\",\"pid\":42,\"duration_ns\":5,"
+		"\"wait\":\"lock\",\"query\":\"select $1\","
+		"\"user_stack\":[\"ProcSleep\",\"main\"]}";
+	json_object *ev = parse(stored);
+	size_t len = sizeof(stored) - 1;
+
+	CHECK(replay_line(ev, stored, &len, true, true) == stored);
+	CHECK_STR(replay_line(ev, stored, &len, true, false),
+		  "{\"type\":\"offcpu\",\"pid\":42,\"duration_ns\":5,"
+		  "\"wait\":\"lock\",\"query\":\"select $1\"}");
+	json_object_put(ev);
+	ev = parse(stored);
+	CHECK_STR(replay_line(ev, stored, &len, false, true),
+		  "{\"type\":\"offcpu\",\"pid\":42,\"duration_ns\":5,"
+		  "\"wait\":\"lock\",\"user_stack\":[\"ProcSleep\",\"main\"]}");
+	CHECK(len == strlen("{\"type\":\"offcpu\",\"pid\":42,\"duration_ns\":5,"
+			    "\"wait\":\"lock\",\"user_stack\":[\"ProcSleep\",\"main\"]}"));
+	json_object_put(ev);
+}
+
 int main(void)
 {
 	RUN(test_offcpu);
 	RUN(test_episode_no_pg);
 	RUN(test_refused);
+	RUN(test_sql_only_for_the_query_group);
+	RUN(test_ustack_only_when_asked);
 	return CHECK_DONE();
 }

@@ -4,7 +4,8 @@
  * share of requests per loop round, lines already read answered without
  * a new EPOLLIN, no reading (and no replies computed) while a client's
  * replies are unsent, status and ps from a cache, a client that shuts
- * its side down still answered, log lines about one uid limited. The
+ * its side down still answered, one epoll cannot watch dropped and
+ * counted, log lines about one uid limited. The
  * loop below is pgoffd's (main.c) without the BPF side; the hooks count
  * their calls. Runs as any user, in a directory of its own.
  */
@@ -322,6 +323,62 @@ static void test_half_close_gets_its_replies(void)
 	close(fd);
 }
 
+/* pgoffd's end of the one connection open now: a socket accepted on sock. */
+static int accepted_fd(void)
+{
+	int found = -1, count = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		struct sockaddr_un sa = { 0 };
+		socklen_t len = sizeof(sa);
+		int listening = 0;
+		socklen_t olen = sizeof(listening);
+
+		if (getsockname(fd, (struct sockaddr *)&sa, &len) ||
+		    sa.sun_family != AF_UNIX || strcmp(sa.sun_path, sock) ||
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &olen) ||
+		    listening)
+			continue;
+		found = fd;
+		count++;
+	}
+	if (count != 1)
+		fprintf(stderr, "%d accepted sockets open, not 1\n", count);
+	return count == 1 ? found : -1;
+}
+
+/* A client whose socket epoll stops watching (epoll_ctl fails when its
+ * events change): dropped and counted, not left to stall or spin. */
+static void test_unwatchable_client_dropped(void)
+{
+	char *many = repeat(PS, 400);
+	struct reader r = { 0 };
+	int fd, theirs;
+
+	loop_round(100);	/* the clients before are gone */
+	fd = client();
+	theirs = accepted_fd();
+	CHECK(fd >= 0 && theirs >= 0);
+	CHECK(server_watch_drops(srv) == 0);
+	ps_rows = 20;		/* about 2 KB a reply: more than its socket takes */
+	CHECK(say(fd, HELLO) && say(fd, many));
+	loop_round(100);	/* read; answered over the next rounds */
+	/* what ENOMEM would do to EPOLL_CTL_MOD: the next change fails,
+	 * when its replies fill the socket and want EPOLLOUT */
+	CHECK(epoll_ctl(epfd, EPOLL_CTL_DEL, theirs, NULL) == 0);
+	for (int i = 0; i < 100 && !server_watch_drops(srv); i++)
+		loop_round(10);
+	for (int i = 0; i < 100 && !r.eof; i++)
+		drain(fd, &r);
+	if (!r.eof || server_watch_drops(srv) != 1)
+		fprintf(stderr, "eof %d after %zu replies, %llu clients dropped\n",
+			r.eof, r.lines, (unsigned long long)server_watch_drops(srv));
+	free(many);
+	ps_rows = 10;
+	close(fd);
+	CHECK(r.eof && server_watch_drops(srv) == 1);
+}
+
 /* 200 connections of one uid in a second: its lines are limited. */
 static void test_log_lines_per_uid(void)
 {
@@ -504,6 +561,7 @@ int main(void)
 	RUN(test_unread_replies_stop_reading);
 	RUN(test_reply_cache);
 	RUN(test_half_close_gets_its_replies);
+	RUN(test_unwatchable_client_dropped);
 	RUN(test_log_lines_per_uid);
 	RUN(test_replay_then_live);
 	rc = CHECK_DONE();

@@ -2,10 +2,12 @@
 /*
  * User stacks in names: the ELF reader against the real PostgreSQL 15
  * binary (its symbols checked against binutils' nm, an independent
- * reader), hostile files, and a stack recorded by pgoffd from a row-lock
- * wait, symbolized again here.
+ * reader), hostile files, a stack recorded by pgoffd from a row-lock
+ * wait, symbolized again here, and the module cache against one user
+ * who maps huge or many files.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -226,11 +228,175 @@ static void test_recorded_stack(void)
 	usyms_free(u);
 }
 
+
+static char tmp[40];
+
+/*
+ * An ELF file of nfuncs functions f0, f1, … (16 bytes each from file
+ * offset 0x1000) whose symbol and string tables are said to be
+ * symtab_size and strtab_size bytes; the rest of them is a hole.
+ */
+static int write_elf(const char *path, size_t nfuncs, uint64_t symtab_size,
+		     uint64_t strtab_size)
+{
+	static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab";
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Shdr sh[4] = { { 0 } };
+	uint64_t symoff = 4096, stroff = symoff + symtab_size;
+	uint64_t shstroff = stroff + strtab_size, strpos = 1;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	bool ok = fd >= 0;
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_shoff = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 4;
+	eh.e_shstrndx = 3;
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_SYMTAB,
+		.sh_offset = symoff, .sh_size = symtab_size, .sh_link = 2,
+		.sh_entsize = sizeof(Elf64_Sym) };
+	sh[2] = (Elf64_Shdr){ .sh_name = 9, .sh_type = SHT_STRTAB,
+		.sh_offset = stroff, .sh_size = strtab_size };
+	sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB,
+		.sh_offset = shstroff, .sh_size = sizeof(shstr) };
+	ok = ok && pwrite(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	     pwrite(fd, sh, sizeof(sh), sizeof(eh)) == sizeof(sh) &&
+	     pwrite(fd, shstr, sizeof(shstr), (off_t)shstroff) == sizeof(shstr);
+	for (size_t i = 0; ok && i < nfuncs; i++) {
+		Elf64_Sym sym = { .st_name = (uint32_t)strpos,
+			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			.st_shndx = 1, .st_value = 0x1000 + 16 * i, .st_size = 16 };
+		char name[16];
+		int len = snprintf(name, sizeof(name), "f%zu", i) + 1;
+
+		ok = pwrite(fd, &sym, sizeof(sym), (off_t)(symoff + (i + 1) *
+			    sizeof(sym))) == sizeof(sym) &&
+		     pwrite(fd, name, (size_t)len, (off_t)(stroff + strpos)) == len;
+		strpos += (uint64_t)len;
+	}
+	if (fd >= 0 && close(fd))
+		ok = false;
+	return ok ? 0 : -1;
+}
+
+/*
+ * Name the frame at file offset 0x1000 + 16 * k of path, for uid; st:
+ * the file as mapped (stat now, unless it is gone).
+ */
+static const char *name_in(struct usyms *u, uint32_t uid, const char *path,
+			   struct stat *st_mapped, size_t k,
+			   char names[][USYMS_NAME_MAX])
+{
+	static struct pg_cluster_info c;
+	struct pgoff_ustack us = { 0 };
+	char errbuf[200];
+	const char *error;
+	struct stat st;
+
+	if (stat(path, &st) == 0)
+		*st_mapped = st;
+	st = *st_mapped;
+	memset(&c, 0, sizeof(c));
+	c.uid = uid;
+	c.nmaps = 1;
+	c.maps[0] = (struct pg_map){ 0x400000, 0x500000, 0, st.st_dev,
+				     st.st_ino, "" };
+	snprintf(c.maps[0].path, sizeof(c.maps[0].path), "%s", path);
+	us.ips[0] = 0x400000 + 0x1000 + 16 * k;
+	us.bytes = 8;
+	if (usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
+			sizeof(errbuf)) != 1)
+		return error ? error : "(no frame)";
+	return names[0];
+}
+
+/* Tables over the read cap of one load: refused, counted, unnamed. */
+static void test_huge_symbol_tables(void)
+{
+	char path[64], names[USYMS_MAX_FRAMES][USYMS_NAME_MAX];
+	struct uelf_src src;
+	struct usyms_stats st;
+	struct stat mapped;
+	struct usyms *u;
+	struct uelf e;
+
+	snprintf(path, sizeof(path), "%s/huge", tmp);
+	/* each table under UELF_MAX_TABLE, both over UELF_MAX_READ */
+	CHECK(write_elf(path, 3, 40u << 20, 40u << 20) == 0);
+	CHECK(open_src(path, &src) == 0);
+	CHECK(uelf_load(&src, &e) == -EFBIG);
+	close(src.fd);
+	CHECK(usyms_new(&u, "/nonexistent") == 0);
+	CHECK_STR(name_in(u, 1000, path, &mapped, 1, names), "huge+0x1010");
+	usyms_stats(u, &st);
+	if (st.refused != 1 || st.bytes)
+		fprintf(stderr, "%llu refused, %zu bytes kept\n",
+			(unsigned long long)st.refused, st.bytes);
+	CHECK(st.refused == 1 && st.modules == 1 && st.bytes == 0);
+	/* the same file is not read again */
+	CHECK_STR(name_in(u, 1000, path, &mapped, 2, names), "huge+0x1020");
+	usyms_stats(u, &st);
+	CHECK(st.refused == 1);
+	usyms_free(u);
+	unlink(path);
+}
+
+/* One user maps many files: they evict their own, not another's. */
+static void test_many_binaries(void)
+{
+	const size_t share = USYMS_MAX_MODULES / USYMS_USER_SHARE;
+	char path[64], victim[64], names[USYMS_MAX_FRAMES][USYMS_NAME_MAX];
+	struct usyms_stats st;
+	struct stat victim_st, mapped;
+	struct usyms *u;
+
+	CHECK(usyms_new(&u, "/nonexistent") == 0);
+	snprintf(victim, sizeof(victim), "%s/victim", tmp);
+	CHECK(write_elf(victim, 4, 5 * sizeof(Elf64_Sym), 64) == 0);
+	CHECK_STR(name_in(u, 2000, victim, &victim_st, 3, names), "f3");
+	for (size_t i = 0; i < 3 * USYMS_MAX_MODULES; i++) {
+		snprintf(path, sizeof(path), "%s/many%zu", tmp, i);
+		CHECK(write_elf(path, 2, 3 * sizeof(Elf64_Sym), 64) == 0);
+		/* kept until the end: a new file could get a freed inode */
+		CHECK_STR(name_in(u, 1000, path, &mapped, 1, names), "f1");
+	}
+	usyms_stats(u, &st);
+	if (st.modules != share + 1 ||
+	    st.evicted != 3 * USYMS_MAX_MODULES - share)
+		fprintf(stderr, "%zu files cached, %llu evicted\n", st.modules,
+			(unsigned long long)st.evicted);
+	CHECK(st.modules == share + 1);
+	CHECK(st.evicted == 3 * USYMS_MAX_MODULES - share);
+	CHECK(st.refused == 0);
+	/* still cached: named although the file is gone */
+	unlink(victim);
+	CHECK_STR(name_in(u, 2000, victim, &victim_st, 2, names), "f2");
+	usyms_free(u);
+}
+
 int main(void)
 {
+	char cmd[64];
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/pgoff-test-usyms.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
 	RUN(test_real_binary);
 	RUN(test_libc);
 	RUN(test_hostile);
 	RUN(test_recorded_stack);
-	return CHECK_DONE();
+	RUN(test_huge_symbol_tables);
+	RUN(test_many_binaries);
+	rc = CHECK_DONE();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd))
+		rc = 1;
+	return rc;
 }
