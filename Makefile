@@ -342,13 +342,14 @@ selinux-test:
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
-bench: all $(BUILD)/bench/empty.bpf.o $(BUILD)/bench/empty_load
+bench: all $(BUILD)/bench/empty.bpf.o $(BUILD)/bench/lookups.bpf.o $(BUILD)/bench/empty_load
 	@tests/bench/bench.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
 
-# The floor in make bench: programs that do nothing on pgoff's hooks.
-$(BUILD)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(BUILD)/vmlinux.h
+# The floor in make bench: programs that do nothing on pgoff's hooks, and
+# ones that only look a task up, by structure.
+$(BUILD)/bench/%.bpf.o: tests/bench/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

@@ -156,6 +156,38 @@ struct {
 	__type(value, struct pgoff_target);
 } targets SEC(".maps");
 
+/*
+ * See pgoff_target_slot: every switch-out asks whether prev is traced,
+ * and nearly every prev is not (other programs, the idle task). An array
+ * slot is read inline, where a hash lookup that finds nothing costs more
+ * than the rest of the program's work for such a task. The prober counts
+ * the targets it adds through a shared mapping.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PGOFF_TARGET_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} target_slots SEC(".maps");
+_Static_assert(!(PGOFF_TARGET_SLOTS & (PGOFF_TARGET_SLOTS - 1)),
+	       "a target's slot is found by a mask");
+
+static __always_inline __u64 *target_slot(__u32 tgid)
+{
+	__u32 slot = pgoff_target_slot(tgid);
+
+	return bpf_map_lookup_elem(&target_slots, &slot);
+}
+
+/* Whether tgid may have an entry in `targets`. */
+static __always_inline bool maybe_target(__u32 tgid)
+{
+	__u64 *n = target_slot(tgid);
+
+	return n && *n;
+}
+
 /* Per user: see struct pgoff_quota. The prober maps it to count the
  * processes it adds with the same atomics. */
 struct {
@@ -174,13 +206,16 @@ struct {
  * struct pgoff_start is what the thread walk sees).
  */
 struct thread {
+	/* what every switch of the thread reads or writes, together */
 	struct pgoff_start s;
-	struct episode e;		/* inferred, or a lock wait (PAIR_LOCK) */
-	struct episode lw;		/* an LWLock wait (PAIR_LWLOCK) */
 	struct pg_pair lock_pair, lw_pair;
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
 	__u16 pad[2];
+	/* while subscribers want episodes */
+	struct episode e;		/* inferred, or a lock wait (PAIR_LOCK) */
+	/* rarely: LWLock waits, and user stacks */
+	struct episode lw;		/* an LWLock wait (PAIR_LWLOCK) */
 	struct pgoff_ustack u;		/* its user stack (PGOFF_F_USTACK): walked
 					 * straight into the entry, no map update */
 };
@@ -492,8 +527,13 @@ static __always_inline void target_forget(__u32 tgid)
 	if (!t)
 		return;
 	slot = t->quota;
-	if (bpf_map_delete_elem(&targets, &tgid) == 0)
+	if (bpf_map_delete_elem(&targets, &tgid) == 0) {
+		__u64 *n = target_slot(tgid);
+
+		if (n)
+			__sync_fetch_and_add(n, -1);
 		quota_give(slot, false);
+	}
 }
 
 /* "postgres: " starts every title PostgreSQL sets (ps_status.c). */
@@ -1008,6 +1048,8 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	struct pgoff_start s = {};
 	struct thread *th;
 
+	if (!maybe_target(tgid))
+		return;
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t)
 		return;
@@ -1261,8 +1303,8 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	s->waker_tgid = id >> 32;
 	bpf_get_current_comm(s->waker_comm, sizeof(s->waker_comm));
 	/* only wakeups of waiting targets get here: the lookup is rare */
-	t = bpf_map_lookup_elem(&targets, &s->waker_tgid);
-	if (!t)
+	if (!maybe_target(s->waker_tgid) ||
+	    !(t = bpf_map_lookup_elem(&targets, &s->waker_tgid)))
 		return;
 	s->flags |= PGOFF_F_WAKER_TRACED;
 	if (t->wait_event_ptr &&
@@ -1284,6 +1326,7 @@ static __always_inline void on_fork(struct task_struct *parent,
 	__u32 ctgid = task_tgid(child, false);
 	struct pgoff_target *t, c;
 	struct pgoff_quota *q;
+	__u64 *n;
 	__u32 slot;
 
 	if (ptgid == ctgid)
@@ -1294,10 +1337,14 @@ static __always_inline void on_fork(struct task_struct *parent,
 	c = *t;
 	slot = c.quota;
 	q = bpf_map_lookup_elem(&quotas, &slot);
-	if (!q || !quota_take(&q->procs, q->max_procs))
+	n = target_slot(ctgid);
+	if (!n || !q || !quota_take(&q->procs, q->max_procs))
 		return;
 	c.flags |= PGOFF_T_TITLE_PENDING;
+	/* counted first: a switch-out that sees the entry sees it too */
+	__sync_fetch_and_add(n, 1);
 	if (bpf_map_update_elem(&targets, &ctgid, &c, BPF_NOEXIST)) {
+		__sync_fetch_and_add(n, -1);
 		quota_give(slot, false);
 		count(PGOFF_CNT_TARGET_FULL);
 	}

@@ -1006,7 +1006,8 @@ static void attach(struct broker *b, struct setup *s)
 	log_info("BPF programs attached (%s)", tracer_hook(b->tracer));
 	/* the prober alone adds targets: pgoffd keeps a read-only fd */
 	err = prober_give_maps(b->prober, tracer_targets_fd(b->tracer),
-			       tracer_quotas_fd(b->tracer));
+			       tracer_quotas_fd(b->tracer),
+			       tracer_target_slots_fd(b->tracer));
 	if (!err)
 		err = tracer_forget_targets(b->tracer);
 	if (err)

@@ -48,6 +48,7 @@ struct serve_state {
 	const struct prober_opts *o;
 	int targets_fd;			/* -1 until pgoffd sends the maps */
 	struct pgoff_quota *quotas;	/* the shared mapping of `quotas` */
+	uint64_t *target_slots;		/* of `target_slots`, see offcpu.h */
 	uint32_t slot_uid[PGOFF_MAX_QUOTAS];
 	bool slot_used[PGOFF_MAX_QUOTAS];
 	uint32_t next_cluster;
@@ -78,6 +79,13 @@ static int quota_slot(struct serve_state *st, uint32_t uid)
 	st->quotas[free_slot].max_procs = st->o->max_procs_per_uid;
 	st->quotas[free_slot].max_threads = st->o->max_threads_per_uid;
 	return free_slot;
+}
+
+/* A target is added (count before the entry is made) or deleted (after). */
+static void target_counted(struct serve_state *st, uint32_t tgid, int by)
+{
+	__atomic_fetch_add(&st->target_slots[pgoff_target_slot(tgid)],
+			   (uint64_t)(int64_t)by, __ATOMIC_SEQ_CST);
 }
 
 struct trace_ctx {
@@ -113,10 +121,12 @@ static int trace_one(void *ctx, uint32_t pid)
 		tc->err = -EDQUOT;
 		return 1;
 	}
+	target_counted(tc->st, pid, 1);
 	if (bpf_map_update_elem(tc->st->targets_fd, &pid, &tc->target,
 				BPF_NOEXIST)) {
 		int err = -errno;
 
+		target_counted(tc->st, pid, -1);
 		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
 		if (err != -EEXIST) {
 			tc->err = err;
@@ -126,9 +136,10 @@ static int trace_one(void *ctx, uint32_t pid)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/%u", tc->st->o->proc_root, pid);
-	if (access(path, F_OK) && bpf_map_delete_elem(tc->st->targets_fd, &pid) == 0)
+	if (access(path, F_OK) && bpf_map_delete_elem(tc->st->targets_fd, &pid) == 0) {
+		target_counted(tc->st, pid, -1);
 		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
-	else
+	} else
 		listed(tc, pid);
 	return 0;
 }
@@ -181,9 +192,11 @@ static void untrace_cluster(struct serve_state *st, uint32_t id)
 		if (bpf_map_lookup_elem(st->targets_fd, &key, &t) ||
 		    t.cluster != id)
 			continue;
-		if (bpf_map_delete_elem(st->targets_fd, &key) == 0)
+		if (bpf_map_delete_elem(st->targets_fd, &key) == 0) {
+			target_counted(st, key, -1);
 			__atomic_fetch_sub(&st->quotas[t.quota].procs, 1,
 					   __ATOMIC_SEQ_CST);
+		}
 		prev = NULL;	/* deleted under the walk: start over */
 	}
 }
@@ -496,7 +509,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 static void take_maps(struct serve_state *st, struct msghdr *mh)
 {
 	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
-	int fds[2];
+	int fds[3];
 
 	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(sizeof(fds)))
@@ -504,9 +517,12 @@ static void take_maps(struct serve_state *st, struct msghdr *mh)
 	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
 	st->quotas = mmap(NULL, PGOFF_MAX_QUOTAS * sizeof(struct pgoff_quota),
 			  PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
-	if (st->quotas == MAP_FAILED)
+	st->target_slots = mmap(NULL, PGOFF_TARGET_SLOTS * sizeof(uint64_t),
+				PROT_READ | PROT_WRITE, MAP_SHARED, fds[2], 0);
+	if (st->quotas == MAP_FAILED || st->target_slots == MAP_FAILED)
 		_exit(1);
 	close(fds[1]);
+	close(fds[2]);
 	st->targets_fd = fds[0];
 }
 
@@ -528,7 +544,7 @@ static void serve(int fd, const struct prober_opts *o)
 				  .usdt_prog_fd = -1 };
 
 	for (;;) {
-		char cbuf[CMSG_SPACE(2 * sizeof(int))];
+		char cbuf[CMSG_SPACE(3 * sizeof(int))];
 		struct prober_msg m;
 		struct iovec iov = { &m, sizeof(m) };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
@@ -619,11 +635,11 @@ int prober_start(struct prober **out, const struct prober_opts *o)
 
 /* ---- pgoffd's end ---- */
 
-/* One message with nfds descriptors (at most 2) in SCM_RIGHTS. */
+/* One message with nfds descriptors (at most 3) in SCM_RIGHTS. */
 static int send_fds(struct prober *p, const struct prober_msg *m,
 		    const int *fds, size_t nfds)
 {
-	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
 	struct iovec iov = { (void *)m, sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf,
@@ -640,12 +656,13 @@ static int send_fds(struct prober *p, const struct prober_msg *m,
 	return 0;
 }
 
-int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd)
+int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
+		     int target_slots_fd)
 {
 	struct prober_msg m = { .op = OP_MAPS };
-	int fds[2] = { targets_fd, quotas_fd };
+	int fds[3] = { targets_fd, quotas_fd, target_slots_fd };
 
-	return send_fds(p, &m, fds, 2);
+	return send_fds(p, &m, fds, 3);
 }
 
 int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known)

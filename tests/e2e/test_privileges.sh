@@ -41,14 +41,15 @@ map_ids() {
 }
 targets_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "targets" { print $1 }' | tail -n1)
 quotas_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "quotas" { print $1 }' | tail -n1)
-note "targets map $targets_id, quotas map $quotas_id; the prober holds maps: $(map_ids "$prober"), maps $(grep -c bpf-map "/proc/$prober/maps") into memory"
-check "the prober holds the targets map read-write, the quotas mapped, and nothing else of BPF" \
+slots_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "target_slots" { print $1 }' | tail -n1)
+note "targets map $targets_id, quotas map $quotas_id, target_slots map $slots_id; the prober holds maps: $(map_ids "$prober"), maps $(grep -c bpf-map "/proc/$prober/maps") into memory"
+check "the prober holds the targets map read-write, the quotas and the targets' slot counts mapped, and nothing else of BPF" \
 	[ "$(map_ids "$prober")" = "$targets_id:2" -a \
-	  "$(grep -c 'anon_inode:bpf-map' "/proc/$prober/maps")" = 1 -a \
+	  "$(grep -c 'anon_inode:bpf-map' "/proc/$prober/maps")" = 2 -a \
 	  -z "$(ls -l "/proc/$prober/fd" 2>/dev/null | grep -E 'bpf-prog')" ]
-pgoffd_targets=$(map_ids "$E2E_BROKER_PID" | tr ' ' '\n' | grep "^$targets_id:")
-check "pgoffd holds no descriptor of the targets map (${pgoffd_targets:-none})" \
-	[ -n "$targets_id" -a -z "$pgoffd_targets" ]
+pgoffd_targets=$(map_ids "$E2E_BROKER_PID" | tr ' ' '\n' | grep -E "^($targets_id|$slots_id):")
+check "pgoffd holds no descriptor of the targets map nor of its slot counts (${pgoffd_targets:-none})" \
+	[ -n "$targets_id" -a -n "$slots_id" -a -z "$pgoffd_targets" ]
 sockdir=$(stat -c '%U %G %a' "$(dirname "$SOCK")")
 check "the socket directory is root's, not that user's: root $E2E_GROUP 750 (saw $sockdir)" \
 	[ "$sockdir" = "root $E2E_GROUP 750" ]
