@@ -109,7 +109,7 @@ $(BUILD)/vmlinux.h:
 	$(Q)mkdir -p $(BUILD)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/offcpu.bpf.o: bpf/offcpu.bpf.c bpf/offcpu.h $(BUILD)/vmlinux.h
+$(BUILD)/offcpu.bpf.o: bpf/offcpu.bpf.c bpf/offcpu.h $(wildcard bpf/*.bpf.h) $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
