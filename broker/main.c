@@ -222,6 +222,10 @@ static void status_hook(void *ctx, json_object *r)
 		(int64_t)pg_registry_cluster_count(b->registry)));
 	json_object_object_add(r, "clusters_unnamed", unnamed_clusters(b));
 	json_object_object_add(r, "usdt_binaries", usdt_status(b->usdt));
+	json_object_object_add(r, "usdt_binaries_skipped", json_object_new_int64(
+				       usdt_skipped(b->usdt)));
+	json_object_object_add(r, "usdt_refusals_forgotten", json_object_new_int64(
+				       usdt_forgotten(b->usdt)));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(
 		(int64_t)tracer_target_count(b->tracer)));
 	json_object_object_add(r, "kernel_min_duration_ns",

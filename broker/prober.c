@@ -53,9 +53,15 @@ struct serve_state {
 	bool slot_used[PGOFF_MAX_QUOTAS];
 	uint32_t next_cluster;
 	int usdt_prog_fd;		/* -1 until pgoffd sends it */
-	size_t usdt_n;			/* binaries linked or refused */
+	size_t usdt_n;			/* binaries linked, or known at start */
 	uint64_t usdt_dev[USDT_MAX_BINARIES], usdt_ino[USDT_MAX_BINARIES];
 	int usdt_link[USDT_MAX_BINARIES];	/* -1: refused, or pgoffd's */
+	/* binaries refused since start, the newest USDT_MAX_BINARIES (a
+	 * ring: anyone can make new ones, and they must not take the
+	 * slots of real ones installed later); one forgotten is tried
+	 * again when its postmaster is seen again */
+	size_t refused_next;
+	uint64_t refused_dev[USDT_MAX_BINARIES], refused_ino[USDT_MAX_BINARIES];
 };
 
 /* A user's slot in the quota array: theirs, a free one, or -ENOSPC. */
@@ -207,7 +213,19 @@ static bool usdt_seen(const struct serve_state *st, uint64_t dev,
 	for (size_t i = 0; i < st->usdt_n; i++)
 		if (st->usdt_dev[i] == dev && st->usdt_ino[i] == ino)
 			return true;
+	for (size_t i = 0; i < USDT_MAX_BINARIES; i++)
+		if (st->refused_dev[i] == dev && st->refused_ino[i] == ino &&
+		    (dev || ino))
+			return true;
 	return false;
+}
+
+static void usdt_refused(struct serve_state *st, uint64_t dev, uint64_t ino)
+{
+	size_t i = st->refused_next++ % USDT_MAX_BINARIES;
+
+	st->refused_dev[i] = dev;
+	st->refused_ino[i] = ino;
 }
 
 /* The postmaster's binary, for the prober to link if it is new. */
@@ -439,6 +457,7 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	if (st->usdt_n == USDT_MAX_BINARIES) {
 		snprintf(r->why, sizeof(r->why), "more than %d PostgreSQL "
 			 "binaries", USDT_MAX_BINARIES);
+		usdt_refused(st, r->dev, r->ino);
 		return;
 	}
 	l = *a;
@@ -454,9 +473,11 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 			snprintf(r->why, sizeof(r->why), "the link was lost on "
 				 "its way from the prober's worker");
 	}
-	if (!r->probed && link_fd >= 0) {
-		close(link_fd);
-		link_fd = -1;
+	if (!r->probed) {
+		if (link_fd >= 0)
+			close(link_fd);
+		usdt_refused(st, r->dev, r->ino);
+		return;
 	}
 	st->usdt_dev[st->usdt_n] = r->dev;
 	st->usdt_ino[st->usdt_n] = r->ino;
