@@ -335,6 +335,7 @@ static void link_worker(struct serve_state *st, uint32_t pid,
 	fd = usdt_link(st->usdt_prog_fd, exe, r->dev, r->ino, &r->sites,
 		       r->why, sizeof(r->why));
 	r->probed = fd >= 0;
+	r->err = fd < 0 ? fd : 0;
 	if (send_answer(out, a, fd))
 		_exit(1);
 	_exit(0);
@@ -461,6 +462,7 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 		return;
 	}
 	l = *a;
+	l.usdt.err = 0;
 	if (ask_worker(st, pid, 0, -1, true, &l, &link_fd)) {
 		snprintf(r->why, sizeof(r->why), "no answer within %d ms",
 			 PROBER_DEADLINE_MS);
@@ -476,6 +478,13 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	if (!r->probed) {
 		if (link_fd >= 0)
 			close(link_fd);
+		if (l.usdt.err == -ESRCH) {
+			/* the postmaster went before its binary was looked
+			 * at (a short-lived postgres, such as pg_ctl's
+			 * checks): not a refusal, the next one tries again */
+			a->binary_new = 0;
+			return;
+		}
 		usdt_refused(st, r->dev, r->ino);
 		return;
 	}

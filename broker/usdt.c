@@ -202,6 +202,8 @@ static int own_namespace_path(const char *path, char *buf, size_t len,
 	ssize_t n = readlink(path, buf, len - 1);
 
 	if (n < 0) {
+		if (errno == ENOENT)
+			return -ESRCH;	/* the process exited (or is a zombie) */
 		if (errno != EINVAL)
 			return -errno;
 		*out = path;		/* a plain path, as the installed ones */
@@ -234,7 +236,7 @@ int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 	err = own_namespace_path(path, own, sizeof(own), &open_path);
 	if (err) {
 		snprintf(why, why_len, "cannot read where it is: %s",
-			 strerror(-err));
+			 err == -ESRCH ? "the process is gone" : strerror(-err));
 		goto cleanup;
 	}
 	fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -308,6 +310,11 @@ int usdt_attach(struct usdt *u, int prog_fd, const char *path,
 		return -EALREADY;
 	err = usdt_link(prog_fd, path, b->dev, b->ino, &b->sites, b->why,
 			sizeof(b->why));
+	if (err == -ESRCH) {	/* nothing known of the file: tried again
+				 * when the prober finds it running */
+		u->n--;
+		return err;
+	}
 	if (err >= 0) {
 		b->link_fd = err;
 		b->probed = true;

@@ -90,6 +90,10 @@ static void test_link_wants_the_file_at_its_path(void)
 	CHECK(f && fclose(f) == 0);
 	CHECK(stat(file, &st) == 0);
 
+	/* the process went first: not a refusal, nothing known of it */
+	CHECK(usdt_link(-1, exe, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+			&sites, why, sizeof(why)) == -ESRCH);
+
 	/* the exe names a path with nothing there in our namespace */
 	CHECK(symlink("/nonexistent/m/postgres", exe) == 0);
 	CHECK(usdt_link(-1, exe, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
