@@ -109,7 +109,7 @@ $(BUILD)/vmlinux.h:
 	$(Q)mkdir -p $(BUILD)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/offcpu.bpf.o: bpf/offcpu.bpf.c bpf/offcpu.h $(BUILD)/vmlinux.h
+$(BUILD)/offcpu.bpf.o: bpf/offcpu.bpf.c bpf/offcpu.h $(wildcard bpf/*.bpf.h) $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -165,6 +165,7 @@ TEST_NEEDS_event := broker/json_fields.c broker/classify.c broker/ksyms.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c \
 	broker/uelf.c $(PG_WAIT_NAMES)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
+TEST_NEEDS_usdt := broker/pg_elf.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
@@ -342,16 +343,18 @@ selinux-test:
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
-bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o empty_load trap_empty.bpf.o trap_site trap_load)
+bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
+	trap_empty.bpf.o trap_site trap_load)
 	@tests/bench/bench.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
 	@flock -o /tmp/pgoff-e2e.lock tests/bench/usdt_trap.sh
 
 # The bench's own programs, built by make bench only: the floor (empty.bpf.c,
-# programs that do nothing on pgoff's hooks, loaded by empty_load) and the
-# cost of a wait probe hit (usdt_trap.sh: the nop site trap_site runs in a
-# loop, trap_load links trap_empty.bpf.o's or pgoff's program to it).
+# programs that do nothing on pgoff's hooks, loaded by empty_load; lookups.bpf.c,
+# ones that only look a task up, by structure) and the cost of a wait probe
+# hit (usdt_trap.sh: the nop site trap_site runs in a loop, trap_load links
+# trap_empty.bpf.o's or pgoff's program to it).
 $(BUILD)/bench/%.bpf.o: tests/bench/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(dir $@)

@@ -14,6 +14,8 @@
 #define PGOFF_USTACK_DEPTH	32	/* user-space frames walked, leaf first */
 #define PGOFF_USTACK_HINTS	4	/* candidates for the frame a leaf hides */
 #define PGOFF_MAX_TARGETS	16384	/* traced PostgreSQL processes */
+#define PGOFF_TARGET_SLOTS	16384	/* counters of `targets` entries by
+					   tgid (a power of 2), see below */
 #define PGOFF_MAX_THREADS	16384	/* PostgreSQL threads, from first switch-out to exit */
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
 #define PGOFF_QUERY_MAX		1024	/* bytes of SQL kept, NUL included; as
@@ -56,6 +58,18 @@ struct pgoff_target {
 	__u64 text_lo, text_hi;	/* the postgres binary's code, mapped; 0: unknown
 				   (user stacks: the kernel's walk only) */
 };
+
+/*
+ * Whether a tgid may be in `targets`: the `target_slots` array counts
+ * the entries whose tgid falls in each slot. Whoever adds a target
+ * (the prober, the fork handler) counts it before the entry is made;
+ * whoever deletes one gives it back after, so a 0 means no entry. An
+ * element of a mmap'ed array is 8 bytes apart from the next.
+ */
+static inline __u32 pgoff_target_slot(__u32 tgid)
+{
+	return tgid & (PGOFF_TARGET_SLOTS - 1);
+}
 
 /* Target flags. */
 #define PGOFF_T_TITLE_PENDING	(1u << 0)	/* forked: its title is read at a

@@ -222,6 +222,10 @@ static void status_hook(void *ctx, json_object *r)
 		(int64_t)pg_registry_cluster_count(b->registry)));
 	json_object_object_add(r, "clusters_unnamed", unnamed_clusters(b));
 	json_object_object_add(r, "usdt_binaries", usdt_status(b->usdt));
+	json_object_object_add(r, "usdt_binaries_skipped", json_object_new_int64(
+				       usdt_skipped(b->usdt)));
+	json_object_object_add(r, "usdt_refusals_forgotten", json_object_new_int64(
+				       usdt_forgotten(b->usdt)));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(
 		(int64_t)tracer_target_count(b->tracer)));
 	json_object_object_add(r, "kernel_min_duration_ns",
@@ -1006,7 +1010,8 @@ static void attach(struct broker *b, struct setup *s)
 	log_info("BPF programs attached (%s)", tracer_hook(b->tracer));
 	/* the prober alone adds targets: pgoffd keeps a read-only fd */
 	err = prober_give_maps(b->prober, tracer_targets_fd(b->tracer),
-			       tracer_quotas_fd(b->tracer));
+			       tracer_quotas_fd(b->tracer),
+			       tracer_target_slots_fd(b->tracer));
 	if (!err)
 		err = tracer_forget_targets(b->tracer);
 	if (err)

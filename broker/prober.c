@@ -48,13 +48,20 @@ struct serve_state {
 	const struct prober_opts *o;
 	int targets_fd;			/* -1 until pgoffd sends the maps */
 	struct pgoff_quota *quotas;	/* the shared mapping of `quotas` */
+	uint64_t *target_slots;		/* of `target_slots`, see offcpu.h */
 	uint32_t slot_uid[PGOFF_MAX_QUOTAS];
 	bool slot_used[PGOFF_MAX_QUOTAS];
 	uint32_t next_cluster;
 	int usdt_prog_fd;		/* -1 until pgoffd sends it */
-	size_t usdt_n;			/* binaries linked or refused */
+	size_t usdt_n;			/* binaries linked, or known at start */
 	uint64_t usdt_dev[USDT_MAX_BINARIES], usdt_ino[USDT_MAX_BINARIES];
 	int usdt_link[USDT_MAX_BINARIES];	/* -1: refused, or pgoffd's */
+	/* binaries refused since start, the newest USDT_MAX_BINARIES (a
+	 * ring: anyone can make new ones, and they must not take the
+	 * slots of real ones installed later); one forgotten is tried
+	 * again when its postmaster is seen again */
+	size_t refused_next;
+	uint64_t refused_dev[USDT_MAX_BINARIES], refused_ino[USDT_MAX_BINARIES];
 };
 
 /* A user's slot in the quota array: theirs, a free one, or -ENOSPC. */
@@ -78,6 +85,13 @@ static int quota_slot(struct serve_state *st, uint32_t uid)
 	st->quotas[free_slot].max_procs = st->o->max_procs_per_uid;
 	st->quotas[free_slot].max_threads = st->o->max_threads_per_uid;
 	return free_slot;
+}
+
+/* A target is added (count before the entry is made) or deleted (after). */
+static void target_counted(struct serve_state *st, uint32_t tgid, int by)
+{
+	__atomic_fetch_add(&st->target_slots[pgoff_target_slot(tgid)],
+			   (uint64_t)(int64_t)by, __ATOMIC_SEQ_CST);
 }
 
 struct trace_ctx {
@@ -113,10 +127,12 @@ static int trace_one(void *ctx, uint32_t pid)
 		tc->err = -EDQUOT;
 		return 1;
 	}
+	target_counted(tc->st, pid, 1);
 	if (bpf_map_update_elem(tc->st->targets_fd, &pid, &tc->target,
 				BPF_NOEXIST)) {
 		int err = -errno;
 
+		target_counted(tc->st, pid, -1);
 		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
 		if (err != -EEXIST) {
 			tc->err = err;
@@ -126,9 +142,10 @@ static int trace_one(void *ctx, uint32_t pid)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/%u", tc->st->o->proc_root, pid);
-	if (access(path, F_OK) && bpf_map_delete_elem(tc->st->targets_fd, &pid) == 0)
+	if (access(path, F_OK) && bpf_map_delete_elem(tc->st->targets_fd, &pid) == 0) {
+		target_counted(tc->st, pid, -1);
 		__atomic_fetch_sub(&q->procs, 1, __ATOMIC_SEQ_CST);
-	else
+	} else
 		listed(tc, pid);
 	return 0;
 }
@@ -181,9 +198,11 @@ static void untrace_cluster(struct serve_state *st, uint32_t id)
 		if (bpf_map_lookup_elem(st->targets_fd, &key, &t) ||
 		    t.cluster != id)
 			continue;
-		if (bpf_map_delete_elem(st->targets_fd, &key) == 0)
+		if (bpf_map_delete_elem(st->targets_fd, &key) == 0) {
+			target_counted(st, key, -1);
 			__atomic_fetch_sub(&st->quotas[t.quota].procs, 1,
 					   __ATOMIC_SEQ_CST);
+		}
 		prev = NULL;	/* deleted under the walk: start over */
 	}
 }
@@ -194,7 +213,19 @@ static bool usdt_seen(const struct serve_state *st, uint64_t dev,
 	for (size_t i = 0; i < st->usdt_n; i++)
 		if (st->usdt_dev[i] == dev && st->usdt_ino[i] == ino)
 			return true;
+	for (size_t i = 0; i < USDT_MAX_BINARIES; i++)
+		if (st->refused_dev[i] == dev && st->refused_ino[i] == ino &&
+		    (dev || ino))
+			return true;
 	return false;
+}
+
+static void usdt_refused(struct serve_state *st, uint64_t dev, uint64_t ino)
+{
+	size_t i = st->refused_next++ % USDT_MAX_BINARIES;
+
+	st->refused_dev[i] = dev;
+	st->refused_ino[i] = ino;
 }
 
 /* The postmaster's binary, for the prober to link if it is new. */
@@ -304,6 +335,7 @@ static void link_worker(struct serve_state *st, uint32_t pid,
 	fd = usdt_link(st->usdt_prog_fd, exe, r->dev, r->ino, &r->sites,
 		       r->why, sizeof(r->why));
 	r->probed = fd >= 0;
+	r->err = fd < 0 ? fd : 0;
 	if (send_answer(out, a, fd))
 		_exit(1);
 	_exit(0);
@@ -426,9 +458,11 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	if (st->usdt_n == USDT_MAX_BINARIES) {
 		snprintf(r->why, sizeof(r->why), "more than %d PostgreSQL "
 			 "binaries", USDT_MAX_BINARIES);
+		usdt_refused(st, r->dev, r->ino);
 		return;
 	}
 	l = *a;
+	l.usdt.err = 0;
 	if (ask_worker(st, pid, 0, -1, true, &l, &link_fd)) {
 		snprintf(r->why, sizeof(r->why), "no answer within %d ms",
 			 PROBER_DEADLINE_MS);
@@ -441,9 +475,18 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 			snprintf(r->why, sizeof(r->why), "the link was lost on "
 				 "its way from the prober's worker");
 	}
-	if (!r->probed && link_fd >= 0) {
-		close(link_fd);
-		link_fd = -1;
+	if (!r->probed) {
+		if (link_fd >= 0)
+			close(link_fd);
+		if (l.usdt.err == -ESRCH) {
+			/* the postmaster went before its binary was looked
+			 * at (a short-lived postgres, such as pg_ctl's
+			 * checks): not a refusal, the next one tries again */
+			a->binary_new = 0;
+			return;
+		}
+		usdt_refused(st, r->dev, r->ino);
+		return;
 	}
 	st->usdt_dev[st->usdt_n] = r->dev;
 	st->usdt_ino[st->usdt_n] = r->ino;
@@ -496,7 +539,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 static void take_maps(struct serve_state *st, struct msghdr *mh)
 {
 	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
-	int fds[2];
+	int fds[3];
 
 	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(sizeof(fds)))
@@ -504,9 +547,12 @@ static void take_maps(struct serve_state *st, struct msghdr *mh)
 	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
 	st->quotas = mmap(NULL, PGOFF_MAX_QUOTAS * sizeof(struct pgoff_quota),
 			  PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
-	if (st->quotas == MAP_FAILED)
+	st->target_slots = mmap(NULL, PGOFF_TARGET_SLOTS * sizeof(uint64_t),
+				PROT_READ | PROT_WRITE, MAP_SHARED, fds[2], 0);
+	if (st->quotas == MAP_FAILED || st->target_slots == MAP_FAILED)
 		_exit(1);
 	close(fds[1]);
+	close(fds[2]);
 	st->targets_fd = fds[0];
 }
 
@@ -528,7 +574,7 @@ static void serve(int fd, const struct prober_opts *o)
 				  .usdt_prog_fd = -1 };
 
 	for (;;) {
-		char cbuf[CMSG_SPACE(2 * sizeof(int))];
+		char cbuf[CMSG_SPACE(3 * sizeof(int))];
 		struct prober_msg m;
 		struct iovec iov = { &m, sizeof(m) };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
@@ -619,11 +665,11 @@ int prober_start(struct prober **out, const struct prober_opts *o)
 
 /* ---- pgoffd's end ---- */
 
-/* One message with nfds descriptors (at most 2) in SCM_RIGHTS. */
+/* One message with nfds descriptors (at most 3) in SCM_RIGHTS. */
 static int send_fds(struct prober *p, const struct prober_msg *m,
 		    const int *fds, size_t nfds)
 {
-	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
 	struct iovec iov = { (void *)m, sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf,
@@ -640,12 +686,13 @@ static int send_fds(struct prober *p, const struct prober_msg *m,
 	return 0;
 }
 
-int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd)
+int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
+		     int target_slots_fd)
 {
 	struct prober_msg m = { .op = OP_MAPS };
-	int fds[2] = { targets_fd, quotas_fd };
+	int fds[3] = { targets_fd, quotas_fd, target_slots_fd };
 
-	return send_fds(p, &m, fds, 2);
+	return send_fds(p, &m, fds, 3);
 }
 
 int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known)

@@ -63,11 +63,13 @@ struct prober;
 /* Fork the prober. Call as root, first of all. Returns 0 or -errno. */
 int prober_start(struct prober **out, const struct prober_opts *o);
 /*
- * Hand it the kernel's tables it fills, once they exist: the targets map
- * and the per-user quota array (see bpf/offcpu.h); pgoffd then closes its
- * own descriptor of the targets map. Returns 0 or -errno.
+ * Hand it the kernel's tables it fills, once they exist: the targets map,
+ * the per-user quota array and the targets' slot counters (see
+ * bpf/offcpu.h); pgoffd then closes its own descriptors of the targets
+ * map and its counters. Returns 0 or -errno.
  */
-int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd);
+int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
+		     int target_slots_fd);
 
 /*
  * Hand it the wait probes' program (prog_fd), and the binaries pgoffd

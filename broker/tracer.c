@@ -257,6 +257,11 @@ int tracer_quotas_fd(const struct tracer *t)
 	return bpf_map__fd(t->skel->maps.quotas);
 }
 
+int tracer_target_slots_fd(const struct tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.target_slots);
+}
+
 /* fd's number becomes /dev/null: the object behind it is let go, and
  * libbpf still closes a valid fd at the end. 0 or -errno. */
 static int forget_fd(int fd)
@@ -273,7 +278,9 @@ static int forget_fd(int fd)
 
 int tracer_forget_targets(struct tracer *t)
 {
-	return forget_fd(tracer_targets_fd(t));
+	int err = forget_fd(tracer_targets_fd(t));
+
+	return err ? err : forget_fd(tracer_target_slots_fd(t));
 }
 
 int tracer_usdt_prog_fd(const struct tracer *t)

@@ -36,12 +36,15 @@ unsigned int tracer_attached_programs(const struct tracer *t);
  */
 int tracer_consume(struct tracer *t, int budget, bool *more);
 
-/* The maps the prober fills: traced processes and per-user quotas. */
+/* The maps the prober fills: traced processes, per-user quotas, and
+ * the count of traced processes by slot (see pgoff_target_slot). */
 int tracer_targets_fd(const struct tracer *t);
 int tracer_quotas_fd(const struct tracer *t);
+int tracer_target_slots_fd(const struct tracer *t);
 /*
- * From now on this process holds no descriptor of the targets map: only
- * the prober, which got its own, adds targets. Returns 0 or -errno.
+ * From now on this process holds no descriptor of the targets map nor
+ * of its slot counters: only the prober, which got its own, adds
+ * targets. Returns 0 or -errno.
  */
 int tracer_forget_targets(struct tracer *t);
 /*

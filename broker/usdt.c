@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct usdt {
 	struct binary bin[USDT_MAX_BINARIES];
 	size_t n;
 	unsigned int skipped;	/* binaries past USDT_MAX_BINARIES */
+	unsigned int forgotten;	/* refusals replaced by newer ones */
 };
 
 int usdt_new(struct usdt **out)
@@ -110,10 +112,33 @@ void usdt_binary(const struct usdt *u, size_t i, uint64_t *dev,
 	*ino = u->bin[i].ino;
 }
 
+/*
+ * Room for a binary the prober found after start when the list is full:
+ * the oldest refused one's. Refusals cost nothing in the kernel, and
+ * anyone can make new ones (a binary in a mount of their own), so they
+ * must not crowd out a real PostgreSQL installed later.
+ */
+static struct binary *forget_oldest_refusal(struct usdt *u)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		if (u->bin[i].probed || u->bin[i].link_fd >= 0)
+			continue;
+		memmove(&u->bin[i], &u->bin[i + 1],
+			(u->n - i - 1) * sizeof(u->bin[0]));
+		u->n--;
+		u->forgotten++;
+		return &u->bin[u->n];
+	}
+	return NULL;
+}
+
 void usdt_note(struct usdt *u, const struct usdt_result *r)
 {
-	struct binary *b = new_binary(u, r->dev, r->ino, r->path);
+	struct binary *b;
 
+	if (u->n == USDT_MAX_BINARIES && !usdt_known(u, r->dev, r->ino))
+		forget_oldest_refusal(u);
+	b = new_binary(u, r->dev, r->ino, r->path);
 	if (!b)
 		return;
 	b->probed = r->probed;
@@ -167,23 +192,68 @@ static int link_sites(int prog_fd, const char *path, const struct pg_usdt *s)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The path a process's exe (a /proc/PID/exe link) has in pgoffd's own
+ * mount namespace, or path itself when it is not a link.
+ */
+static int own_namespace_path(const char *path, char *buf, size_t len,
+			      const char **out)
+{
+	ssize_t n = readlink(path, buf, len - 1);
+
+	if (n < 0) {
+		if (errno == ENOENT)
+			return -ESRCH;	/* the process exited (or is a zombie) */
+		if (errno != EINVAL)
+			return -errno;
+		*out = path;		/* a plain path, as the installed ones */
+		return 0;
+	}
+	if ((size_t)n == len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	*out = buf;
+	return 0;
+}
+
 int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 	      unsigned int *sites, char *why, size_t why_len)
 {
 	struct pg_usdt found;
 	struct stat st;
-	char self[32];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), err;
+	char self[32], own[PATH_MAX];
+	const char *open_path = path;
+	int fd = -1, err;
 
-	if (fd < 0 || fstat(fd, &st)) {
-		err = -errno;
-		snprintf(why, why_len, "cannot open it: %s", strerror(-err));
+	/*
+	 * Only a file that is the same file at the same path in pgoffd's
+	 * mount namespace. A process in a namespace of its own may run a
+	 * root-owned binary through a mount of its own (an overlay of
+	 * /usr/lib/postgresql made in a user namespace): a new device and
+	 * inode for the same file underneath, on which the kernel would
+	 * place a second set of probes, so each hit would run twice.
+	 */
+	err = own_namespace_path(path, own, sizeof(own), &open_path);
+	if (err) {
+		snprintf(why, why_len, "cannot read where it is: %s",
+			 err == -ESRCH ? "the process is gone" : strerror(-err));
 		goto cleanup;
 	}
-	/* the file looked at, not one put at the path since */
+	fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		snprintf(why, why_len, "not found at its path in pgoffd's "
+			 "mount namespace (a container's own binary?): %s",
+			 strerror(-err));
+		goto cleanup;
+	}
+	/* the file looked at, not one put at the path since, nor another
+	 * mount's view of it */
 	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
 		err = -ESTALE;
-		snprintf(why, why_len, "replaced while being probed");
+		snprintf(why, why_len, "not the file at its path in pgoffd's "
+			 "mount namespace (replaced, or another mount's view "
+			 "of a file)");
 		goto cleanup;
 	}
 	/* a file its owner may change under the probe could move the nop */
@@ -240,6 +310,11 @@ int usdt_attach(struct usdt *u, int prog_fd, const char *path,
 		return -EALREADY;
 	err = usdt_link(prog_fd, path, b->dev, b->ino, &b->sites, b->why,
 			sizeof(b->why));
+	if (err == -ESRCH) {	/* nothing known of the file: tried again
+				 * when the prober finds it running */
+		u->n--;
+		return err;
+	}
 	if (err >= 0) {
 		b->link_fd = err;
 		b->probed = true;
@@ -258,6 +333,16 @@ void usdt_attach_installed(struct usdt *u, int prog_fd)
 	for (size_t i = 0; i < g.gl_pathc; i++)
 		usdt_attach(u, prog_fd, g.gl_pathv[i], g.gl_pathv[i]);
 	globfree(&g);
+}
+
+unsigned int usdt_skipped(const struct usdt *u)
+{
+	return u->skipped;
+}
+
+unsigned int usdt_forgotten(const struct usdt *u)
+{
+	return u->forgotten;
 }
 
 json_object *usdt_status(const struct usdt *u)

@@ -25,6 +25,9 @@ struct usdt_result {
 	uint64_t dev, ino;
 	uint32_t probed;		/* 1: linked (the prober holds the link) */
 	uint32_t sites;
+	int32_t err;			/* not probed: -errno (-ESRCH: the
+					 * process went first, try again) */
+	uint32_t pad;
 	char path[USDT_PATH_LEN];
 	char why[USDT_WHY_LEN];		/* not probed: why */
 };
@@ -47,10 +50,13 @@ void usdt_attach_installed(struct usdt *u, int prog_fd);
 
 /*
  * Link prog_fd to the wait probes of the file at path, if it is still
- * the file (dev, ino), a regular file owned by root that only root may
- * write, with usable probe notes. The file opened and checked is the one
+ * the file (dev, ino), the same file at the same path in pgoffd's mount
+ * namespace (for a /proc/PID/exe: the path it links to), a regular file
+ * owned by root that only root may write, with usable probe notes. The file opened and checked is the one
  * linked (/proc/self/fd/N), not the path looked up again. Returns the
- * link's fd with *sites set, or -errno with why said.
+ * link's fd with *sites set, or -errno with why said: -ESRCH when the
+ * process whose exe path names went away first (nothing is known of the
+ * file then).
  */
 int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 	      unsigned int *sites, char *why, size_t why_len);
@@ -65,5 +71,9 @@ void usdt_binary(const struct usdt *u, size_t i, uint64_t *dev,
 
 /* [{"path":…,"probed":true,"sites":8}, {"path":…,"probed":false,"why":…}] */
 json_object *usdt_status(const struct usdt *u);
+/* Binaries not listed: past USDT_MAX_BINARIES with every listed one
+ * probed (skipped), and refusals replaced by newer ones (forgotten). */
+unsigned int usdt_skipped(const struct usdt *u);
+unsigned int usdt_forgotten(const struct usdt *u);
 
 #endif

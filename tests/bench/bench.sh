@@ -7,7 +7,8 @@
 # noisy: medians and spread are reported, never a single run); BPF time
 # per program run from kernel.bpf_stats_enabled, which is far steadier.
 # The floor in the same rounds: programs that do nothing on the same hooks
-# (empty), and pgoffd with one watcher while pgbench runs against a cluster
+# (empty), programs that only look prev and next up in task-local
+# storage, a hash or a slot array (lookups: what each structure costs), and pgoffd with one watcher while pgbench runs against a cluster
 # it does not trace (untraced: a postgres binary that is not root's).
 # PostgreSQL's wait probes: "one" runs with them (the default), "noprobes"
 # is the same with --usdt no; pg_usdt's time per hit and hits per second
@@ -17,7 +18,7 @@
 # ratio of paired rounds.
 # usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15;
 #   WORKLOADS="select tpcb", CONFIGS="none empty untraced idle one noprobes
-#   sixteen ustack_pid ustack offcputime" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
+#   sixteen ustack_pid ustack offcputime lookups" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
 #   part, for more rounds of the figures that need them)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -55,18 +56,18 @@ su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pg/data -w -l $work/pg/log -o 
 	{ echo "bench: PostgreSQL did not start:" >&2; cat "$work/pg/log" >&2; exit 1; }
 export PGHOST=$work/pg PGPORT=45500 PGUSER=postgres PGDATABASE=postgres
 "$PGBIN/pgbench" -i -s 10 -q >/dev/null 2>&1
-make -s -C "$top" all build/bench/empty.bpf.o build/bench/empty_load >/dev/null ||
+make -s -C "$top" all build/bench/empty.bpf.o build/bench/lookups.bpf.o build/bench/empty_load >/dev/null ||
 	{ echo "bench: make failed" >&2; exit 1; }
 PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
 [ -z "${BASE_PGOFFD:-}" ] || [ -x "$BASE_PGOFFD" ] || { echo "bench: BASE_PGOFFD=$BASE_PGOFFD is not executable" >&2; exit 2; }
-configs=(none empty untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
+configs=(none empty lookups untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
 [ -n "${BASE_PGOFFD:-}" ] && configs+=(base_untraced base_idle base_one)
 [ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
 for c in "${configs[@]}"; do
 	case $c in
 	base_*) [ -n "${BASE_PGOFFD:-}" ] || { echo "bench: $c needs BASE_PGOFFD" >&2; exit 2; } ;;
 	offcputime) [ -n "$offcpu" ] || exit 2 ;;
-	none|empty|untraced|idle|one|noprobes|sixteen|ustack_pid|ustack) ;;
+	none|empty|lookups|untraced|idle|one|noprobes|sixteen|ustack_pid|ustack) ;;
 	*) echo "bench: unknown configuration $c" >&2; exit 2 ;;
 	esac
 done
@@ -110,7 +111,7 @@ start_tracer() {	# CONFIG, see configs
 	case $mode in
 	none) ;;
 	offcputime) "$offcpu" 3600 >/dev/null 2>&1 & tracer=$!; sleep 2 ;;
-	empty)	"$top/build/bench/empty_load" "$top/build/bench/empty.bpf.o" & tracer=$!; sleep 1
+	empty|lookups)	"$top/build/bench/empty_load" "$top/build/bench/$mode.bpf.o" & tracer=$!; sleep 1
 		kill -0 "$tracer" || { echo "bench: empty_load failed" >&2; exit 1; } ;;
 	*)	opts=(); [ "$mode" = noprobes ] && opts=(--usdt no)
 		start_broker "$bin" "${opts[@]}"

@@ -25,7 +25,8 @@ names = {"none": "no tracer", "empty": "empty programs on the same hooks",
          "sixteen": "pgoffd, 16 such watchers",
          "ustack_pid": "pgoffd, that watch and 1 --user-stack --pid (the postmaster)",
          "ustack": "pgoffd, 1 watch --view intervals --min 1ms --user-stack",
-         "offcputime": "libbpf-tools offcputime"}
+         "offcputime": "libbpf-tools offcputime",
+         "lookups": "lookups of prev and next only, by structure"}
 for c in ("untraced", "idle", "one"):
     names["base_" + c] = "base pgoffd: " + names[c].split(", ", 1)[1]
 # the hooks, by the names bench.sh sees (pgoffd's tp_btf, raw_tp twins,
@@ -81,6 +82,26 @@ for w in tps:
                   % spread([u[1] for u in usdt]))
         if ratios:
             print("| TPS ratio with / without the probes, same round | %s |" % spread(ratios, "{:.3f}"))
+    # lookups: each program's time over the empty one's, same round
+    lk = {}
+    for line in open(raw):
+        ww, r, c, t, prog, ns, _, _ = line.split()
+        if ww == w and c == "lookups" and prog.startswith("sched_lk_"):
+            lk.setdefault(prog, {})[int(r)] = float(ns)
+    empty = lk.get("sched_lk_empty", {})
+    what = {"sched_lk_task": "task-local storage (PostgreSQL's tasks have some, no other task has any)",
+            "sched_lk_hash": "hash by pid (PostgreSQL's tasks in it)",
+            "sched_lk_slot": "slot array by pid, then the hash where the slot is taken"}
+    if empty and any(p in lk for p in what):
+        print("\nFinding prev's and next's state on sched_switch, ns per switch over an empty "
+              "program's in the same round (median, IQR, min, max); the empty program: %s ns:\n"
+              % spread(list(empty.values())))
+        print("| structure | ns for both lookups |")
+        print("|---|---|")
+        for p, d in what.items():
+            xs = [lk[p][r] - empty[r] for r in lk.get(p, {}) if r in empty]
+            if xs:
+                print("| %s | %s |" % (d, spread(xs)))
     paired = [c for c in ("untraced", "idle", "one") if "base_" + c in tps[w]]
     if paired:
         print("\nPaired with the base build (BASE_PGOFFD), ratio this / base of the same round: "

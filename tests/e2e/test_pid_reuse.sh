@@ -6,21 +6,11 @@
 # pgoffctl ps never lists it. The kernel keys its per-thread state by pid,
 # so a reused pid must not inherit the backend's.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/reuse.sh"
 e2e_require
 e2e_setup
 
-pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
-e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
-
-member watch --view both --min 1ms --json --timeout 20s >"$E2E_DIR/watch.json" 2>"$E2E_DIR/watch.err" &
-w=$!
-watchers 1 || { not_ok "the watch subscribed"; exit 1; }
-
-# a backend that waits (traced: it has per-thread state in the kernel), then exits
-psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(0.02) from generate_series(1, 20)" \
-	>"$E2E_DIR/backend.out" 2>&1
-victim=$(head -n1 "$E2E_DIR/backend.out")
-wait_for 5 gone "$victim"
+reuse_traced_backend_gone
 
 # the same pid for a shell of the cluster's uid: the pid counter set just
 # below it and a fork at once, retried if another fork came in between
@@ -50,33 +40,4 @@ print("pid %d not obtained in 500 forks" % want)
 sys.exit(2)
 PY
 reuser=$!
-# pgoffd's prober scans /proc once a second (slower under ASan): ps must
-# stop listing the pid while the shell still holds it
-unlisted_while_reused() {
-	ps_json=$(member ps --json)
-	! jq -e --argjson p "$victim" 'any(.processes[]; .pid == $p)' <<<"$ps_json" >/dev/null &&
-		grep -q reused "$E2E_DIR/reuse.out" && kill -0 "$victim" 2>/dev/null
-}
-sleep 1
-wait_for 2.5 unlisted_while_reused; unlisted=$?
-wait "$reuser"; reuse_rc=$?
-sleep 1.5	# the events of the last sleeps reach the watch
-wait "$w"; watch_rc=$?
-note "backend pid $victim; $(cat "$E2E_DIR/reuse.out")"
-
-check "the backend's pid was reused by the shell, which ran to its end" [ "$reuse_rc" = 0 ]
-check "the watch ran to its timeout (exit $watch_rc)" [ "$watch_rc" = 0 ]
-# the test can fail: the pid was traced and reported before it was reused
-before=$(jq -c --argjson p "$victim" 'select((.pid == $p or .tid == $p) and .comm == "postgres")' \
-	"$E2E_DIR/watch.json" | wc -l)
-check "the backend's waits were reported ($before events of pid $victim)" [ "$before" -gt 0 ]
-# the shell's comm is sh: anything else of that pid was the shell's
-reused=$(jq -c --argjson p "$victim" 'select((.pid == $p or .tid == $p) and .comm != "postgres")' \
-	"$E2E_DIR/watch.json")
-[ -z "$reused" ] || note "reported for the reused pid: $reused"
-check "nothing reported for the shell that reused the pid" [ -z "$reused" ]
-if [ "$unlisted" != 0 ]; then
-	not_ok "pgoffctl ps does not list the reused pid while the shell holds it"; note "ps: $ps_json"
-else
-	ok "pgoffctl ps does not list the reused pid while the shell holds it"
-fi
+reuse_check "$reuser" shell

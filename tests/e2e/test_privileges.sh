@@ -41,14 +41,26 @@ map_ids() {
 }
 targets_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "targets" { print $1 }' | tail -n1)
 quotas_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "quotas" { print $1 }' | tail -n1)
-note "targets map $targets_id, quotas map $quotas_id; the prober holds maps: $(map_ids "$prober"), maps $(grep -c bpf-map "/proc/$prober/maps") into memory"
-check "the prober holds the targets map read-write, the quotas mapped, and nothing else of BPF" \
+slots_id=$(bpftool map show 2>/dev/null | awk -F'[: ]+' '$4 == "target_slots" { print $1 }' | tail -n1)
+note "targets map $targets_id, quotas map $quotas_id, target_slots map $slots_id; the prober holds maps: $(map_ids "$prober"), maps $(grep -c bpf-map "/proc/$prober/maps") into memory"
+# prog_names PID: the names of the BPF programs a process holds
+prog_names() {
+	local id
+	for id in $(awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null); do
+		bpftool prog show id "$id" 2>/dev/null | awk -F'[: ]+' 'NR == 1 { print $4 }'
+	done | sort | xargs
+}
+note "the prober holds programs: '$(prog_names "$prober")'"
+# The wait-probe program: the prober links the probes of a postmaster's
+# binary found after start (README, How it works); a uprobe program only,
+# no scheduler hook.
+check "the prober holds the targets map read-write, the quotas and the targets' slot counts mapped, the wait-probe program, and nothing else of BPF" \
 	[ "$(map_ids "$prober")" = "$targets_id:2" -a \
-	  "$(grep -c 'anon_inode:bpf-map' "/proc/$prober/maps")" = 1 -a \
-	  -z "$(ls -l "/proc/$prober/fd" 2>/dev/null | grep -E 'bpf-prog')" ]
-pgoffd_targets=$(map_ids "$E2E_BROKER_PID" | tr ' ' '\n' | grep "^$targets_id:")
-check "pgoffd holds no descriptor of the targets map (${pgoffd_targets:-none})" \
-	[ -n "$targets_id" -a -z "$pgoffd_targets" ]
+	  "$(grep -c 'anon_inode:bpf-map' "/proc/$prober/maps")" = 2 -a \
+	  "$(prog_names "$prober")" = pg_usdt ]
+pgoffd_targets=$(map_ids "$E2E_BROKER_PID" | tr ' ' '\n' | grep -E "^($targets_id|$slots_id):")
+check "pgoffd holds no descriptor of the targets map nor of its slot counts (${pgoffd_targets:-none})" \
+	[ -n "$targets_id" -a -n "$slots_id" -a -z "$pgoffd_targets" ]
 sockdir=$(stat -c '%U %G %a' "$(dirname "$SOCK")")
 check "the socket directory is root's, not that user's: root $E2E_GROUP 750 (saw $sockdir)" \
 	[ "$sockdir" = "root $E2E_GROUP 750" ]

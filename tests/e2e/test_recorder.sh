@@ -56,11 +56,15 @@ check "watch --since finds the wait that ended before it connected (exit $rc)" \
 pgoff_ms=$(jq '.duration_ns / 1e6' <<<"$ev")
 note "PostgreSQL: ${pg_ms} ms; pgoff: ${pgoff_ms} ms"
 # Both time the same wait from inside the backend: PostgreSQL from its
-# wait start to the wakeup it handles, pgoff from the wait event being set
-# to being cleared; the difference is the few instructions between them
-# and the wakeup's trip through the run queue on a loaded machine (2 ms).
-check "its duration is PostgreSQL's within 2 ms" \
-	between "$(awk -v a="${pgoff_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 2
+# wait start to the wakeup it handles, pgoff from the wait's start probe
+# to its done probe. Between PostgreSQL's clock and the done probe the
+# backend logs the wait (log_lock_waits), and on a loaded machine it may
+# queue for the CPU there: that run-queue time is the episode's, not
+# PostgreSQL's (3 ms once under CI's load), so it may be that much longer.
+runq_ms=$(jq '.runq_ns / 1e6' <<<"$ev")
+check "its duration is PostgreSQL's within 2 ms, plus its ${runq_ms} ms in the run queue" \
+	between "$(awk -v a="${pgoff_ms:-0}" -v b="${pg_ms:-1e9}" 'BEGIN{print a - b}')" -2 \
+	"$(awk -v r="${runq_ms:-0}" 'BEGIN{print 2 + r}')"
 
 # top over the past, from the per-second aggregation: B's time in
 # Lock:transactionid is the wait's (its off-CPU intervals in it; the

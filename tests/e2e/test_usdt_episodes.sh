@@ -272,6 +272,30 @@ lock_wait_episodes late
 check "its lock wait is one exact episode of 0.3-0.6 s" \
 	awk 'END { exit !(NR == 1 && $1 == "exact" && $2 == "transactionid" && $5 >= 300 && $5 <= 600) }' "$E2E_DIR/late.txt"
 
+# The same file seen through a mount of another namespace (an overlay of
+# the copy, as a user namespace may make of /usr/lib/postgresql): a new
+# device and inode for the file underneath, which is probed already. It
+# is refused, or the kernel would place the probes a second time and
+# every hit would run twice.
+ovl=$E2E_DIR/ovl
+ovl_bin=$ovl/m/lib/postgresql/15/bin/postgres
+mkdir -p "$ovl/m" "$ovl/up" "$ovl/work"
+su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast stop" >/dev/null 2>&1
+unshare --mount --propagation private sh -c "mount -t overlay overlay \
+	-o 'lowerdir=$late,upperdir=$ovl/up,workdir=$ovl/work' '$ovl/m' &&
+	exec su postgres -s /bin/sh -c \"$PGBIN/pg_ctl -D '$PGDATA_DIR' -p '$ovl_bin' -w \
+	-l '$E2E_DIR/pg/log' -o '-p $PGPORT -c listen_addresses= -k $E2E_DIR/pg -c deadlock_timeout=10s' start\"" \
+	>"$E2E_DIR/ovl.log" 2>&1 || { not_ok "start the cluster from an overlay of the copy"; cat "$E2E_DIR/ovl.log"; exit 1; }
+wait_for 10 binary_row "$ovl_bin"
+note "the overlay's view of the copy: ${row:-no row}"
+check "status: another mount's view of a probed binary is not linked again, and says why" \
+	jqe '(.probed | not) and (.why | test("mount namespace"))' <<<"${row:-null}"
+hits0=$(counter usdt_lock_wait_start)
+lock_wait_episodes ovl
+hits1=$(counter usdt_lock_wait_start)
+check "through the overlay the lock wait is one exact episode, its probe fired once ($hits0 -> $hits1)" \
+	awk -v h="$((hits1 - hits0))" 'END { exit !(NR == 1 && $1 == "exact" && $2 == "transactionid" && h == 1) }' "$E2E_DIR/ovl.txt"
+
 nb=$E2E_DIR/noprobes/lib/postgresql/15/bin
 copy_postgres "$E2E_DIR/noprobes" --remove-section .note.stapsdt
 restart_cluster_with "$nb/postgres" || { not_ok "start the copy without probes"; exit 1; }

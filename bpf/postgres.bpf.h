@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * postgres.bpf.h - PostgreSQL's own state, read from the traced process's memory: its
+ * title, its wait_event_info, and the SQL it runs.
+ * Part of offcpu.bpf.c (one BPF object), included in order.
+ */
+#ifndef PGOFF_POSTGRES_BPF_H
+#define PGOFF_POSTGRES_BPF_H
+
+#include "targets.bpf.h"
+
+/* "postgres: " starts every title PostgreSQL sets (ps_status.c). */
+static __always_inline bool is_pg_title(const char *s)
+{
+	return s[0] == 'p' && s[1] == 'o' && s[2] == 's' && s[3] == 't' &&
+	       s[4] == 'g' && s[5] == 'r' && s[6] == 'e' && s[7] == 's' &&
+	       s[8] == ':' && s[9] == ' ';
+}
+
+/*
+ * A forked process's title, once PostgreSQL has set it (over argv, at
+ * mm->arg_start): sent once, then the target stops asking. Before that
+ * the child still shows its postmaster's command line.
+ */
+static __always_inline void send_title(struct task_struct *task,
+				       struct pgoff_target *t, __u32 tgid,
+				       bool btf)
+{
+	struct pgoff_title *r;
+	unsigned long arg;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(PGOFF_CNT_RINGBUF_FULL);
+		return;
+	}
+	arg = btf ? task->mm->arg_start : BPF_CORE_READ(task, mm, arg_start);
+	if (bpf_probe_read_user_str(r->title, sizeof(r->title),
+				    (void *)arg) <= 10 ||
+	    !is_pg_title(r->title)) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	r->kind = PGOFF_REC_TITLE;
+	r->tgid = tgid;
+	r->cluster = t->cluster;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	t->flags &= ~PGOFF_T_TITLE_PENDING;
+}
+
+/* Read a uint32 through a pointer variable of the current process. */
+static __always_inline bool read_pg_u32(__u64 var_addr, __u32 *out)
+{
+	__u64 ptr = 0;
+
+	return bpf_probe_read_user(&ptr, sizeof(ptr), (void *)var_addr) == 0 &&
+	       ptr && bpf_probe_read_user(out, sizeof(*out), (void *)ptr) == 0;
+}
+
+static __always_inline bool pg_class_wanted(__u32 info)
+{
+	__u32 class = PGOFF_PG_CLASS(info);
+
+	return (pg_classes[PGOFF_PG_CLASS_WORD(class)] & PGOFF_PG_CLASS_BIT(class)) != 0;
+}
+
+/*
+ * The running statement: debug_query_string, NULL between statements (so
+ * an idle wait costs one 8-byte read). Its text is copied only while
+ * someone may see SQL. Returns flags: PGOFF_F_IN_STATEMENT with one of
+ * PGOFF_F_QUERY, _QUERY_LOST, _QUERY_UNSEEN; 0 outside a statement.
+ */
+static __always_inline __u32 save_query(__u32 pid, __u64 var_addr)
+{
+	__u32 zero = 0;
+	__u64 str = 0;
+	struct query *q;
+	long n;
+
+	if (bpf_probe_read_user(&str, sizeof(str), (void *)var_addr) || !str)
+		return 0;
+	if (!want_query)
+		return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY_UNSEEN;
+	q = bpf_map_lookup_elem(&query_scratch, &zero);
+	if (!q)
+		goto lost;
+	n = bpf_probe_read_user_str(q->text, sizeof(q->text), (void *)str);
+	if (n <= 0)
+		goto lost;
+	q->len = n - 1;
+	if (bpf_map_update_elem(&queries, &pid, q, BPF_ANY))
+		goto lost;
+	return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY;
+lost:
+	count(PGOFF_CNT_QUERY_FAIL);
+	return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY_LOST;
+}
+
+static __always_inline bool in_pg_wait(__u32 flags, __u32 info)
+{
+	return (flags & PGOFF_F_PG_WAIT) && info;
+}
+
+#endif
