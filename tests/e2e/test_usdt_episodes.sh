@@ -292,7 +292,10 @@ check "status: another mount's view of a probed binary is not linked again, and 
 	jqe '(.probed | not) and (.why | test("mount namespace"))' <<<"${row:-null}"
 hits0=$(counter usdt_lock_wait_start)
 lock_wait_episodes ovl
+counter_past() { [ "$(counter usdt_lock_wait_start)" -gt "$1" ]; }
+wait_for 5 counter_past "$hits0"
 hits1=$(counter usdt_lock_wait_start)
+note "usdt counters: $("$PGOFFCTL" --socket "$SOCK" status --json | jq -c '.counters | with_entries(select(.key | startswith("usdt")))')"
 check "through the overlay the lock wait is one exact episode, its probe fired once ($hits0 -> $hits1)" \
 	awk -v h="$((hits1 - hits0))" 'END { exit !(NR == 1 && $1 == "exact" && $2 == "transactionid" && h == 1) }' "$E2E_DIR/ovl.txt"
 
