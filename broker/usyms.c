@@ -14,7 +14,10 @@
 #include "broker/usyms.h"
 
 struct umod {
-	uint64_t dev, ino;		/* the key, with elf.build_id */
+	uint64_t dev, ino;		/* the key: fd keeps the file, so the
+					 * inode is not reused while cached */
+	int fd;				/* the file read, -1: not opened */
+	uint64_t size;			/* its size when opened */
 	uint32_t uid;			/* whose stack brought it in */
 	int status;			/* 0: symbols read; -errno: why not */
 	int fp;				/* uelf_frame_pointers */
@@ -60,6 +63,8 @@ void usyms_free(struct usyms *u)
 		struct umod *m = u->mods;
 
 		u->mods = m->next;
+		if (m->fd >= 0)
+			close(m->fd);
 		uelf_free(&m->elf);
 		free(m);
 	}
@@ -157,6 +162,8 @@ static bool evict(struct usyms *u, uint64_t uid)
 	u->nmods--;
 	u->bytes -= m->bytes;
 	u->evicted++;
+	if (m->fd >= 0)
+		close(m->fd);
 	uelf_free(&m->elf);
 	free(m);
 	return true;
@@ -176,7 +183,14 @@ static void load(struct usyms *u, const struct pg_map *m, struct umod *mod)
 			add_debug_file(u, m->path, &mod->elf);
 		mod->fp = uelf_frame_pointers(&src, &mod->elf);
 	}
-	close(src.fd);
+	/*
+	 * Kept open while cached: a deleted file's inode cannot be reused
+	 * for another file, whose frames would get these names, and the
+	 * bytes around a return address are read from it without opening
+	 * the path again.
+	 */
+	mod->fd = src.fd;
+	mod->size = src.size;
 	mod->bytes = mod->elf.nsyms * sizeof(*mod->elf.syms) +
 		     mod->elf.strs_len;
 	if (!mod->status && mod->bytes > USYMS_MAX_BYTES / USYMS_USER_SHARE) {
@@ -210,6 +224,7 @@ static struct umod *module(struct usyms *u, const struct pg_map *m,
 		return NULL;
 	mod->dev = m->dev;
 	mod->ino = m->ino;
+	mod->fd = -1;
 	mod->uid = uid;
 	mod->fp = -1;
 	mod->used = ++u->clock;
@@ -282,10 +297,12 @@ static bool after_library_call(struct usyms *u, uint32_t uid,
 	int32_t rel;
 	bool ok = false;
 
-	if (!mod || mod->status || off < 6 ||
-	    !uelf_offset_to_vaddr(&mod->elf, off, &vaddr) ||
-	    open_mapped(m->path, m->dev, m->ino, &src))
+	if (!mod || mod->status || mod->fd < 0 || off < 6 ||
+	    !uelf_offset_to_vaddr(&mod->elf, off, &vaddr))
 		return false;
+	src.fd = mod->fd;
+	src.buf = NULL;
+	src.size = mod->size;
 	if (mod->elf.machine == EM_X86_64 && !uelf_read(&src, off - 6, b, 6)) {
 		memcpy(&rel, b + 2, sizeof(rel));
 		ok = (b[1] == 0xe8 &&
@@ -295,7 +312,6 @@ static bool after_library_call(struct usyms *u, uint32_t uid,
 		   !uelf_read(&src, off - 4, &insn, 4)) {
 		ok = (insn >> 26) == 0x25 || (insn & 0xfffffc1f) == 0xd63f0000;
 	}
-	close(src.fd);
 	return ok;
 }
 

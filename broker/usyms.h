@@ -3,7 +3,8 @@
  * usyms.h - user stacks of PostgreSQL processes in names: each frame is
  * found in the postmaster's executable mappings (the prober read them),
  * its file's function symbols (.dynsym, .symtab, or a separate debug
- * file's) are read once and cached per file (device, inode, build-id).
+ * file's) are read once and cached per file (device, inode), the file
+ * kept open while cached so that its inode is not given to another.
  * A frame with no symbol shows as module+0xoffset.
  *
  * The files are chosen by the clusters' owners, and read in pgoffd's
