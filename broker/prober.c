@@ -21,6 +21,7 @@
 #include "broker/privdrop.h"
 #include "broker/prober.h"
 #include "broker/procfs.h"
+#include "broker/worker_seccomp.h"
 #include "protocol/log.h"
 
 /* A worker reads at most this much memory (libelf, a hostile binary). */
@@ -289,9 +290,11 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 	struct pg_cluster_info *c = &a.info;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	/* what reads a hostile process never holds the uprobe program */
+	/* what reads a hostile process never holds the uprobe program,
+	 * nor can take it back from the prober with its CAP_SYS_PTRACE */
 	if (st->usdt_prog_fd >= 0)
 		close(st->usdt_prog_fd);
+	worker_seccomp();
 #ifndef __SANITIZE_ADDRESS__	/* ASan's shadow takes terabytes of it */
 	setrlimit(RLIMIT_AS, &mem);
 #else
@@ -331,6 +334,7 @@ static void link_worker(struct serve_state *st, uint32_t pid,
 	int fd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	worker_seccomp();
 	snprintf(exe, sizeof(exe), "%s/%u/exe", st->o->proc_root, pid);
 	fd = usdt_link(st->usdt_prog_fd, exe, r->dev, r->ino, &r->sites,
 		       r->why, sizeof(r->why));
