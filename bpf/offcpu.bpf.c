@@ -62,18 +62,32 @@ static __always_inline struct thread *thread_get(const struct pgoff_target *t,
 }
 
 /*
+ * The time of this switch, read once and only for a traced task: the
+ * clock read costs about as much as everything else a switch of an
+ * untraced task does (tests/bench/results-floor.md), and nearly every
+ * switch is of untraced tasks. 0: not read yet.
+ */
+static __always_inline __u64 switch_time(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
+/*
  * prev is current here: its user memory is the backend's. Every interval
  * is started, also with nobody subscribed: a DBA who starts watching a
  * stuck backend must see the wait that is already going on end.
  */
 static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
-					  __u64 now, bool btf)
+					  __u64 *clock, bool btf)
 {
 	__u64 id = current_pid_tgid();	/* prev is current */
 	__u32 tgid = id >> 32, pid = (__u32)id;
 	struct pgoff_target *t;
 	struct pgoff_start s = {};
 	struct thread *th;
+	__u64 now;
 
 	if (!maybe_target(tgid))
 		return;
@@ -87,6 +101,7 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	th = thread_get(t, pid, TASK_FIELD(btf, prev, pid));
 	if (!th)
 		return;
+	now = switch_time(clock);
 	s.tgid = tgid;
 	s.cluster = t->cluster;
 	s.state = agg_state(task_state(prev, btf));
@@ -235,11 +250,12 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
  * with tp_btf (btf), the one hook whose next the verifier lets
  * bpf_get_task_stack take.
  */
-static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
+static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 					 bool btf)
 {
 	struct pgoff_record_u *ru = NULL;
 	__u32 pid, tgid;
+	__u64 now;
 	struct pgoff_start *s;
 	struct pgoff_record *r;
 	struct thread *th;
@@ -256,6 +272,7 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 now,
 		thread_forget(pid, th);
 		return;
 	}
+	now = switch_time(clock);
 	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes) {
 		bool in_lock = th->lock_pair.start_ns, in_lw = th->lw_pair.start_ns;
@@ -500,10 +517,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 clock = 0;	/* read by the first side that is traced */
 
-	on_switch_out(ctx, prev, now, true);
-	on_switch_in(next, now, true);
+	on_switch_out(ctx, prev, &clock, true);
+	on_switch_in(next, &clock, true);
 	return 0;
 }
 
@@ -511,10 +528,10 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 clock = 0;	/* read by the first side that is traced */
 
-	on_switch_out(ctx, prev, now, false);
-	on_switch_in(next, now, false);
+	on_switch_out(ctx, prev, &clock, false);
+	on_switch_in(next, &clock, false);
 	return 0;
 }
 
