@@ -15,13 +15,14 @@
  * or huge files evicts their own, not others'.
  *
  * Naming one stack never drops a file that stack already used, so each
- * of its files is read at most once for it (a file with no room left
- * for it is kept unread, as refused). What is read is charged to the
- * owner's load budget: USYMS_LOAD_BURST bytes of tables, refilled at
- * USYMS_LOAD_RATE a second; while it is spent, frames of files not
- * cached are module+0xoffset (counted as deferred) and the files are
- * read on a later stack. So stacks that alternate among huge files stall
- * pgoffd's loop for a bounded share of its time, whoever sends them.
+ * of its files is read at most once for it (one with no room left
+ * beside the others is refused: cached without its symbols). What is
+ * read is charged to the owner's load budget: USYMS_LOAD_BURST bytes of
+ * tables, refilled at USYMS_LOAD_RATE a second; a load begins while some
+ * is left. Once it is spent, frames of files not cached are
+ * module+0xoffset (counted as deferred) and the files are read for a
+ * later stack. So stacks that alternate among huge files stall pgoffd's
+ * loop for a bounded share of its time, whoever sends them.
  */
 #ifndef PGOFF_USYMS_H
 #define PGOFF_USYMS_H
