@@ -630,12 +630,10 @@ int prober_start(struct prober **out, const struct prober_opts *o)
 		log_init("pgoffd[probe]", log_get_level());
 		/* pgoffd's end closing is the signal to exit; PDEATHSIG (set
 		 * after the uid change, which clears it) covers a stuck read.
-		 * Not dumpable whatever fs.suid_dumpable says (1 leaves it so
-		 * after the uid change): no core of it, its /proc is root's,
-		 * and the workers it forks inherit that. */
+		 * privdrop leaves it not dumpable: the workers it forks
+		 * inherit that. */
 		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0) ||
 		    privdrop(o->uid, o->gid, keep, 2) ||
-		    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ||
 		    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
 			_exit(1);
 		if (getppid() != parent)	/* pgoffd died before that */
