@@ -243,6 +243,8 @@ static void status_hook(void *ctx, json_object *r)
 		(int64_t)us.evicted));
 	json_object_object_add(c, "user_symbols_refused", json_object_new_int64(
 		(int64_t)us.refused));
+	json_object_object_add(c, "user_symbols_deferred", json_object_new_int64(
+		(int64_t)us.deferred));
 	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
 	if (b->rec)
 		recorder_counters(b->rec, c);

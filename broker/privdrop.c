@@ -138,8 +138,12 @@ int privdrop(uid_t uid, gid_t gid, const cap_value_t *keep, int nkeep)
 	cap_free(caps);
 	if (err)
 		return err;
+	/* not dumpable whatever fs.suid_dumpable says (1 leaves a process
+	 * dumpable after its uid change): no core, its /proc files root's,
+	 * so its own uid cannot read its memory or take its descriptors */
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) || cap_reset_ambient() ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
 		log_warn("cannot lock the privilege drop");
 		return -errno;
 	}

@@ -57,12 +57,7 @@ struct serve_state {
 	size_t usdt_n;			/* binaries linked, or known at start */
 	uint64_t usdt_dev[USDT_MAX_BINARIES], usdt_ino[USDT_MAX_BINARIES];
 	int usdt_link[USDT_MAX_BINARIES];	/* -1: refused, or pgoffd's */
-	/* binaries refused since start, the newest USDT_MAX_BINARIES (a
-	 * ring: anyone can make new ones, and they must not take the
-	 * slots of real ones installed later); one forgotten is tried
-	 * again when its postmaster is seen again */
-	size_t refused_next;
-	uint64_t refused_dev[USDT_MAX_BINARIES], refused_ino[USDT_MAX_BINARIES];
+	struct usdt_refusals refused;	/* binaries refused since start */
 };
 
 /* A user's slot in the quota array: theirs, a free one, or -ENOSPC. */
@@ -214,19 +209,7 @@ static bool usdt_seen(const struct serve_state *st, uint64_t dev,
 	for (size_t i = 0; i < st->usdt_n; i++)
 		if (st->usdt_dev[i] == dev && st->usdt_ino[i] == ino)
 			return true;
-	for (size_t i = 0; i < USDT_MAX_BINARIES; i++)
-		if (st->refused_dev[i] == dev && st->refused_ino[i] == ino &&
-		    (dev || ino))
-			return true;
-	return false;
-}
-
-static void usdt_refused(struct serve_state *st, uint64_t dev, uint64_t ino)
-{
-	size_t i = st->refused_next++ % USDT_MAX_BINARIES;
-
-	st->refused_dev[i] = dev;
-	st->refused_ino[i] = ino;
+	return usdt_refusals_known(&st->refused, dev, ino);
 }
 
 /* The postmaster's binary, for the prober to link if it is new. */
@@ -446,7 +429,7 @@ static int ask_worker(struct serve_state *st, uint32_t pid, uint32_t id,
  * then tells pgoffd what became of it.
  */
 static void link_new_binary(struct serve_state *st, uint32_t pid,
-			    struct prober_answer *a)
+			    uint32_t uid, struct prober_answer *a)
 {
 	static struct prober_answer l;
 	struct usdt_result *r = &a->usdt;
@@ -462,7 +445,7 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	if (st->usdt_n == USDT_MAX_BINARIES) {
 		snprintf(r->why, sizeof(r->why), "more than %d PostgreSQL "
 			 "binaries", USDT_MAX_BINARIES);
-		usdt_refused(st, r->dev, r->ino);
+		usdt_refusals_add(&st->refused, uid, r->dev, r->ino);
 		return;
 	}
 	l = *a;
@@ -489,7 +472,7 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 			a->binary_new = 0;
 			return;
 		}
-		usdt_refused(st, r->dev, r->ino);
+		usdt_refusals_add(&st->refused, uid, r->dev, r->ino);
 		return;
 	}
 	st->usdt_dev[st->usdt_n] = r->dev;
@@ -536,7 +519,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 	c->why[sizeof(c->why) - 1] = '\0';
 	if (a->npids > PROBER_MAX_PIDS)
 		a->npids = 0;
-	link_new_binary(st, pid, a);
+	link_new_binary(st, pid, uids[0], a);
 }
 
 /* The maps pgoffd sends once they exist: fds in SCM_RIGHTS. */
@@ -646,7 +629,9 @@ int prober_start(struct prober **out, const struct prober_opts *o)
 	if (p->pid == 0) {
 		log_init("pgoffd[probe]", log_get_level());
 		/* pgoffd's end closing is the signal to exit; PDEATHSIG (set
-		 * after the uid change, which clears it) covers a stuck read */
+		 * after the uid change, which clears it) covers a stuck read.
+		 * privdrop leaves it not dumpable: the workers it forks
+		 * inherit that. */
 		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0) ||
 		    privdrop(o->uid, o->gid, keep, 2) ||
 		    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))

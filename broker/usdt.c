@@ -216,6 +216,30 @@ static int own_namespace_path(const char *path, char *buf, size_t len,
 	return 0;
 }
 
+static bool same_file(const struct stat *st, uint64_t dev, uint64_t ino)
+{
+	return (uint64_t)st->st_dev == dev && (uint64_t)st->st_ino == ino;
+}
+
+static const char *file_type(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+	case S_IFBLK:
+		return "a device";
+	default:
+		return "another kind of file";
+	}
+}
+
 int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 	      unsigned int *sites, char *why, size_t why_len)
 {
@@ -239,25 +263,46 @@ int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 			 err == -ESRCH ? "the process is gone" : strerror(-err));
 		goto cleanup;
 	}
-	fd = open(open_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 || fstat(fd, &st)) {
+	/*
+	 * Looked at before it is opened: in pgoffd's namespace the path may
+	 * be the user's own FIFO, or a file they hold a lease on, whose
+	 * open would wait for them.
+	 */
+	if (lstat(open_path, &st)) {
 		err = -errno;
 		snprintf(why, why_len, "not found at its path in pgoffd's "
 			 "mount namespace (a container's own binary?): %s",
 			 strerror(-err));
 		goto cleanup;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EPERM;
+		snprintf(why, why_len, "its path in pgoffd's mount namespace "
+			 "is %s, not a regular file", file_type(st.st_mode));
+		goto cleanup;
+	}
 	/* the file looked at, not one put at the path since, nor another
 	 * mount's view of it */
-	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
+	if (!same_file(&st, dev, ino)) {
 		err = -ESTALE;
 		snprintf(why, why_len, "not the file at its path in pgoffd's "
 			 "mount namespace (replaced, or another mount's view "
 			 "of a file)");
 		goto cleanup;
 	}
+	/* never waits (a lease), follows no link put there since */
+	fd = open(open_path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC |
+		  O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    !same_file(&st, dev, ino)) {
+		err = fd < 0 ? -errno : -ESTALE;
+		snprintf(why, why_len, "replaced at its path in pgoffd's mount "
+			 "namespace while it was opened%s%s",
+			 fd < 0 ? ": " : "", fd < 0 ? strerror(-err) : "");
+		goto cleanup;
+	}
 	/* a file its owner may change under the probe could move the nop */
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
 		err = -EPERM;
 		snprintf(why, why_len, "not a regular file owned by root that "
 			 "only root may write");
@@ -333,6 +378,56 @@ void usdt_attach_installed(struct usdt *u, int prog_fd)
 	for (size_t i = 0; i < g.gl_pathc; i++)
 		usdt_attach(u, prog_fd, g.gl_pathv[i], g.gl_pathv[i]);
 	globfree(&g);
+}
+
+bool usdt_refusals_known(const struct usdt_refusals *t, uint64_t dev,
+			 uint64_t ino)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->r[i].dev == dev && t->r[i].ino == ino)
+			return true;
+	return false;
+}
+
+static size_t refusals_of(const struct usdt_refusals *t, uint32_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		n += t->r[i].uid == uid;
+	return n;
+}
+
+/* Which refusal to forget for a new one of uid's; t->n: none. */
+static size_t refusal_to_forget(const struct usdt_refusals *t, uint32_t uid)
+{
+	size_t victim = t->n, most = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		size_t n = refusals_of(t, t->r[i].uid);
+
+		if (t->r[i].uid == uid && n >= USDT_REFUSALS_PER_UID)
+			return i;		/* uid's oldest */
+		if (t->n == USDT_REFUSALS && n > most) {
+			most = n;		/* the oldest of the most */
+			victim = i;
+		}
+	}
+	return victim;
+}
+
+void usdt_refusals_add(struct usdt_refusals *t, uint32_t uid, uint64_t dev,
+		       uint64_t ino)
+{
+	size_t i = refusal_to_forget(t, uid);
+
+	if (i < t->n) {
+		memmove(&t->r[i], &t->r[i + 1], (t->n - i - 1) * sizeof(t->r[0]));
+		t->n--;
+	}
+	t->r[t->n].dev = dev;
+	t->r[t->n].ino = ino;
+	t->r[t->n++].uid = uid;
 }
 
 unsigned int usdt_skipped(const struct usdt *u)

@@ -69,6 +69,30 @@ size_t usdt_count(const struct usdt *u);
 void usdt_binary(const struct usdt *u, size_t i, uint64_t *dev,
 		 uint64_t *ino);
 
+/*
+ * The binaries the prober refused since start, remembered so that each
+ * is tried once. Anyone can make new ones (a mount of their own), so one
+ * cluster owner keeps at most USDT_REFUSALS_PER_UID (their oldest goes
+ * first) and cannot push out others'; a full table forgets the oldest of
+ * whoever has the most. One forgotten is tried again when its postmaster
+ * is seen again.
+ */
+#define USDT_REFUSALS		256
+#define USDT_REFUSALS_PER_UID	8
+
+struct usdt_refusals {
+	struct {
+		uint64_t dev, ino;
+		uint32_t uid;		/* the owner of the cluster running it */
+	} r[USDT_REFUSALS];		/* the oldest first */
+	size_t n;
+};
+
+void usdt_refusals_add(struct usdt_refusals *t, uint32_t uid, uint64_t dev,
+		       uint64_t ino);
+bool usdt_refusals_known(const struct usdt_refusals *t, uint64_t dev,
+			 uint64_t ino);
+
 /* [{"path":…,"probed":true,"sites":8}, {"path":…,"probed":false,"why":…}] */
 json_object *usdt_status(const struct usdt *u);
 /* Binaries not listed: past USDT_MAX_BINARIES with every listed one

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "broker/uelf.h"
 #include "broker/usyms.h"
+#include "protocol/clock.h"
 
 struct umod {
 	uint64_t dev, ino;		/* the key: fd keeps the file, so the
@@ -23,17 +24,35 @@ struct umod {
 	int fp;				/* uelf_frame_pointers */
 	size_t bytes;			/* symbols and names kept */
 	uint64_t used;			/* usyms.clock at its last use */
+	uint64_t stack;			/* usyms.stacks at its last use: not
+					 * dropped while that stack is named */
 	struct uelf elf;
 	struct umod *next;
+};
+
+/* What one owner's stacks may still read: bytes, as of at_ms. */
+struct load_budget {
+	uint32_t uid;
+	bool used;
+	int64_t bytes;			/* below 0: a load overdrew it */
+	int64_t at_ms;
 };
 
 struct usyms {
 	struct umod *mods;
 	size_t nmods, bytes;
 	uint64_t clock;			/* lookups so far: the LRU order */
-	uint64_t evicted, refused;
+	uint64_t stacks;		/* stacks named so far */
+	uint64_t evicted, refused, deferred, loads;
+	struct load_budget budget[USYMS_BUDGET_UIDS];
+	int64_t (*now_ms)(void);
 	char debug_root[64];		/* "/usr/lib/debug" */
 };
+
+void usyms_set_clock(struct usyms *u, int64_t (*now_ms)(void))
+{
+	u->now_ms = now_ms;
+}
 
 int usyms_new(struct usyms **out, const char *debug_root)
 {
@@ -43,6 +62,7 @@ int usyms_new(struct usyms **out, const char *debug_root)
 		return -ENOMEM;
 	snprintf(u->debug_root, sizeof(u->debug_root), "%s",
 		 debug_root ? debug_root : "/usr/lib/debug");
+	u->now_ms = monotonic_ms;
 	*out = u;
 	return 0;
 }
@@ -53,6 +73,8 @@ void usyms_stats(const struct usyms *u, struct usyms_stats *out)
 	out->bytes = u->bytes;
 	out->evicted = u->evicted;
 	out->refused = u->refused;
+	out->deferred = u->deferred;
+	out->loads = u->loads;
 }
 
 void usyms_free(struct usyms *u)
@@ -144,8 +166,8 @@ static size_t user_share(const struct usyms *u, uint32_t uid, size_t *bytes)
 	return n;
 }
 
-/* Drop the least recently used file: uid's own, or anyone's (ALL_USERS).
- * false: there is none. */
+/* Drop the least recently used file: uid's own, or anyone's (ALL_USERS);
+ * never one the stack being named uses. false: there is none. */
 #define ALL_USERS UINT64_MAX
 static bool evict(struct usyms *u, uint64_t uid)
 {
@@ -153,6 +175,7 @@ static bool evict(struct usyms *u, uint64_t uid)
 
 	for (pp = &u->mods; *pp; pp = &(*pp)->next)
 		if ((uid == ALL_USERS || (*pp)->uid == uid) &&
+		    (*pp)->stack != u->stacks &&
 		    (!lru || (*pp)->used < (*lru)->used))
 			lru = pp;
 	if (!lru)
@@ -200,24 +223,89 @@ static void load(struct usyms *u, const struct pg_map *m, struct umod *mod)
 	}
 }
 
+/* A budget's bytes at now: refilled at USYMS_LOAD_RATE, up to the burst. */
+static int64_t budget_at(const struct load_budget *b, int64_t now)
+{
+	/* enough to refill any debt (at most one load over the burst) */
+	const int64_t full_ms = USYMS_LOAD_BURST * 2 / USYMS_LOAD_RATE * 1000;
+	int64_t dt = now > b->at_ms ? now - b->at_ms : 0, bytes;
+
+	if (!b->used)
+		return USYMS_LOAD_BURST;
+	if (dt > full_ms)	/* and no overflow */
+		dt = full_ms;
+	bytes = b->bytes + dt * USYMS_LOAD_RATE / 1000;
+	return bytes < USYMS_LOAD_BURST ? bytes : USYMS_LOAD_BURST;
+}
+
+/*
+ * uid's budget, refilled to now. A new owner takes a slot not used, or
+ * the fullest one: a full budget is as good as none.
+ */
+static struct load_budget *budget_of(struct usyms *u, uint32_t uid)
+{
+	int64_t now = u->now_ms();
+	struct load_budget *b = NULL;
+
+	for (size_t i = 0; i < USYMS_BUDGET_UIDS; i++) {
+		struct load_budget *s = &u->budget[i];
+
+		if (s->used && s->uid == uid) {
+			b = s;
+			break;
+		}
+		if (!b || budget_at(s, now) > budget_at(b, now))
+			b = s;
+	}
+	if (!b->used || b->uid != uid) {
+		b->used = true;
+		b->uid = uid;
+		b->bytes = USYMS_LOAD_BURST;
+	} else {
+		b->bytes = budget_at(b, now);
+	}
+	b->at_ms = now;
+	return b;
+}
+
 /*
  * The cached symbols of a mapping's file, read on first use, for uid's
- * stack. A failed load is kept too (no bytes): it is not tried again
- * until evicted.
+ * stack, or NULL (not read now: no budget, no room, no memory). A failed
+ * load is kept too (no bytes): it is not tried again until evicted.
+ * Room is made by dropping least recently used files, never one the
+ * stack being named uses: with those, a stack over the caps would read
+ * its files again frame after frame.
  */
 static struct umod *module(struct usyms *u, const struct pg_map *m,
 			   uint32_t uid)
 {
 	const size_t share = USYMS_MAX_MODULES / USYMS_USER_SHARE;
 	const size_t share_bytes = USYMS_MAX_BYTES / USYMS_USER_SHARE;
+	struct load_budget *budget;
 	struct umod *mod;
 	size_t mine_bytes;
 
 	for (mod = u->mods; mod; mod = mod->next) {
 		if (mod->dev == m->dev && mod->ino == m->ino) {
 			mod->used = ++u->clock;
+			mod->stack = u->stacks;
 			return mod;
 		}
+	}
+	budget = budget_of(u, uid);
+	if (budget->bytes <= 0) {
+		u->deferred++;
+		return NULL;
+	}
+	/* a slot: the user's own first when over their share, then anyone's */
+	while (user_share(u, uid, &mine_bytes) >= share && evict(u, uid))
+		;
+	while (u->nmods >= USYMS_MAX_MODULES && evict(u, ALL_USERS))
+		;
+	if (user_share(u, uid, &mine_bytes) >= share ||
+	    u->nmods >= USYMS_MAX_MODULES) {
+		u->refused++;	/* every slot holds a file of this stack */
+		return NULL;
 	}
 	mod = calloc(1, sizeof(*mod));
 	if (!mod)
@@ -228,16 +316,24 @@ static struct umod *module(struct usyms *u, const struct pg_map *m,
 	mod->uid = uid;
 	mod->fp = -1;
 	mod->used = ++u->clock;
+	mod->stack = u->stacks;
 	load(u, m, mod);
-	if (mod->status == -EFBIG)
+	u->loads++;
+	budget->bytes -= (int64_t)mod->elf.bytes_read;
+	/* room for its symbols, the same way */
+	while (mine_bytes + mod->bytes > share_bytes && evict(u, uid))
+		user_share(u, uid, &mine_bytes);
+	while (u->bytes + mod->bytes > USYMS_MAX_BYTES && evict(u, ALL_USERS))
+		;
+	user_share(u, uid, &mine_bytes);
+	if (!mod->status && (mine_bytes + mod->bytes > share_bytes ||
+			     u->bytes + mod->bytes > USYMS_MAX_BYTES)) {
+		uelf_free(&mod->elf);	/* the rest is this stack's */
+		mod->bytes = 0;
+		mod->status = -ENOSPC;
+	}
+	if (mod->status == -EFBIG || mod->status == -ENOSPC)
 		u->refused++;
-	/* room: the user's own first when over their share, then anyone's */
-	while ((user_share(u, uid, &mine_bytes) >= share ||
-		mine_bytes + mod->bytes > share_bytes) && evict(u, uid))
-		;
-	while ((u->nmods >= USYMS_MAX_MODULES ||
-		u->bytes + mod->bytes > USYMS_MAX_BYTES) && evict(u, ALL_USERS))
-		;
 	mod->next = u->mods;
 	u->mods = mod;
 	u->nmods++;
@@ -350,6 +446,7 @@ size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
 	const struct pg_map *exe = NULL, *m;
 
 	*error = NULL;
+	u->stacks++;		/* the files this one uses are kept */
 	if (us->bytes < 0) {
 		*error = "the user stack could not be walked (counted in "
 			 "user_stack_failed)";

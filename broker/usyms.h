@@ -13,6 +13,16 @@
  * recently used first out, and the files one cluster owner's stacks
  * brought in at most 1/USYMS_USER_SHARE of both: a user who maps many
  * or huge files evicts their own, not others'.
+ *
+ * Naming one stack never drops a file that stack already used, so each
+ * of its files is read at most once for it (one with no room left
+ * beside the others is refused: cached without its symbols). What is
+ * read is charged to the owner's load budget: USYMS_LOAD_BURST bytes of
+ * tables, refilled at USYMS_LOAD_RATE a second; a load begins while some
+ * is left. Once it is spent, frames of files not cached are
+ * module+0xoffset (counted as deferred) and the files are read for a
+ * later stack. So stacks that alternate among huge files stall pgoffd's
+ * loop for a bounded share of its time, whoever sends them.
  */
 #ifndef PGOFF_USYMS_H
 #define PGOFF_USYMS_H
@@ -27,6 +37,10 @@
 #define USYMS_MAX_MODULES	128	/* files cached */
 #define USYMS_MAX_BYTES		(256u << 20)	/* symbols and names kept */
 #define USYMS_USER_SHARE	4	/* one user: 1/4 of the files and bytes */
+#define USYMS_LOAD_BURST	(64ll << 20)	/* bytes of tables one owner's
+						 * stacks may read at once */
+#define USYMS_LOAD_RATE		(8ll << 20)	/* and a second after that */
+#define USYMS_BUDGET_UIDS	256	/* owners whose budgets are kept */
 
 struct usyms;
 
@@ -38,10 +52,18 @@ struct usyms_stats {
 	size_t modules;			/* files cached (failed loads too) */
 	size_t bytes;			/* symbols and names kept */
 	uint64_t evicted;		/* files dropped to make room */
-	uint64_t refused;		/* files over a cap: frames unnamed */
+	uint64_t refused;		/* files over a cap, or with no room
+					 * beside their stack's: unnamed */
+	uint64_t deferred;		/* frames unnamed: the owner's load
+					 * budget was spent */
+	uint64_t loads;			/* files read (or tried) */
 };
 
 void usyms_stats(const struct usyms *u, struct usyms_stats *out);
+
+/* The clock the load budgets refill by, in milliseconds (default:
+ * monotonic_ms); tests hold it still. */
+void usyms_set_clock(struct usyms *u, int64_t (*now_ms)(void));
 
 /*
  * The frames of us, leaf first, into names; returns how many. c's owner

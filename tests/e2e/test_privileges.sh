@@ -8,7 +8,15 @@
 e2e_require
 e2e_setup
 
+# fs.suid_dumpable=1 leaves a process dumpable after its uid changes:
+# pgoffd and the prober must make themselves non-dumpable, whatever the
+# setting
+dumpable_was=$(sysctl -n fs.suid_dumpable)
+restore_dumpable() { [ -z "$dumpable_was" ] || sysctl -qw fs.suid_dumpable="$dumpable_was"; }
+trap 'restore_dumpable; e2e_cleanup' EXIT
+sysctl -qw fs.suid_dumpable=1
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+restore_dumpable
 prober=$(pgrep -P "$E2E_BROKER_PID" | head -n1)
 user=$(id -u "$E2E_BROKER_USER")
 # status FIELD PID: the value(s) of a /proc/PID/status line, tabs folded
@@ -30,6 +38,14 @@ for set in CapEff CapPrm CapBnd; do
 		[ "$(status $set "$prober")" = 0000000000080004 ]
 done
 check "the prober has no_new_privs" [ "$(status NoNewPrivs "$prober")" = 1 ]
+# the files of a process that is not dumpable are root's (/proc/PID
+# itself stays the process's)
+proc_owner=$(stat -c %u "/proc/$prober/status")
+check "the prober is not dumpable, started with fs.suid_dumpable=1 (/proc/PID/status owned by uid $proc_owner)" \
+	[ "$proc_owner" = 0 ]
+proc_owner=$(stat -c %u "/proc/$E2E_BROKER_PID/status")
+check "pgoffd is not dumpable, started with fs.suid_dumpable=1 (/proc/PID/status owned by uid $proc_owner)" \
+	[ "$proc_owner" = 0 ]
 # map_ids PID: the ids of the BPF maps a process holds, with each fd's
 # access mode (0 read-only, 2 read-write), as "id:mode" words
 map_ids() {

@@ -274,6 +274,18 @@ lock_wait_episodes late
 check "its lock wait is one exact episode of 0.1-0.6 s" \
 	awk 'END { exit !(NR == 1 && $1 == "exact" && $2 == "transactionid" && $5 >= 100 && $5 <= 600) }' "$E2E_DIR/late.txt"
 
+# start_in_overlay DIR COPY: the test's cluster started anew, in a mount
+# namespace of its own, from an overlay of COPY mounted at DIR/m
+start_in_overlay() {
+	mkdir -p "$1/m" "$1/up" "$1/work"
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast stop" >/dev/null 2>&1
+	unshare --mount --propagation private sh -c "mount -t overlay overlay \
+		-o 'lowerdir=$2,upperdir=$1/up,workdir=$1/work' '$1/m' &&
+		exec su postgres -s /bin/sh -c \"$PGBIN/pg_ctl -D '$PGDATA_DIR' \
+		-p '$1/m/lib/postgresql/15/bin/postgres' -w -l '$E2E_DIR/pg/log' \
+		-o '-p $PGPORT -c listen_addresses= -k $E2E_DIR/pg -c deadlock_timeout=10s' start\"" \
+		>"$1.log" 2>&1 || { cat "$1.log"; return 1; }
+}
 # The same file seen through a mount of another namespace (an overlay of
 # the copy, as a user namespace may make of /usr/lib/postgresql): a new
 # device and inode for the file underneath, which is probed already. It
@@ -281,13 +293,7 @@ check "its lock wait is one exact episode of 0.1-0.6 s" \
 # every hit would run twice.
 ovl=$E2E_DIR/ovl
 ovl_bin=$ovl/m/lib/postgresql/15/bin/postgres
-mkdir -p "$ovl/m" "$ovl/up" "$ovl/work"
-su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast stop" >/dev/null 2>&1
-unshare --mount --propagation private sh -c "mount -t overlay overlay \
-	-o 'lowerdir=$late,upperdir=$ovl/up,workdir=$ovl/work' '$ovl/m' &&
-	exec su postgres -s /bin/sh -c \"$PGBIN/pg_ctl -D '$PGDATA_DIR' -p '$ovl_bin' -w \
-	-l '$E2E_DIR/pg/log' -o '-p $PGPORT -c listen_addresses= -k $E2E_DIR/pg -c deadlock_timeout=10s' start\"" \
-	>"$E2E_DIR/ovl.log" 2>&1 || { not_ok "start the cluster from an overlay of the copy"; cat "$E2E_DIR/ovl.log"; exit 1; }
+start_in_overlay "$ovl" "$late" || { not_ok "start the cluster from an overlay of the copy"; exit 1; }
 wait_for 10 binary_row "$ovl_bin"
 note "the overlay's view of the copy: ${row:-no row}"
 check "status: another mount's view of a probed binary is not linked again, and says why" \
@@ -300,6 +306,20 @@ hits1=$(counter usdt_lock_wait_start)
 note "usdt counters: $("$PGOFFCTL" --socket "$SOCK" status --json | jq -c '.counters | with_entries(select(.key | startswith("usdt")))')"
 check "through the overlay the lock wait is one exact episode, its probe fired once ($hits0 -> $hits1)" \
 	awk -v h="$((hits1 - hits0))" 'END { exit !(NR == 1 && $1 == "exact" && $2 == "transactionid" && h == 1) }' "$E2E_DIR/ovl.txt"
+
+# The same again, of another copy (the kernel may give this overlay the
+# device number the last one had: the same file again), where in
+# pgoffd's namespace the path of that view is a FIFO of the user's (whose
+# open would wait for them): refused at once, saying so, never opened.
+fifo=$E2E_DIR/fifo
+fifo_bin=$fifo/m/lib/postgresql/15/bin/postgres
+copy_postgres "$fifo/copy"
+mkdir -p "$(dirname "$fifo_bin")" && mkfifo "$fifo_bin"
+start_in_overlay "$fifo" "$fifo/copy" || { not_ok "start the cluster from an overlay over a FIFO"; exit 1; }
+wait_for 10 binary_row "$fifo_bin"
+note "the overlay over a FIFO: ${row:-no row}"
+check "status: a binary whose path in pgoffd's namespace is a FIFO is refused at once, and says so" \
+	jqe '(.probed | not) and (.why | test("is a FIFO, not a regular file"))' <<<"${row:-null}"
 
 nb=$E2E_DIR/noprobes/lib/postgresql/15/bin
 copy_postgres "$E2E_DIR/noprobes" --remove-section .note.stapsdt

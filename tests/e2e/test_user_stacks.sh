@@ -122,9 +122,10 @@ rc=$?
 check "--user-stack --view waits: exit 2, told why" \
 	[ $rc = 2 ] && grep -q 'user_stack is on intervals' "$E2E_DIR/bad.err"
 check "status has user_stack_failed (0)" [ "$(counter user_stack_failed)" = 0 ]
-# postgres and libc, named above: cached, nothing over a cap or evicted
-check "status has user_symbols_evicted and user_symbols_refused (0, 0)" \
-	[ "$(counter user_symbols_evicted) $(counter user_symbols_refused)" = "0 0" ]
+# postgres and libc, named above: cached, nothing over a cap, evicted,
+# or put off past the owner's load budget
+check "status has user_symbols_evicted, _refused and _deferred (0, 0, 0)" \
+	[ "$(counter user_symbols_evicted) $(counter user_symbols_refused) $(counter user_symbols_deferred)" = "0 0 0" ]
 member watch --view intervals --min 10ms --json --timeout 2s >"$E2E_DIR/plain.out" 2>&1 &
 p_job=$!
 watchers 1

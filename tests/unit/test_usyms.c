@@ -244,8 +244,10 @@ static int write_elf(const char *path, size_t nfuncs, uint64_t symtab_size,
 	Elf64_Shdr sh[4] = { { 0 } };
 	uint64_t symoff = 4096, stroff = symoff + symtab_size;
 	uint64_t shstroff = stroff + strtab_size, strpos = 1;
+	Elf64_Sym *syms = calloc(nfuncs + 1, sizeof(*syms));
+	char *names = malloc(nfuncs * 24 + 1);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	bool ok = fd >= 0;
+	bool ok = fd >= 0 && syms && names;
 
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
@@ -267,19 +269,21 @@ static int write_elf(const char *path, size_t nfuncs, uint64_t symtab_size,
 	     pwrite(fd, sh, sizeof(sh), sizeof(eh)) == sizeof(sh) &&
 	     pwrite(fd, shstr, sizeof(shstr), (off_t)shstroff) == sizeof(shstr);
 	for (size_t i = 0; ok && i < nfuncs; i++) {
-		Elf64_Sym sym = { .st_name = (uint32_t)strpos,
+		syms[i + 1] = (Elf64_Sym){ .st_name = (uint32_t)strpos,
 			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			.st_shndx = 1, .st_value = 0x1000 + 16 * i, .st_size = 16 };
-		char name[16];
-		int len = snprintf(name, sizeof(name), "f%zu", i) + 1;
-
-		ok = pwrite(fd, &sym, sizeof(sym), (off_t)(symoff + (i + 1) *
-			    sizeof(sym))) == sizeof(sym) &&
-		     pwrite(fd, name, (size_t)len, (off_t)(stroff + strpos)) == len;
-		strpos += (uint64_t)len;
+		strpos += (uint64_t)sprintf(names + strpos, "f%zu", i) + 1;
 	}
+	names[0] = '\0';
+	/* one write a table: the stack tests write millions of symbols */
+	ok = ok && pwrite(fd, syms + 1, nfuncs * sizeof(*syms),
+			  (off_t)(symoff + sizeof(*syms))) ==
+		   (ssize_t)(nfuncs * sizeof(*syms)) &&
+	     pwrite(fd, names, strpos, (off_t)stroff) == (ssize_t)strpos;
 	if (fd >= 0 && close(fd))
 		ok = false;
+	free(syms);
+	free(names);
 	return ok ? 0 : -1;
 }
 
@@ -378,6 +382,148 @@ static void test_many_binaries(void)
 	usyms_free(u);
 }
 
+/*
+ * Big files for the stack tests: BIG_FUNCS functions each, about 25 MB
+ * of symbols and names kept, so that two fit in one user's share of the
+ * cache and three do not; what a load reads is about the same.
+ */
+#define BIG_FILES 3
+#define BIG_FUNCS 800000
+static char big[BIG_FILES][64];
+static struct stat big_st[BIG_FILES];
+
+/* The clock of the load budgets, held still by the tests. */
+static int64_t test_ms;
+static int64_t test_clock(void)
+{
+	return test_ms;
+}
+
+/*
+ * A cluster of uid mapping the big files (file i at 0x10000000 * (i + 1))
+ * and a stack of nframes whose frame k is in file files[k % nfiles]:
+ * named into names; returns how many were named.
+ */
+static size_t big_stack(struct usyms *u, uint32_t uid, const size_t *files,
+			size_t nfiles, size_t nframes,
+			char names[][USYMS_NAME_MAX])
+{
+	static struct pg_cluster_info c;
+	struct pgoff_ustack us = { 0 };
+	char errbuf[200];
+	const char *error;
+
+	memset(&c, 0, sizeof(c));
+	c.uid = uid;
+	for (size_t i = 0; i < BIG_FILES; i++) {
+		uint64_t start = 0x10000000ull * (i + 1);
+
+		c.maps[c.nmaps] = (struct pg_map){ start, start + 0x1000000, 0,
+			big_st[i].st_dev, big_st[i].st_ino, "" };
+		snprintf(c.maps[c.nmaps++].path, PG_PROBE_MAP_PATH, "%.63s",
+			 big[i]);
+	}
+	for (size_t k = 0; k < nframes; k++)
+		us.ips[k] = 0x10000000ull * (files[k % nfiles] + 1) + 0x1000 +
+			    16 * k;
+	us.bytes = (int32_t)(8 * nframes);
+	return usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error,
+			   errbuf, sizeof(errbuf));
+}
+
+static void print_stats(const char *when, const struct usyms_stats *st)
+{
+	fprintf(stderr, "# %s: %llu loads, %zu files (%zu bytes) cached, "
+		"%llu evicted, %llu refused, %llu deferred\n", when,
+		(unsigned long long)st->loads, st->modules, st->bytes,
+		(unsigned long long)st->evicted,
+		(unsigned long long)st->refused,
+		(unsigned long long)st->deferred);
+}
+
+/*
+ * A stack whose frames alternate among three files that do not all fit
+ * in the owner's share: each file is read once for it, none of them is
+ * dropped while it is named (an LRU cache would read one for nearly
+ * every frame: 30 loads of 25 MB for this stack, seconds of pgoffd's
+ * loop), and the one with no room is refused, its frames unnamed.
+ */
+static void test_stack_over_share(void)
+{
+	static const size_t abc[] = { 0, 1, 2 };
+	char names[USYMS_MAX_FRAMES][USYMS_NAME_MAX], want[32];
+	struct usyms_stats st;
+	struct usyms *u;
+	size_t n;
+
+	CHECK(usyms_new(&u, "/nonexistent") == 0);
+	usyms_set_clock(u, test_clock);
+	n = big_stack(u, 1000, abc, 3, PGOFF_USTACK_DEPTH, names);
+	usyms_stats(u, &st);
+	print_stats("one stack over a, b, c", &st);
+	CHECK(n == PGOFF_USTACK_DEPTH);
+	CHECK(st.loads == 3);
+	CHECK(st.evicted == 0 && st.refused == 1 && st.deferred == 0);
+	CHECK(st.bytes <= USYMS_MAX_BYTES / USYMS_USER_SHARE);
+	for (size_t k = 0; k < n; k++) {
+		if (k % 3 < 2)	/* a return address: the call before it */
+			snprintf(want, sizeof(want), "f%zu", k ? k - 1 : 0);
+		else	/* file c: its file offset */
+			snprintf(want, sizeof(want), "big2+0x%zx",
+				 0x1000 + 16 * k);
+		CHECK_STR(names[k], want);
+	}
+	/* the same stack again: nothing read */
+	n = big_stack(u, 1000, abc, 3, PGOFF_USTACK_DEPTH, names);
+	usyms_stats(u, &st);
+	print_stats("the same stack again", &st);
+	CHECK(n == PGOFF_USTACK_DEPTH && st.loads == 3);
+	usyms_free(u);
+}
+
+/*
+ * Stacks of one file each, a, b, c, then a again: the third load spends
+ * the owner's budget (64 MiB at once), so a, dropped for c, is not read
+ * again until the budget refills; another owner's budget is their own.
+ */
+static void test_load_budget(void)
+{
+	char names[USYMS_MAX_FRAMES][USYMS_NAME_MAX], other[64];
+	struct usyms_stats st;
+	struct stat other_st;
+	struct usyms *u;
+
+	CHECK(usyms_new(&u, "/nonexistent") == 0);
+	usyms_set_clock(u, test_clock);
+	for (size_t f = 0; f < BIG_FILES; f++) {
+		CHECK(big_stack(u, 1000, &f, 1, 1, names) == 1);
+		CHECK_STR(names[0], "f0");
+	}
+	usyms_stats(u, &st);
+	print_stats("a, b, c", &st);
+	CHECK(st.loads == 3 && st.evicted == 1 && st.deferred == 0);
+	CHECK(big_stack(u, 1000, (const size_t[]){ 0 }, 1, 2, names) == 2);
+	usyms_stats(u, &st);
+	print_stats("a again, budget spent", &st);
+	CHECK_STR(names[0], "big0+0x1000");
+	CHECK_STR(names[1], "big0+0x1010");
+	CHECK(st.loads == 3 && st.deferred == 2);
+	/* another owner's file */
+	snprintf(other, sizeof(other), "%s/other", tmp);
+	CHECK(write_elf(other, 2, 3 * sizeof(Elf64_Sym), 64) == 0);
+	CHECK_STR(name_in(u, 2000, other, &other_st, 1, names), "f1");
+	usyms_stats(u, &st);
+	CHECK(st.loads == 4 && st.deferred == 2);
+	/* refilled: read */
+	test_ms += USYMS_LOAD_BURST / USYMS_LOAD_RATE * 1000;
+	CHECK(big_stack(u, 1000, (const size_t[]){ 0 }, 1, 1, names) == 1);
+	usyms_stats(u, &st);
+	print_stats("a after the refill", &st);
+	CHECK_STR(names[0], "f0");
+	CHECK(st.loads == 5 && st.deferred == 2);
+	usyms_free(u);
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -394,6 +540,17 @@ int main(void)
 	RUN(test_recorded_stack);
 	RUN(test_huge_symbol_tables);
 	RUN(test_many_binaries);
+	for (size_t i = 0; i < BIG_FILES; i++) {
+		snprintf(big[i], sizeof(big[i]), "%s/big%zu", tmp, i);
+		if (write_elf(big[i], BIG_FUNCS, (BIG_FUNCS + 1) *
+			      sizeof(Elf64_Sym), BIG_FUNCS * 8) ||
+		    stat(big[i], &big_st[i])) {
+			perror(big[i]);
+			return 1;
+		}
+	}
+	RUN(test_stack_over_share);
+	RUN(test_load_budget);
 	rc = CHECK_DONE();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd))
