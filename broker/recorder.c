@@ -178,10 +178,11 @@ failed:
 }
 
 /*
- * The events' deflate dictionary: what most stored lines share (keys,
- * common values and kernel frames), the likeliest last (deflate reaches
- * the end of a dictionary with the shortest distances). Stored records
- * need it as it is: change it only with a new STORE_F_ flag.
+ * The events' compression dictionary: what most stored lines share
+ * (keys, common values and kernel frames), the likeliest last (the
+ * codecs reach the end of a dictionary with the shortest distances).
+ * Stored records need it as it is: change it only with a new STORE_F_
+ * flag.
  */
 static const char event_dict[] =
 	"\"stack\":[\"schedule_hrtimeout_range_clock\",\"schedule_hrtimeout_range\","
@@ -235,8 +236,8 @@ static void store_opts(const struct recorder_opts *o, struct store_opts *so,
 	so->max_bytes = agg ? o->max_bytes / 2 : o->max_bytes - o->max_bytes / 2;
 	so->max_age_ns = (int64_t)o->max_age_ns;
 	so->ext = agg ? ".agg" : NULL;
-	/* deflated: a stored event takes a third of its line or less */
-	so->deflate = true;
+	/* compressed: a stored event takes a fifth of its line */
+	so->compress = true;
 	so->dict = agg ? NULL : event_dict;
 	so->dict_len = agg ? 0 : sizeof(event_dict) - 1;
 }

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 #include "broker/store.h"
 #include "protocol/log.h"
 
@@ -30,48 +31,85 @@ struct store {
 	bool stopped;
 	int64_t retry_ms;
 	uint64_t dropped_disk_full, dropped_error, removed;
-	z_stream def, inf;		/* made at first use */
-	unsigned char *zout;		/* deflated payload being appended */
+	ZSTD_CCtx *cctx;		/* made at first use */
+	ZSTD_CDict *cdict;		/* the dictionary, digested once */
+	unsigned char *zout;		/* compressed payload being appended */
 	size_t zout_cap;
-	unsigned char *zin;		/* deflated payload being read */
-	bool def_ok, inf_ok;
+	ZSTD_DCtx *dctx;
+	ZSTD_DDict *ddict;
+	z_stream inf;			/* for records of an older pgoffd */
+	unsigned char *zin;		/* compressed payload being read */
+	bool inf_ok;
 };
 
-/* A payload deflated into s->zout; 0 and *out_len, or -errno (then it is
- * stored as it is). Raw deflate, the fastest level: pgoffd's loop writes
- * thousands a second; most of the saving is in the dictionary. */
-static int deflate_payload(struct store *s, const void *in, size_t len,
-			   size_t *out_len)
+/*
+ * A payload compressed into s->zout; 0 and *out_len, or -errno (then it
+ * is stored as it is). Zstandard at level 1 with the dictionary digested
+ * once: pgoffd's loop writes thousands a second, and a record is a few
+ * hundred bytes, so most of the saving is in the dictionary, and most of
+ * deflate's time was in loading it again for every record. No frame
+ * checksum, size or dictionary id: the record's CRC and length say those.
+ */
+static int compress_payload(struct store *s, const void *in, size_t len,
+			    size_t *out_len)
 {
-	z_stream *z = &s->def;
+	size_t n;
 
-	if (!s->def_ok) {
-		if (deflateInit2(z, 1, Z_DEFLATED, -15, 8,
-				 Z_DEFAULT_STRATEGY) != Z_OK)
-			return -ENOMEM;
-		s->def_ok = true;
-		s->zout_cap = deflateBound(z, STORE_MAX_PAYLOAD);
+	if (!s->cctx) {
+		s->cctx = ZSTD_createCCtx();
+		s->zout_cap = ZSTD_compressBound(STORE_MAX_PAYLOAD);
 		s->zout = malloc(s->zout_cap);
-	} else if (deflateReset(z) != Z_OK) {
-		return -EIO;
+		if (s->cctx && s->opts.dict)
+			s->cdict = ZSTD_createCDict(s->opts.dict,
+						    s->opts.dict_len, 1);
+		if (!s->cctx || !s->zout || (s->opts.dict && !s->cdict) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
+				 ZSTD_c_compressionLevel, 1)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
+				 ZSTD_c_contentSizeFlag, 0)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
+				 ZSTD_c_checksumFlag, 0)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
+				 ZSTD_c_dictIDFlag, 0)))
+			return -ENOMEM;
 	}
-	if (!s->zout)
-		return -ENOMEM;
-	if (s->opts.dict && deflateSetDictionary(z, (const Bytef *)s->opts.dict,
-						 (uInt)s->opts.dict_len) != Z_OK)
+	/* referenced again for every frame: a reference lasts one */
+	if (s->cdict && ZSTD_isError(ZSTD_CCtx_refCDict(s->cctx, s->cdict)))
 		return -EIO;
-	z->next_in = (Bytef *)(uintptr_t)in;
-	z->avail_in = (uInt)len;
-	z->next_out = s->zout;
-	z->avail_out = (uInt)s->zout_cap;
-	if (deflate(z, Z_FINISH) != Z_STREAM_END)
+	n = ZSTD_compress2(s->cctx, s->zout, s->zout_cap, in, len);
+	if (ZSTD_isError(n))
 		return -EIO;
-	*out_len = z->total_out;
+	*out_len = n;
 	return 0;
 }
 
-/* s->zin (len bytes, deflated) into buf (cap bytes, NUL-terminated);
- * its length, or -EINVAL when it does not inflate into what fits. */
+/* s->zin (len bytes, Zstandard) into buf (cap bytes, NUL-terminated);
+ * its length, or -EINVAL when it does not decompress into what fits. */
+static ssize_t decompress_payload(struct store *s, size_t len, char *buf,
+				  size_t cap)
+{
+	size_t n;
+
+	if (!s->dctx) {
+		s->dctx = ZSTD_createDCtx();
+		if (s->dctx && s->opts.dict)
+			s->ddict = ZSTD_createDDict(s->opts.dict,
+						    s->opts.dict_len);
+		if (!s->dctx || (s->opts.dict && !s->ddict))
+			return -ENOMEM;
+	}
+	n = s->ddict ? ZSTD_decompress_usingDDict(s->dctx, buf, cap - 1,
+						  s->zin, len, s->ddict) :
+		       ZSTD_decompressDCtx(s->dctx, buf, cap - 1, s->zin, len);
+	if (ZSTD_isError(n))
+		return -EINVAL;
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* s->zin (len bytes, deflated: an older pgoffd's record) into buf (cap
+ * bytes, NUL-terminated); its length, or -EINVAL when it does not inflate
+ * into what fits. */
 static ssize_t inflate_payload(struct store *s, size_t len, char *buf,
 			       size_t cap)
 {
@@ -136,7 +174,8 @@ static enum store_check check_hdr(const void *buf, size_t avail,
 	}
 	memcpy(h, buf, sizeof(*h));
 	if (h->magic != STORE_MAGIC || h->len > STORE_MAX_PAYLOAD ||
-	    (h->flags & ~STORE_F_DEFLATE))
+	    (h->flags != 0 && h->flags != STORE_F_DEFLATE &&
+	     h->flags != STORE_F_ZSTD))
 		return STORE_CORRUPT;
 	return STORE_OK;
 }
@@ -455,8 +494,10 @@ void store_close(struct store *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	close(s->dirfd);
-	if (s->def_ok)
-		deflateEnd(&s->def);
+	ZSTD_freeCCtx(s->cctx);
+	ZSTD_freeCDict(s->cdict);
+	ZSTD_freeDCtx(s->dctx);
+	ZSTD_freeDDict(s->ddict);
 	if (s->inf_ok)
 		inflateEnd(&s->inf);
 	free(s->zout);
@@ -539,11 +580,11 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 	}
 	if (s->stopped && mono_ms < s->retry_ms)
 		goto dropped;
-	/* deflated when that is smaller; else (or on failure) as it is */
-	if (s->opts.deflate && deflate_payload(s, payload, len, &zlen) == 0 &&
+	/* compressed when that is smaller; else (or on failure) as it is */
+	if (s->opts.compress && compress_payload(s, payload, len, &zlen) == 0 &&
 	    zlen < len) {
 		h.len = (uint32_t)zlen;
-		h.flags = STORE_F_DEFLATE;
+		h.flags = STORE_F_ZSTD;
 		iov[1].iov_base = s->zout;
 		iov[1].iov_len = zlen;
 	}
@@ -712,7 +753,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		if (n == (ssize_t)sizeof(*h) && check_hdr(h, sizeof(*h), h) ==
 		    STORE_OK && h->len < cap &&
 		    c->off + sizeof(*h) + h->len <= g->bytes) {
-			bool z = h->flags & STORE_F_DEFLATE;
+			bool z = h->flags != 0;	/* compressed */
 			char *dst = buf;
 
 			if (z && !s->zin)
@@ -727,7 +768,10 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 			    record_crc(h, dst) == h->crc) {
 				ssize_t plain = h->len;
 
-				if (z)
+				if (h->flags == STORE_F_ZSTD)
+					plain = decompress_payload(s, h->len,
+								   buf, cap);
+				else if (z)
 					plain = inflate_payload(s, h->len, buf,
 								cap);
 				else
