@@ -161,7 +161,7 @@ TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wa
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_usyms := broker/uelf.c
-TEST_NEEDS_event := broker/json_fields.c broker/classify.c broker/ksyms.c \
+TEST_NEEDS_event := broker/json_fields.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c \
 	broker/uelf.c $(PG_WAIT_NAMES)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
