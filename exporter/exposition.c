@@ -94,6 +94,7 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		{ "stack_failed", "stack" },
 		{ "pg_read_failed", "pg_wait_event" },
 		{ "query_failed", "query" },
+		{ "user_stack_failed", "user_stack" },
 	};
 	json_object *st = s->status, *counters = NULL, *v;
 	const char *broker = NULL, *hook = NULL;

@@ -196,7 +196,7 @@ static void test_broker_up(void)
 		"\"traced_processes\":6,\"kernel_min_duration_ns\":null,"
 		"\"counters\":{\"switches\":68,\"events\":0,\"ringbuf_full\":3,"
 		"\"start_map_full\":0,\"stack_failed\":1,\"pg_read_failed\":0,"
-		"\"query_failed\":0,\"episodes\":2,\"client_queue_full\":0,"
+		"\"query_failed\":0,\"user_stack_failed\":4,\"episodes\":2,\"client_queue_full\":0,"
 		"\"aggregate_map_full\":0}}");
 	struct sv_snapshot labels;
 	struct ex_scrape s = {
@@ -216,6 +216,7 @@ static void test_broker_up(void)
 	CHECK(has_line("pgoff_lost_events_total{cause=\"ringbuf_full\"} 3"));
 	CHECK(has_line("pgoff_lost_events_total{cause=\"aggregate_map_full\"} 0"));
 	CHECK(has_line("pgoff_degraded_events_total{missing=\"stack\"} 1"));
+	CHECK(has_line("pgoff_degraded_events_total{missing=\"user_stack\"} 4"));
 	CHECK(has_line("pgoff_context_switches_total 68"));
 	CHECK(has_line("pgoff_stats_truncated{by=\"labels\"} 0"));
 	CHECK(lacks("pgoff_stats_truncated{by=\"pid\"}"));	/* none asked */
