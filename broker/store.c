@@ -53,30 +53,42 @@ struct store {
  * checksum, size or dictionary id: the record's CRC and length say those.
  */
 #define ZSTD_LEVEL	4
+
+/* The compressor and its dictionary; 0, or -ENOMEM with none made. */
+static int make_compressor(struct store *s)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	ZSTD_CDict *d = c && s->opts.dict ?
+			ZSTD_createCDict(s->opts.dict, s->opts.dict_len,
+					 ZSTD_LEVEL) : NULL;
+	size_t cap = ZSTD_compressBound(STORE_MAX_PAYLOAD);
+	unsigned char *out = malloc(cap);
+
+	if (!c || !out || (s->opts.dict && !d) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel,
+						ZSTD_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_dictIDFlag, 0))) {
+		ZSTD_freeCCtx(c);
+		ZSTD_freeCDict(d);
+		free(out);
+		return -ENOMEM;
+	}
+	s->cctx = c;
+	s->cdict = d;
+	s->zout = out;
+	s->zout_cap = cap;
+	return 0;
+}
+
 static int compress_payload(struct store *s, const void *in, size_t len,
 			    size_t *out_len)
 {
 	size_t n;
 
-	if (!s->cctx) {
-		s->cctx = ZSTD_createCCtx();
-		s->zout_cap = ZSTD_compressBound(STORE_MAX_PAYLOAD);
-		s->zout = malloc(s->zout_cap);
-		if (s->cctx && s->opts.dict)
-			s->cdict = ZSTD_createCDict(s->opts.dict,
-						    s->opts.dict_len,
-						    ZSTD_LEVEL);
-		if (!s->cctx || !s->zout || (s->opts.dict && !s->cdict) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
-				 ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
-				 ZSTD_c_contentSizeFlag, 0)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
-				 ZSTD_c_checksumFlag, 0)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
-				 ZSTD_c_dictIDFlag, 0)))
-			return -ENOMEM;
-	}
+	if (!s->cctx && make_compressor(s))
+		return -ENOMEM;
 	/* referenced again for every frame: a reference lasts one */
 	if (s->cdict && ZSTD_isError(ZSTD_CCtx_refCDict(s->cctx, s->cdict)))
 		return -EIO;
@@ -95,12 +107,18 @@ static ssize_t decompress_payload(struct store *s, size_t len, char *buf,
 	size_t n;
 
 	if (!s->dctx) {
-		s->dctx = ZSTD_createDCtx();
-		if (s->dctx && s->opts.dict)
-			s->ddict = ZSTD_createDDict(s->opts.dict,
-						    s->opts.dict_len);
-		if (!s->dctx || (s->opts.dict && !s->ddict))
+		ZSTD_DCtx *c = ZSTD_createDCtx();
+		ZSTD_DDict *d = c && s->opts.dict ?
+				ZSTD_createDDict(s->opts.dict,
+						 s->opts.dict_len) : NULL;
+
+		if (!c || (s->opts.dict && !d)) {
+			ZSTD_freeDCtx(c);
+			ZSTD_freeDDict(d);
 			return -ENOMEM;
+		}
+		s->dctx = c;
+		s->ddict = d;
 	}
 	n = s->ddict ? ZSTD_decompress_usingDDict(s->dctx, buf, cap - 1,
 						  s->zin, len, s->ddict) :
