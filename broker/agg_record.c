@@ -141,16 +141,13 @@ int aggrec_encode(const struct agg_row *rows, size_t n, uint64_t interval_ns,
 
 	if (!proc || !first)
 		goto nomem;
-	/* the processes: few per second, a linear search does */
+	/* the processes: rows come sorted by pid (aggrec_sort), so a row is
+	 * of the last process or of a new one; a search of all would cost
+	 * rows x processes, and one user may have 4,096 processes */
 	for (size_t i = 0; i < n; i++) {
-		size_t k;
-
-		for (k = 0; k < nprocs && !same_proc(&rows[first[k]], &rows[i]);
-		     k++)
-			;
-		if (k == nprocs)
+		if (!nprocs || !same_proc(&rows[first[nprocs - 1]], &rows[i]))
 			first[nprocs++] = i;
-		proc[i] = k;
+		proc[i] = nprocs - 1;
 	}
 	put_u(&b, AGGREC_VERSION);
 	put_u(&b, interval_ns);

@@ -38,7 +38,8 @@ int aggrec_delta(const struct agg_row *prev, size_t np,
 		 const struct agg_row *cur, size_t nc, struct agg_vec *out);
 
 /*
- * rows (n of them, any order) and the interval they cover into a record
+ * rows (n of them, any order; sorted by aggrec_sort, each process is
+ * written once) and the interval they cover into a record
  * (malloc'ed *buf, *len bytes). Returns 0 or -ENOMEM.
  */
 int aggrec_encode(const struct agg_row *rows, size_t n, uint64_t interval_ns,

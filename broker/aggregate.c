@@ -130,6 +130,19 @@ static void make_other(struct agg_row *row)
 	row_add(row, &kept);
 }
 
+size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
+		     uint64_t *folded)
+{
+	if (n <= keep || !keep)
+		return n;
+	for (size_t i = keep - 1; i < n; i++)
+		*folded += !is_other(&rows[i]);
+	make_other(&rows[keep - 1]);
+	for (size_t i = keep; i < n; i++)
+		row_add(&rows[keep - 1], &rows[i]);
+	return keep;
+}
+
 int agg_retire(struct agg_label_rows *r, const struct agg_row *row)
 {
 	struct agg_row *grown;

@@ -61,6 +61,15 @@ void agg_row_to_labels(struct agg_row *row);
  */
 size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by);
 
+/*
+ * Rows as agg_rows_merge left them (longest first): the first keep - 1
+ * stay, the rest are folded into one row with backend type "(other)",
+ * their time kept, their labels not (a later merge joins it with other
+ * such rows). *folded grows by the rows folded. Returns the rows left.
+ */
+size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
+		     uint64_t *folded);
+
 /* Rows by labels: those of exited processes, or the highest told. */
 struct agg_label_rows {
 	struct agg_row *rows;

@@ -420,8 +420,17 @@ void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
 	r->prev_mono = mono_ns;
 }
 
-/* Rows summed so far are merged when they reach this many. */
-#define WINDOW_MERGE_ROWS 4096
+/*
+ * A window keeps at most WINDOW_KEEP_ROWS rows between merges: past that,
+ * the least busy are folded into one "(other)" row (their time kept,
+ * their labels not). A churn of short-lived pids would otherwise grow a
+ * job by 808 B a row and make every merge slower (an attacker review).
+ * Rows are merged when the sum reaches WINDOW_MERGE_ROWS (about 3 MiB).
+ */
+#define WINDOW_KEEP_ROWS 2048
+#define WINDOW_MERGE_ROWS (2 * WINDOW_KEEP_ROWS)
+/* Rows decoded in one step at most: a stored second may hold thousands. */
+#define WINDOW_STEP_ROWS 16384
 
 struct recorder_window {
 	struct store_cursor c;
@@ -429,6 +438,7 @@ struct recorder_window {
 	enum pgoff_stats_by by;
 	struct agg_vec sum;
 	uint64_t covered, records, bad;
+	uint64_t folded;		/* rows folded into "(other)" */
 	int64_t first, last;
 	char *buf;			/* one stored record */
 	int err;
@@ -453,8 +463,25 @@ int recorder_window_start(struct recorder *r, int64_t since_wall,
 	return 0;
 }
 
-/* One stored second into the sum. */
-static int window_add(struct recorder_window *w, const struct store_hdr *h)
+/* The sum merged, at most WINDOW_KEEP_ROWS of it kept, its memory given
+ * back after a big second. */
+static void window_merge(struct recorder_window *w)
+{
+	struct agg_row *v;
+
+	w->sum.n = agg_rows_merge(w->sum.v, w->sum.n, w->by);
+	w->sum.n = agg_rows_keep(w->sum.v, w->sum.n, WINDOW_KEEP_ROWS,
+				 &w->folded);
+	if (w->sum.cap > 2 * WINDOW_MERGE_ROWS &&
+	    (v = realloc(w->sum.v, WINDOW_MERGE_ROWS * sizeof(*v)))) {
+		w->sum.v = v;
+		w->sum.cap = WINDOW_MERGE_ROWS;
+	}
+}
+
+/* One stored second into the sum; its rows added to *rows. */
+static int window_add(struct recorder_window *w, const struct store_hdr *h,
+		      size_t *rows)
 {
 	size_t before = w->sum.n;
 	uint64_t iv;
@@ -473,15 +500,19 @@ static int window_add(struct recorder_window *w, const struct store_hdr *h)
 		w->first = h->wall_ns - (int64_t)iv;
 	w->last = h->wall_ns;
 	w->covered += iv;
+	*rows += w->sum.n - before;
 	if (w->sum.n >= WINDOW_MERGE_ROWS)
-		w->sum.n = agg_rows_merge(w->sum.v, w->sum.n, w->by);
+		window_merge(w);
 	return 0;
 }
 
 bool recorder_window_step(struct recorder *r, struct recorder_window *w,
 			  unsigned int max_records)
 {
-	for (unsigned int k = 0; k < max_records && !w->done; k++) {
+	size_t rows = 0;
+
+	for (unsigned int k = 0; k < max_records && rows < WINDOW_STEP_ROWS &&
+	     !w->done; k++) {
 		struct store_hdr h;
 		int ret = store_next(r->agg, &w->c, &h, w->buf,
 				     STORE_MAX_PAYLOAD + 1);
@@ -490,7 +521,7 @@ bool recorder_window_step(struct recorder *r, struct recorder_window *w,
 		if (ret == 1 && h.wall_ns <= w->since_wall)
 			continue;
 		if (ret == 1 && h.wall_ns <= w->until_wall) {
-			int err = window_add(w, &h);
+			int err = window_add(w, &h, &rows);
 
 			if (err)
 				ret = err;
@@ -539,7 +570,7 @@ int recorder_window_reply(struct recorder *r, struct recorder_window *w,
 	}
 	if (ret < 0)
 		return ret;
-	w->sum.n = agg_rows_merge(w->sum.v, w->sum.n, w->by);
+	window_merge(w);
 	json_object_object_add(reply, "by", json_object_new_string(
 				       pgoff_stats_by_name(w->by)));
 	json_object_object_add(reply, "hist_unit_ns", json_object_new_int64(1024));
@@ -556,6 +587,8 @@ int recorder_window_reply(struct recorder *r, struct recorder_window *w,
 			       json_object_new_int64((int64_t)w->records));
 	json_object_object_add(reply, "unreadable",
 			       json_object_new_int64((int64_t)w->bad));
+	json_object_object_add(reply, "folded",
+			       json_object_new_int64((int64_t)w->folded));
 	return 0;
 }
 

@@ -40,9 +40,22 @@
 #define MAX_SUBSCRIPTIONS 8
 #define LINES_PER_ROUND	SERVER_LINES_PER_ROUND
 #define REPLY_BACKLOG	SERVER_REPLY_BACKLOG
-/* Stored records read for one replaying subscription in a loop round:
- * replays share the loop with the live stream. */
+/* Stored records read for one client's replays in its turn of a loop
+ * round (about 3.5 ms): replays share the loop with the live stream. */
 #define REPLAY_PER_ROUND 512
+/*
+ * Work on the store (replays, past windows) is given out in turns each
+ * loop round: one turn of each kind a uid at most, and at most this many
+ * uids a round; the first client asked moves on every round. A member
+ * with many connections adds no more to a round than one does, and every
+ * job still moves on (an attacker review).
+ */
+#define REPLAY_TURNS	4
+#define PAST_TURNS	2
+/* Past windows being summed at once: per uid, and in all (each holds up
+ * to about 3.5 MiB). */
+#define PAST_JOBS_PER_UID 2
+#define PAST_JOBS_MAX	16
 
 struct subscription {
 	uint32_t id;
@@ -110,7 +123,6 @@ struct server {
 	struct log_limit log_limit;
 	size_t replaying;		/* subscriptions reading the store */
 	size_t pasts;			/* clients with a past stats job */
-	size_t past_turn;		/* whose job goes first next round */
 	char *replay_buf;		/* one stored record */
 };
 
@@ -479,13 +491,22 @@ static void answer_ps(struct server *s, struct client *c,
 	send_cached(s, c, req, r->text, r->len);
 }
 
+static size_t pasts_of(const struct server *s, uid_t uid)
+{
+	size_t n = 0;
+
+	for (const struct client *c = s->clients; c; c = c->next)
+		n += c->past && c->peer.uid == uid;
+	return n;
+}
+
 /*
  * A past window: summed in the rounds to come (server_flush), one per
- * client at a time. Its length has no cap of its own: what it reads is
- * what the store holds (record-max-age, record-max-size), and it is read
- * a share a round (about 0.2 s of pgoffd's time an hour of TPC-B), two
- * jobs a round at most, so that a window of days keeps its client
- * waiting, never pgoffd's other clients.
+ * connection at a time. Its length has no cap of its own: what it reads
+ * is what the store holds (record-max-age, record-max-size), a share a
+ * round (about 0.2 s of pgoffd's time an hour of TPC-B) in turns per
+ * user, so that a window of days keeps its own client waiting, never
+ * pgoffd's other clients.
  */
 static void start_past(struct server *s, struct client *c,
 		       const struct pgoff_request *req)
@@ -494,6 +515,16 @@ static void start_past(struct server *s, struct client *c,
 		send_error(s, c, req, PGOFF_ERR_BUSY,
 			   "one stats request over the past at a time per "
 			   "connection: the last one is still being summed");
+		return;
+	}
+	if (pasts_of(s, c->peer.uid) >= PAST_JOBS_PER_UID ||
+	    s->pasts >= PAST_JOBS_MAX) {
+		send_error(s, c, req, PGOFF_ERR_BUSY,
+			   s->pasts >= PAST_JOBS_MAX ?
+			   "pgoffd is summing as many stats requests over the "
+			   "past as it takes at once; ask again" :
+			   "at most 2 stats requests over the past at a time "
+			   "per user: the others are still being summed");
 		return;
 	}
 	c->past = s->hooks.past_start ?
@@ -522,31 +553,21 @@ static void past_some(struct server *s, struct client *c)
 	send_obj(s, c, r);
 }
 
-/*
- * At most PAST_JOBS_PER_ROUND past jobs take a step each round, in
- * turns: a member who opens a past window on each of their connections
- * adds no more to a round than two do (about 20 ms), and every job
- * still moves on.
- */
-#define PAST_JOBS_PER_ROUND 2
-static bool pasts_some(struct server *s)
-{
-	size_t n = s->pasts, k = 0, stepped = 0;
+/* The uids that had a turn of one kind this round. */
+struct turns {
+	uid_t uid[REPLAY_TURNS > PAST_TURNS ? REPLAY_TURNS : PAST_TURNS];
+	size_t n, max;
+};
 
-	if (!n)
+static bool turn_take(struct turns *t, uid_t uid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->uid[i] == uid)
+			return false;
+	if (t->n == t->max)
 		return false;
-	for (struct client *c = s->clients; c && stepped < PAST_JOBS_PER_ROUND;
-	     c = c->next) {
-		if (!c->past)
-			continue;
-		/* the jobs in list order; this round's are the turn's two */
-		if ((k++ + n - s->past_turn % n) % n >= PAST_JOBS_PER_ROUND)
-			continue;
-		stepped++;
-		past_some(s, c);
-	}
-	s->past_turn += PAST_JOBS_PER_ROUND;
-	return s->pasts > 0;	/* a job left: the next round comes at once */
+	t->uid[t->n++] = uid;
+	return true;
 }
 
 static void answer_stats(struct server *s, struct client *c,
@@ -1110,9 +1131,9 @@ static void replay_done(struct server *s, struct client *c,
  * more could be read at once.
  */
 static bool replay_some(struct server *s, struct client *c,
-			struct subscription *sub)
+			struct subscription *sub, unsigned int records)
 {
-	for (unsigned int k = 0; k < REPLAY_PER_ROUND; k++) {
+	for (unsigned int k = 0; k < records; k++) {
 		struct store_hdr h;
 		struct event_meta m;
 		json_object *ev;
@@ -1153,16 +1174,66 @@ static bool replay_some(struct server *s, struct client *c,
 	return true;
 }
 
+/* c's replaying subscriptions, a share of REPLAY_PER_ROUND each; true
+ * when more could be read at once. */
+static bool client_replays(struct server *s, struct client *c)
+{
+	size_t n = 0;
+	bool more = false;
+
+	for (size_t i = 0; i < c->nsubs; i++)
+		n += c->subs[i].replaying;
+	for (size_t i = 0; i < c->nsubs; i++)
+		if (c->subs[i].replaying)
+			more |= replay_some(s, c, &c->subs[i],
+					    REPLAY_PER_ROUND / n);
+	return more;
+}
+
+static bool replays_any(const struct client *c)
+{
+	for (size_t i = 0; i < c->nsubs; i++)
+		if (c->subs[i].replaying)
+			return true;
+	return false;
+}
+
+/*
+ * This round's turns on the store, from the round-th client on, wrapping
+ * (see REPLAY_TURNS). True when work is left for the next round.
+ */
+static bool stored_work_some(struct server *s)
+{
+	struct turns replays = { .max = REPLAY_TURNS },
+		     pasts = { .max = PAST_TURNS };
+	struct client *c = s->clients;
+	bool more = false;
+
+	if (!s->nclients || (!s->replaying && !s->pasts))
+		return false;
+	for (size_t k = s->round % s->nclients; k && c; k--)
+		c = c->next;
+	for (size_t k = 0; k < s->nclients && c;
+	     k++, c = c->next ? c->next : s->clients) {
+		if (c->closing)
+			continue;
+		if (c->past && turn_take(&pasts, c->peer.uid))
+			past_some(s, c);
+		if (!replays_any(c))
+			continue;
+		if (turn_take(&replays, c->peer.uid))
+			more |= client_replays(s, c);
+		else
+			more = true;	/* its turn comes in a later round */
+	}
+	return more || s->pasts > 0;
+}
+
 void server_flush(struct server *s)
 {
 	struct client *c = s->clients, *next;
-	bool more = false;
+	bool more = stored_work_some(s);
 
-	for (c = s->replaying ? s->clients : NULL; c; c = c->next)
-		for (size_t i = 0; i < c->nsubs; i++)
-			if (c->subs[i].replaying && !c->closing)
-				more |= replay_some(s, c, &c->subs[i]);
-	more |= pasts_some(s);
 	if (more) {	/* the next round goes on without sleeping */
 		uint64_t one = 1;
 

@@ -448,6 +448,11 @@ static int top_past(const struct top_opts *o, struct conn *c)
 	if (!past.seconds)
 		log_warnx("pgoffd recorded nothing in that time (see pgoffctl "
 			  "history)");
+	if (json_object_object_get_ex(reply, "folded", &v) &&
+	    json_object_get_int64(v) > 0)
+		log_warnx("%lld rows of the least busy processes are summed in "
+			  "one row, (other): too many processes came and went "
+			  "in that time", (long long)json_object_get_int64(v));
 	if (show(o, &prev, &cur, false, &past)) {
 		log_warnx("out of memory");
 		ret = EXIT_ERROR;

@@ -36,7 +36,7 @@
 #define PGOFF_ERR_FORBIDDEN	"forbidden"	/* connection is closed */
 #define PGOFF_ERR_TOO_MANY	"too_many_clients"	/* connection is closed */
 #define PGOFF_ERR_LIMIT		"limit_exceeded"
-#define PGOFF_ERR_BUSY		"busy"	/* one past stats at a time per client */
+#define PGOFF_ERR_BUSY		"busy"	/* past stats: too many being summed */
 
 /* Causes in {"type":"dropped"} items. */
 #define PGOFF_DROP_CLIENT_QUEUE	"client_queue_full"

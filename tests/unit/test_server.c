@@ -517,6 +517,123 @@ static void test_replay_then_live(void)
 	loop_round(10);
 }
 
+/* Rounds until every one of n streams has said "replayed". */
+static int rounds_to_replay(const int *fds, size_t n)
+{
+	struct seq_reader r[3] = { 0 };
+	int rounds = 0;
+
+	for (size_t done = 0; done < n && rounds < 1000; rounds++) {
+		loop_round(0);
+		done = 0;
+		for (size_t i = 0; i < n; i++) {
+			read_seqs(fds[i], &r[i]);
+			done += r[i].replayed;
+		}
+	}
+	return rounds;
+}
+
+/*
+ * Replays of one uid share one turn a round: three connections replaying
+ * the store with a filter that matches nothing (nothing is queued, so
+ * nothing holds a replay back) take three times the rounds one does.
+ */
+static void test_replays_take_turns_per_uid(void)
+{
+	const char *sub = HELLO "{\"op\":\"subscribe\",\"view\":\"both\","
+			  "\"since_ns\":0,\"pids\":[1]}\n";
+	int fds[3], one, three;
+
+	for (int i = 0; i < 3; i++) {
+		fds[i] = client();
+		CHECK(fds[i] >= 0);
+	}
+	CHECK(say(fds[0], sub));
+	one = rounds_to_replay(fds, 1);
+	for (int i = 0; i < 3; i++)
+		CHECK(say(fds[i], sub));
+	three = rounds_to_replay(fds, 3);
+	fprintf(stderr, "# one replay: %d rounds; three of one uid: %d\n",
+		one, three);
+	CHECK(one > 2 && one < 1000);
+	CHECK(three >= 3 * one - 3 && three < 1000);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	loop_round(10);
+}
+
+/* A past job that takes PAST_STEPS steps. */
+#define PAST_STEPS 3
+static void *past_start_hook(void *ctx, const struct pgoff_request *req)
+{
+	int *left = malloc(sizeof(*left));
+
+	(void)ctx;
+	(void)req;
+	if (left)
+		*left = PAST_STEPS;
+	return left;
+}
+
+static bool past_step_hook(void *ctx, void *job)
+{
+	(void)ctx;
+	return --*(int *)job > 0;
+}
+
+static void past_cancel_hook(void *ctx, void *job)
+{
+	(void)ctx;
+	free(job);
+}
+
+static void past_finish_hook(void *ctx, void *job, json_object *r)
+{
+	(void)r;
+	past_cancel_hook(ctx, job);
+}
+
+/*
+ * Stats over the past: two jobs a uid at once (a third is refused with
+ * busy), and the uid's jobs take one step a round between them.
+ */
+static void test_past_jobs_per_uid(void)
+{
+	struct reader r[3] = { 0 };
+	struct timespec t;
+	char req[160];
+	int fds[3], rounds = 0;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	snprintf(req, sizeof(req), HELLO "{\"op\":\"stats\",\"since_ns\":%lld}\n",
+		 (long long)(t.tv_sec - 600) * 1000000000LL);
+	for (int i = 0; i < 3; i++) {
+		fds[i] = client();
+		CHECK(fds[i] >= 0);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(say(fds[i], req));
+	loop_round(100);
+	drain(fds[2], &r[2]);
+	if (!strstr(r[2].last, "\"busy\""))
+		fprintf(stderr, "third: %s\n", r[2].last);
+	CHECK(r[2].lines == 2 && strstr(r[2].last, "\"busy\""));
+	while ((r[0].lines < 2 || r[1].lines < 2) && rounds < 100) {
+		loop_round(0);
+		rounds++;
+		drain(fds[0], &r[0]);
+		drain(fds[1], &r[1]);
+	}
+	fprintf(stderr, "# both answered after %d more rounds\n", rounds);
+	CHECK(strstr(r[0].last, "\"ok\":true") && strstr(r[1].last, "\"ok\":true"));
+	/* 6 steps, one a round, the first taken in the round that read them */
+	CHECK(rounds >= 2 * PAST_STEPS - 2 && rounds <= 2 * PAST_STEPS + 2);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	loop_round(10);
+}
+
 int main(void)
 {
 	struct server_opts o = {
@@ -526,7 +643,11 @@ int main(void)
 		.min_floor_ns = 100000,
 	};
 	struct server_hooks h = { .status = status_hook, .ps = ps_hook,
-				  .filter_changed = filter_hook };
+				  .filter_changed = filter_hook,
+				  .past_start = past_start_hook,
+				  .past_step = past_step_hook,
+				  .past_finish = past_finish_hook,
+				  .past_cancel = past_cancel_hook };
 	struct store_opts so = { .max_bytes = 1ULL << 30,
 				 .max_age_ns = 86400000000000LL };
 	char state[80];
@@ -564,6 +685,8 @@ int main(void)
 	RUN(test_unwatchable_client_dropped);
 	RUN(test_log_lines_per_uid);
 	RUN(test_replay_then_live);
+	RUN(test_replays_take_turns_per_uid);
+	RUN(test_past_jobs_per_uid);
 	rc = CHECK_DONE();
 	server_close(srv, "shutdown");
 	unlink(sock);
