@@ -37,7 +37,7 @@ LDFLAGS   += $(HARDEN_LDFLAGS)
 # -mcpu=v3: the BPF atomics that return the old value (quotas)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
-BROKER_LIBS := -lbpf -lelf -lz -ljson-c -lcap
+BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap
 CLIENT_LIBS := -ljson-c
 EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 
@@ -49,7 +49,7 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # debootstrap makes the root file systems other PostgreSQL majors run in
 # (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
 # systemd-container boots one with systemd (systemd-nspawn).
-DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libjson-c-dev \
+DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
@@ -161,7 +161,7 @@ TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wa
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_usyms := broker/uelf.c
-TEST_NEEDS_event := broker/json_fields.c broker/classify.c broker/ksyms.c \
+TEST_NEEDS_event := broker/json_fields.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c \
 	broker/uelf.c $(PG_WAIT_NAMES)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c

@@ -12,6 +12,7 @@
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
 #include "broker/pg_wait_names.h"
+#include "broker/sql_redact.h"
 #include "broker/usyms.h"
 #include "protocol/utf8.h"
 
@@ -419,15 +420,31 @@ static json_object *encode_user_stack(const struct event *e)
 	return o;
 }
 
-/* query (and query_truncated), or null and query_error. */
-static json_object *encode_query(const struct event *e)
+/* query (and query_truncated), or null and query_error; redacted: the
+ * query's literals as $n, with query_redacted. NULL: out of memory. */
+static json_object *encode_query(const struct event *e, bool redacted)
 {
 	json_object *o = json_object_new_object();
 
-	if (e->query) {
+	if (e->query && redacted) {
+		size_t len;
+		char *text = sql_redact(e->query, e->query_len, &len);
+
+		if (!text) {
+			json_object_put(o);
+			return NULL;
+		}
+		json_add_text(o, "query", text, len);
+		free(text);
+	} else if (e->query) {
 		json_add_text(o, "query", e->query, e->query_len);
+	}
+	if (e->query) {
 		if (e->query_truncated)
 			json_object_object_add(o, "query_truncated",
+					       json_object_new_boolean(1));
+		if (redacted)
+			json_object_object_add(o, "query_redacted",
 					       json_object_new_boolean(1));
 	} else {
 		json_object_object_add(o, "query", NULL);
@@ -483,10 +500,30 @@ static int join_line(char **buf, const struct fields *plain,
 	return 0;
 }
 
+/* The query's lines, plain and with the user stack (f[2], when us),
+ * into buf and ustack_buf; redacted or not. */
+static int join_query(const struct event *e, bool redacted, char **buf,
+		      char **ustack_buf, struct fields *f, bool us,
+		      const char **line, size_t *len, const char **uline,
+		      size_t *ulen)
+{
+	json_object *q = encode_query(e, redacted);
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	f[1] = fields_of(q);
+	err = join_line(buf, &f[0], &f[1], 1, line, len);
+	if (!err && us)
+		err = join_line(ustack_buf, &f[0], &f[1], 2, uline, ulen);
+	json_object_put(q);
+	return err;
+}
+
 int event_lines_encode(struct event_ctx *ctx, const struct event *e,
 		       struct event_lines *lines)
 {
-	json_object *ev = encode_plain(ctx, e), *us = NULL, *q = NULL;
+	json_object *ev = encode_plain(ctx, e), *us = NULL;
 	struct fields f[3];	/* plain, query, user stack: in line order */
 	int err;
 
@@ -500,19 +537,23 @@ int event_lines_encode(struct event_ctx *ctx, const struct event *e,
 		err = join_line(&ctx->ustack, &f[0], &f[2], 1,
 				&lines->with_ustack, &lines->with_ustack_len);
 	}
-	if (!err && ctx->want_query && e->query_told) {
-		q = encode_query(e);
-		f[1] = fields_of(q);
-		err = join_line(&ctx->query, &f[0], &f[1], 1,
-				&lines->with_query, &lines->with_query_len);
-		if (!err && us)
-			err = join_line(&ctx->query_ustack, &f[0], &f[1], 2,
-					&lines->with_query_ustack,
-					&lines->with_query_ustack_len);
+	if (!err && ctx->want_query && e->query_told)
+		err = join_query(e, false, &ctx->query, &ctx->query_ustack, f,
+				 us != NULL, &lines->with_query,
+				 &lines->with_query_len,
+				 &lines->with_query_ustack,
+				 &lines->with_query_ustack_len);
+	/* the recorder's: without it (memory), the event is stored
+	 * without SQL, not lost */
+	if (!err && ctx->want_redacted && e->query_told &&
+	    join_query(e, true, &ctx->redacted, &ctx->redacted_ustack, f,
+		       us != NULL, &lines->with_redacted,
+		       &lines->with_redacted_len, &lines->with_redacted_ustack,
+		       &lines->with_redacted_ustack_len)) {
+		lines->with_redacted = lines->with_redacted_ustack = NULL;
 	}
 	json_object_put(ev);
 	json_object_put(us);
-	json_object_put(q);
 	return err;
 }
 
@@ -553,5 +594,8 @@ void event_ctx_free(struct event_ctx *ctx)
 	free(ctx->ustack);
 	free(ctx->query);
 	free(ctx->query_ustack);
+	free(ctx->redacted);
+	free(ctx->redacted_ustack);
 	ctx->plain = ctx->ustack = ctx->query = ctx->query_ustack = NULL;
+	ctx->redacted = ctx->redacted_ustack = NULL;
 }

@@ -33,7 +33,9 @@ struct event_ctx {
 	/* the lines of the last event: without SQL and user stack, with
 	 * the stack, with SQL, with both (PGOFF_MAX_LINE each, once) */
 	char *plain, *ustack, *query, *query_ustack;
+	char *redacted, *redacted_ustack;	/* with SQL redacted */
 	bool want_query;		/* a subscriber may see SQL: encode it */
+	bool want_redacted;		/* the recorder keeps SQL redacted */
 	bool want_ustack;		/* a subscriber wants user stacks */
 };
 
@@ -110,6 +112,13 @@ struct event_lines {
 	size_t with_ustack_len;
 	const char *with_query_ustack;
 	size_t with_query_ustack_len;
+	/* with the query's literals as $n (sql_redact.h) and
+	 * "query_redacted", when want_redacted; a null query (its
+	 * query_error says why) as it is. NULL: not made (memory). */
+	const char *with_redacted;
+	size_t with_redacted_len;
+	const char *with_redacted_ustack;
+	size_t with_redacted_ustack_len;
 };
 
 /*

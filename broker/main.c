@@ -392,13 +392,17 @@ static void filter_hook(void *ctx)
 {
 	struct broker *b = ctx;
 	struct kernel_filter k, u;
-	bool any, any_u;
+	bool any, any_u, live_query;
+	enum record_queries rq = b->rec ? recorder_queries(b->rec) :
+					  RECORD_QUERIES_OFF;
 	int err;
 
 	b->events.want_query = false;
+	b->events.want_redacted = false;
 	b->events.want_ustack = false;
 	ring_pace_reset(&b->ring);
 	any = server_filter_union(b->server, &k);
+	live_query = k.want_query;
 	if (b->rec) {	/* the recorder is a subscriber that never leaves */
 		recorder_widen(b->rec, &k);
 		any = true;
@@ -408,7 +412,10 @@ static void filter_hook(void *ctx)
 		log_debug("no subscriber: kernel sends nothing");
 		return;
 	}
-	b->events.want_query = k.want_query;
+	/* the SQL as it is for subscribers who see it and record-queries
+	 * full; redacted (only) for record-queries redacted */
+	b->events.want_query = live_query || rq == RECORD_QUERIES_FULL;
+	b->events.want_redacted = rq == RECORD_QUERIES_REDACTED;
 	any_u = server_ustack_union(b->server, &u);
 	if (b->rec && recorder_widen_ustack(b->rec, &u))
 		any_u = true;

@@ -14,7 +14,6 @@
 #include "broker/agg_record.h"
 #include "broker/recorder.h"
 #include "broker/safe_dir.h"
-#include "broker/sql_redact.h"
 #include "protocol/log.h"
 #include "protocol/protocol.h"
 
@@ -178,10 +177,11 @@ failed:
 }
 
 /*
- * The events' deflate dictionary: what most stored lines share (keys,
- * common values and kernel frames), the likeliest last (deflate reaches
- * the end of a dictionary with the shortest distances). Stored records
- * need it as it is: change it only with a new STORE_F_ flag.
+ * The events' compression dictionary: what most stored lines share
+ * (keys, common values and kernel frames), the likeliest last (the
+ * codecs reach the end of a dictionary with the shortest distances).
+ * Stored records need it as it is: change it only with a new STORE_F_
+ * flag.
  */
 static const char event_dict[] =
 	"\"stack\":[\"schedule_hrtimeout_range_clock\",\"schedule_hrtimeout_range\","
@@ -235,8 +235,8 @@ static void store_opts(const struct recorder_opts *o, struct store_opts *so,
 	so->max_bytes = agg ? o->max_bytes / 2 : o->max_bytes - o->max_bytes / 2;
 	so->max_age_ns = (int64_t)o->max_age_ns;
 	so->ext = agg ? ".agg" : NULL;
-	/* deflated: a stored event takes a third of its line or less */
-	so->deflate = true;
+	/* compressed: a stored event takes a fifth of its line */
+	so->compress = true;
 	so->dict = agg ? NULL : event_dict;
 	so->dict_len = agg ? 0 : sizeof(event_dict) - 1;
 }
@@ -319,62 +319,26 @@ void recorder_widen(const struct recorder *r, struct kernel_filter *k)
 	kernel_filter_done(k);
 }
 
-/*
- * The line with SQL as record-queries = redacted keeps it: the query's
- * literals as $n, with "query_redacted"; a null query (its query_error
- * says why) as it is. NULL when that cannot be made (memory): then the
- * caller stores the line without SQL. Borrowed from *ev, which the
- * caller puts.
- */
-static const char *redacted_line(const char *with_query, size_t query_len,
-				 json_object **ev, size_t *len)
-{
-	json_object *q;
-	char *text;
-	size_t n;
-
-	*ev = json_tokener_parse(with_query);
-	if (!*ev || !json_object_object_get_ex(*ev, "query", &q))
-		return NULL;
-	if (!json_object_is_type(q, json_type_string)) {
-		*len = query_len;
-		return with_query;
-	}
-	text = sql_redact(json_object_get_string(q),
-			  (size_t)json_object_get_string_len(q), &n);
-	if (!text)
-		return NULL;
-	json_object_object_add(*ev, "query",
-			       json_object_new_string_len(text, (int)n));
-	json_object_object_add(*ev, "query_redacted",
-			       json_object_new_boolean(1));
-	free(text);
-	return pgoff_json_line(*ev, len);
-}
-
-/* The line to store: which, is record-queries' and record-user-stacks'. */
+/* The line to store: which, is record-queries' and record-user-stacks'.
+ * Without the line SQL asks for (memory), the line without SQL. */
 static const char *stored_line(struct recorder *r,
-			       const struct event_lines *lines,
-			       json_object **ev, size_t *len)
+			       const struct event_lines *lines, size_t *len)
 {
 	bool us = r->opts.user_stacks && lines->with_ustack;
-	const char *plain = us ? lines->with_ustack : lines->plain;
-	const char *query = us ? lines->with_query_ustack : lines->with_query;
-	size_t plain_len = us ? lines->with_ustack_len : lines->plain_len;
-	size_t query_len = us ? lines->with_query_ustack_len :
-				lines->with_query_len;
-	const char *line = NULL;
+	bool full = r->opts.queries == RECORD_QUERIES_FULL;
+	bool redacted = r->opts.queries == RECORD_QUERIES_REDACTED;
+	const char *line = us ? lines->with_ustack : lines->plain;
 
-	*ev = NULL;
-	if (query && r->opts.queries == RECORD_QUERIES_FULL) {
-		line = query;
-		*len = query_len;
-	} else if (query && r->opts.queries == RECORD_QUERIES_REDACTED) {
-		line = redacted_line(query, query_len, ev, len);
-	}
-	if (!line) {
-		line = plain;
-		*len = plain_len;
+	*len = us ? lines->with_ustack_len : lines->plain_len;
+	if (full && (us ? lines->with_query_ustack : lines->with_query)) {
+		line = us ? lines->with_query_ustack : lines->with_query;
+		*len = us ? lines->with_query_ustack_len :
+			    lines->with_query_len;
+	} else if (redacted &&
+		   (us ? lines->with_redacted_ustack : lines->with_redacted)) {
+		line = us ? lines->with_redacted_ustack : lines->with_redacted;
+		*len = us ? lines->with_redacted_ustack_len :
+			    lines->with_redacted_len;
 	}
 	return line;
 }
@@ -393,17 +357,15 @@ bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u)
 void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq)
 {
-	json_object *ev;
 	const char *line;
 	size_t len;
 
 	if (meta->duration_ns < r->opts.min_ns)
 		return;
-	line = stored_line(r, lines, &ev, &len);
+	line = stored_line(r, lines, &len);
 	/* a failure is counted by the store and said once */
 	store_append(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
 		     now_ns(CLOCK_MONOTONIC) / 1000000);
-	json_object_put(ev);
 }
 
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */
@@ -643,6 +605,11 @@ void recorder_window_free(struct recorder_window *w)
 	agg_vec_free(&w->sum);
 	free(w->buf);
 	free(w);
+}
+
+enum record_queries recorder_queries(const struct recorder *r)
+{
+	return r->opts.queries;
 }
 
 uint64_t recorder_min(const struct recorder *r)

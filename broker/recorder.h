@@ -107,6 +107,8 @@ void recorder_window_free(struct recorder_window *w);
 #define RECORDER_WINDOW_STEP	120
 
 uint64_t recorder_min(const struct recorder *r);
+/* record-queries: the SQL lines the events must have (event_ctx). */
+enum record_queries recorder_queries(const struct recorder *r);
 struct store *recorder_store(struct recorder *r);
 /* The history reply's fields. */
 void recorder_history(struct recorder *r, json_object *reply);

@@ -240,6 +240,32 @@ static size_t next_token(const char *s, size_t len, size_t i, enum token *kind,
 	return i + 1;
 }
 
+/*
+ * The highest $n inside a name (ident$1: PostgreSQL allows $ after a
+ * name's first byte) between i and end; 0 if none. Not a parameter, but
+ * a reader sees $1 there: placeholders go on after it, never clash.
+ */
+static uint64_t highest_in_name(const char *s, size_t i, size_t end)
+{
+	uint64_t top = 0;
+
+	for (; i < end; i++) {
+		uint64_t n = 0;
+
+		if (s[i] != '$')
+			continue;
+		while (i + 1 < end && is_digit((unsigned char)s[i + 1])) {
+			if (n < PARAM_CAP)
+				n = n * 10 + (uint64_t)(s[++i] - '0');
+			else
+				i++;
+		}
+		if (n < PARAM_CAP && n > top)
+			top = n;
+	}
+	return top;
+}
+
 /* text at the end of o, kept NUL-terminated (grow_buf keeps the room) */
 static void put(struct grow_buf *o, const char *text, size_t n)
 {
@@ -259,7 +285,9 @@ char *sql_redact(const char *sql, size_t len, size_t *out_len)
 	/* first the highest parameter there is: ours go on after it */
 	for (i = 0; i < len; i = end) {
 		end = next_token(sql, len, i, &kind, &param);
-		if (kind == TOK_PARAM && param > top)
+		if (kind == TOK_KEEP)
+			param = highest_in_name(sql, i, end);
+		if ((kind == TOK_PARAM || kind == TOK_KEEP) && param > top)
 			top = param;
 	}
 	put(&o, "", 0);

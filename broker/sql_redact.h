@@ -10,7 +10,8 @@
  *   exponent, 0x/0o/0b, with underscores) become $n; a leading minus stays
  *   an operator;
  * - $n are numbered after the highest parameter the text already has
- *   (a prepared statement's $1 stays $1, its literals go on from $2);
+ *   (a prepared statement's $1 stays $1, its literals go on from $2), or
+ *   the highest $n inside a name (ident$1), so that none reads the same;
  * - comments (-- and nested block comments) are dropped, a block comment
  *   leaving one space: they can hold anything, an application's tags or
  *   literals commented out;

@@ -30,9 +30,13 @@ struct store_hdr {
 	int64_t wall_ns;	/* CLOCK_REALTIME when stored */
 };
 
-/* The payload is a raw deflate stream (with the store's dictionary);
- * store_next gives it inflated. */
+/* The payload is compressed, with the store's dictionary; store_next
+ * gives it as it was. Flags say the codec: a raw deflate stream (what
+ * pgoffd wrote before it used Zstandard, still read), or a Zstandard
+ * frame (written now). One record has one of them; any other value is a
+ * corrupt record. */
 #define STORE_F_DEFLATE	1u
+#define STORE_F_ZSTD	2u
 
 enum store_check {
 	STORE_OK,		/* a whole, intact record */
@@ -74,9 +78,10 @@ struct store_opts {
 	uint64_t seg_bytes;		/* 0: min(STORE_SEG_MAX, max_bytes / 4) */
 	const char *ext;		/* segment files' ".xxx" (4 characters,
 					   static); NULL: ".seg" */
-	bool deflate;			/* compress what is appended */
-	const char *dict;		/* deflate's preset dictionary (static;
-					   never changed once records use it) */
+	bool compress;			/* compress what is appended */
+	const char *dict;		/* the compression's preset dictionary
+					   (static; never changed once records
+					   use it) */
 	size_t dict_len;
 };
 
@@ -130,9 +135,10 @@ void store_cursor_init_seq(struct store *s, struct store_cursor *c,
 void store_cursor_close(struct store_cursor *c);
 /*
  * The next record into buf (STORE_MAX_PAYLOAD + 1 bytes at least; the
- * payload NUL-terminated, inflated if it was stored deflated: h->len is
- * then its inflated length). Returns 1, or 0 when every stored record was
- * read (more may come), or -errno. A corrupt record ends its segment.
+ * payload NUL-terminated, decompressed if it was stored compressed:
+ * h->len is then its decompressed length). Returns 1, or 0 when every
+ * stored record was read (more may come), or -errno. A corrupt record
+ * ends its segment.
  */
 int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 	       char *buf, size_t cap);

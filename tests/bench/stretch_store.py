@@ -6,7 +6,7 @@
 over an hour can be timed from a minute of real load. The records' layout
 is store.h's: a 32-byte header (magic, len, crc, reserved, seq, wall_ns,
 little-endian) whose CRC-32 covers seq, wall_ns, len, flags when set, and
-the payload (deflated when flags say so: kept as it is)."""
+the payload (compressed when flags say so: kept as it is)."""
 import os
 import struct
 import sys
@@ -33,7 +33,7 @@ def read_records(path):
 def frame(seq, wall, flags, payload):
     crc = zlib.crc32(struct.pack("<Qq", seq, wall))
     crc = zlib.crc32(struct.pack("<I", len(payload)), crc)
-    if flags:   # (deflated) the CRC covers the flags when they are set
+    if flags:   # (compressed) the CRC covers the flags when they are set
         crc = zlib.crc32(struct.pack("<I", flags), crc)
     crc = zlib.crc32(payload, crc)
     return HDR.pack(MAGIC, len(payload), crc, flags, seq, wall) + payload

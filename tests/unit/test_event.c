@@ -175,25 +175,37 @@ static void test_interval_plain(void)
 	CHECK_STR(meta.backend_type, "client backend");
 }
 
+/* An interval with its SQL and a user stack of one frame. */
+struct query_ustack_record {
+	struct pgoff_record_query rq;
+	struct pgoff_ustack us;
+};
+
+static void query_ustack_record(struct query_ustack_record *rec,
+				const char *sql)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->rq.rec = interval();
+	rec->rq.rec.flags |= PGOFF_F_QUERY | PGOFF_F_USTACK;
+	rec->rq.rec.query_len = (uint32_t)strlen(sql);
+	memcpy(rec->rq.query, sql, strlen(sql) + 1);
+	rec->us.bytes = 8;
+	rec->us.ips[0] = 0x400000;
+}
+
+/* its user stack, as the test's ctx (no symbolizer) names it */
+#define NO_USYMS ",\"user_stack\":[],\"user_stack_error\":" \
+	"\"pgoffd has no user stack symbolizer\""
+
 static void test_interval_query_and_ustack(void)
 {
-	struct {
-		struct pgoff_record_query rq;
-		struct pgoff_ustack us;
-	} rec;
+	struct query_ustack_record rec;
 	struct event_lines lines;
 	struct event_meta meta;
 	char want[4096], head[2048];
-	static const char nosym[] = ",\"user_stack\":[],\"user_stack_error\":"
-		"\"pgoffd has no user stack symbolizer\"";
+	static const char nosym[] = NO_USYMS;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.rq.rec = interval();
-	rec.rq.rec.flags |= PGOFF_F_QUERY | PGOFF_F_USTACK;
-	rec.rq.rec.query_len = 8;
-	memcpy(rec.rq.query, "SELECT 1", 9);
-	rec.us.bytes = 8;
-	rec.us.ips[0] = 0x400000;
+	query_ustack_record(&rec, "SELECT 1");
 	ctx.want_query = true;
 	ctx.want_ustack = true;
 	CHECK(event_encode(&ctx, &rec, sizeof(rec), &lines, &meta) == 0);
@@ -207,6 +219,49 @@ static void test_interval_query_and_ustack(void)
 	snprintf(want, sizeof(want), "%s,\"query\":\"SELECT 1\"%s}", head, nosym);
 	CHECK_STR(timeless(lines.with_query_ustack,
 			   lines.with_query_ustack_len), want);
+	ctx.want_query = false;
+	ctx.want_ustack = false;
+}
+
+/* The recorder's lines with SQL redacted (record-queries = redacted),
+ * without the SQL as it is when no subscriber sees it; a query not seen
+ * stays null with its reason. */
+static void test_interval_redacted(void)
+{
+	struct query_ustack_record rec;
+	struct event_lines lines;
+	struct event_meta meta;
+	char want[4096], head[2048];
+	static const char nosym[] = NO_USYMS;
+
+	query_ustack_record(&rec, "UPDATE t SET a = 'secret' WHERE id = 42 "
+			    "AND ident$1 = 7");
+	ctx.want_redacted = true;
+	ctx.want_ustack = true;
+	CHECK(event_encode(&ctx, &rec, sizeof(rec), &lines, &meta) == 0);
+	CHECK(!lines.with_query && !lines.with_query_ustack);
+	snprintf(head, sizeof(head), INTERVAL_HEAD, (int)ctx.seq);
+	snprintf(want, sizeof(want), "%s,\"query\":\"UPDATE t SET a = $2 WHERE "
+		 "id = $3 AND ident$1 = $4\",\"query_redacted\":true}", head);
+	CHECK_STR(timeless(lines.with_redacted, lines.with_redacted_len), want);
+	snprintf(want, sizeof(want), "%s,\"query\":\"UPDATE t SET a = $2 WHERE "
+		 "id = $3 AND ident$1 = $4\",\"query_redacted\":true%s}", head,
+		 nosym);
+	CHECK_STR(timeless(lines.with_redacted_ustack,
+			   lines.with_redacted_ustack_len), want);
+	/* both forms when a subscriber sees SQL too */
+	ctx.want_query = true;
+	CHECK(event_encode(&ctx, &rec, sizeof(rec), &lines, &meta) == 0);
+	CHECK_CONTAINS(lines.with_query, "'secret'");
+	CHECK(!strstr(lines.with_redacted, "secret"));
+	/* not seen: null and why, not marked redacted */
+	rec.rq.rec.flags &= ~(PGOFF_F_QUERY | PGOFF_F_USTACK);
+	rec.rq.rec.flags |= PGOFF_F_QUERY_UNSEEN;
+	CHECK(event_encode(&ctx, &rec.rq.rec, sizeof(rec.rq.rec), &lines,
+			   &meta) == 0);
+	CHECK_CONTAINS(lines.with_redacted, "\"query\":null,\"query_error\":");
+	CHECK(!strstr(lines.with_redacted, "query_redacted"));
+	ctx.want_redacted = false;
 	ctx.want_query = false;
 	ctx.want_ustack = false;
 }
@@ -306,6 +361,7 @@ int main(void)
 	}
 	RUN(test_interval_plain);
 	RUN(test_interval_query_and_ustack);
+	RUN(test_interval_redacted);
 	RUN(test_interval_unknown_process);
 	RUN(test_episode);
 	RUN(test_short_records_refused);

@@ -86,6 +86,14 @@ static void test_parameters(void)
 		/* absurd numbers are text, not a numbering to follow */
 		{ "SELECT $99999999999999999999, 1",
 		  "SELECT $99999999999999999999, $1" },
+		/* a $n inside a name is no parameter, but ours never read
+		 * the same: they go on after it */
+		{ "SELECT ident$1 , 42", "SELECT ident$1 , $2" },
+		{ "SELECT a$2b$7, \"q$5\", 1", "SELECT a$2b$7, \"q$5\", $8" },
+		{ "SELECT x$3 WHERE y = $1 AND z = 0",
+		  "SELECT x$3 WHERE y = $1 AND z = $4" },
+		{ "SELECT a$99999999999999999999, 1",
+		  "SELECT a$99999999999999999999, $1" },
 	};
 
 	CHECK_CASES(cases);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static void test_frame_roundtrip(void)
 {
@@ -341,10 +342,52 @@ static void test_two_stores(void)
 	store_close(agg);
 }
 
-/* Deflated records: smaller on disk, read back as they were, mixed with
- * records stored as they are (an older pgoffd's); a damaged one ends its
- * segment's reading. */
-static void test_deflate(void)
+/* A record as the pgoffd before Zstandard wrote it: deflated with the
+ * dictionary, appended to the segment at path. */
+static void append_deflated(const char *path, const char *dict, uint64_t seq,
+			    const char *line)
+{
+	unsigned char z[1024];
+	struct store_hdr h = { .magic = STORE_MAGIC, .flags = STORE_F_DEFLATE,
+			       .seq = seq, .wall_ns = (int64_t)seq };
+	z_stream d = { 0 };
+	uLong crc = crc32(0L, Z_NULL, 0);
+	int fd;
+
+	CHECK(deflateInit2(&d, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+	CHECK(deflateSetDictionary(&d, (const Bytef *)dict,
+				   (uInt)strlen(dict)) == Z_OK);
+	d.next_in = (Bytef *)(uintptr_t)line;
+	d.avail_in = (uInt)strlen(line);
+	d.next_out = z;
+	d.avail_out = sizeof(z);
+	CHECK(deflate(&d, Z_FINISH) == Z_STREAM_END);
+	h.len = (uint32_t)d.total_out;
+	deflateEnd(&d);
+	crc = crc32(crc, (const Bytef *)&h.seq, sizeof(h.seq));
+	crc = crc32(crc, (const Bytef *)&h.wall_ns, sizeof(h.wall_ns));
+	crc = crc32(crc, (const Bytef *)&h.len, sizeof(h.len));
+	crc = crc32(crc, (const Bytef *)&h.flags, sizeof(h.flags));
+	h.crc = (uint32_t)crc32(crc, z, h.len);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0);
+	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
+	CHECK(write(fd, z, h.len) == (ssize_t)h.len);
+	close(fd);
+}
+
+static int test_line(char *buf, size_t len, uint64_t seq)
+{
+	return snprintf(buf, len, "{\"type\":\"offcpu\",\"seq\":%llu,"
+			"\"wait\":\"lock\",\"pad\":\"%0400d\"}",
+			(unsigned long long)seq, 7);
+}
+
+/* Compressed records: smaller on disk, read back as they were, mixed
+ * with records stored as they are and deflated ones (older pgoffds'); a
+ * damaged one, or one with a flag no pgoffd writes, ends its segment's
+ * reading with a log line. */
+static void test_compress(void)
 {
 	static const char dict[] = "\"type\":\"offcpu\",\"wait\":\"lock\"";
 	static char buf[STORE_MAX_PAYLOAD + 1];
@@ -356,6 +399,7 @@ static void test_deflate(void)
 	struct store_info i;
 	struct store_hdr h;
 	struct store *s = NULL;
+	uint32_t flags;
 	int fd, n = 0;
 
 	snprintf(dir, sizeof(dir), "/tmp/pgoff-store-test.XXXXXX");
@@ -363,29 +407,34 @@ static void test_deflate(void)
 	CHECK(store_open(&s, open_dir(), &o) == 0);
 	CHECK(store_append(s, 1, 1, "{}", 2, 0) == 0);	/* plain */
 	store_close(s);
-	o.deflate = true;
+	seg_path(0, path, sizeof(path));
+	test_line(line, sizeof(line), 2);
+	append_deflated(path, dict, 2, line);
+	o.compress = true;
 	CHECK(store_open(&s, open_dir(), &o) == 0);
-	for (uint64_t seq = 2; seq <= 20; seq++) {
-		int len = snprintf(line, sizeof(line), "{\"type\":\"offcpu\","
-				   "\"seq\":%llu,\"wait\":\"lock\",\"pad\":\"%0400d\"}",
-				   (unsigned long long)seq, 7);
+	store_info(s, &i);
+	CHECK(i.records == 2 && store_last_seq(s) == 2);
+	for (uint64_t seq = 3; seq <= 20; seq++) {
+		int len = test_line(line, sizeof(line), seq);
 
 		CHECK(store_append(s, seq, (int64_t)seq, line, (size_t)len, 0) == 0);
 	}
 	CHECK(store_append(s, 21, 21, "x", 1, 0) == 0);	/* too short to gain */
 	store_info(s, &i);
+	if (i.records != 21 || i.bytes >= 21 * 32 + 19 * 100)
+		fprintf(stderr, "# %llu records, %llu bytes\n",
+			(unsigned long long)i.records,
+			(unsigned long long)i.bytes);
 	CHECK(i.records == 21 && i.bytes < 21 * 32 + 19 * 100);
 	store_cursor_init(s, &c, 0);
 	while (store_next(s, &c, &h, buf, sizeof(buf)) == 1) {
-		n++;
+		CHECK(h.seq == (uint64_t)++n);
 		if (h.seq == 1)
 			CHECK_STR(buf, "{}");
 		else if (h.seq == 21)
 			CHECK_STR(buf, "x");
 		else {
-			snprintf(line, sizeof(line), "{\"type\":\"offcpu\","
-				 "\"seq\":%llu,\"wait\":\"lock\",\"pad\":\"%0400d\"}",
-				 (unsigned long long)h.seq, 7);
+			test_line(line, sizeof(line), h.seq);
 			CHECK_STR(buf, line);
 			CHECK(h.len == strlen(line));
 		}
@@ -393,11 +442,25 @@ static void test_deflate(void)
 	store_cursor_close(&c);
 	CHECK(n == 21);
 	store_close(s);
-	/* a flag bit flipped: not the CRC's record, skipped with the rest */
+	/* the new records are Zstandard's */
 	seg_path(1, path, sizeof(path));
 	fd = open(path, O_RDWR);
 	CHECK(fd >= 0);
-	CHECK(pwrite(fd, "\0", 1, 12) == 1);	/* flags of the first record */
+	CHECK(pread(fd, &flags, sizeof(flags), 12) == (ssize_t)sizeof(flags));
+	CHECK(flags == STORE_F_ZSTD);
+	/* a codec no pgoffd writes: not a record, skipped with the rest */
+	flags = STORE_F_DEFLATE | STORE_F_ZSTD;
+	CHECK(pwrite(fd, &flags, sizeof(flags), 12) == (ssize_t)sizeof(flags));
+	close(fd);
+	CHECK(store_open(&s, open_dir(), &o) == 0);
+	store_info(s, &i);
+	CHECK(i.records == 2);
+	store_close(s);
+	/* a flag bit flipped: not the CRC's record, skipped with the rest */
+	seg_path(0, path, sizeof(path));
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, "\0", 1, 12 + 32 + 2) == 1);	/* the second record's */
 	close(fd);
 	CHECK(store_open(&s, open_dir(), &o) == 0);
 	store_info(s, &i);
@@ -420,7 +483,7 @@ int main(void)
 	cleanup();
 	RUN(test_two_stores);
 	cleanup();
-	RUN(test_deflate);
+	RUN(test_compress);
 	cleanup();
 	return CHECK_DONE();
 }
