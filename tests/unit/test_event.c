@@ -127,19 +127,26 @@ static struct pgoff_record interval(void)
 	return r;
 }
 
-/* s without its "time" and "start" fields, which follow the clocks. */
+/*
+ * s without its "time" and "start" fields, which follow the clocks, cut
+ * out of the text so that every other byte is compared as pgoffd wrote
+ * it (escapes, field order); s must also parse as one JSON object.
+ */
 static const char *timeless(const char *s, size_t len)
 {
 	static char buf[PGOFF_MAX_LINE];
+	static const char time_key[] = ",\"time\":\"", start_key[] = "\",\"start\":\"";
 	json_object *o = json_tokener_parse(s);
+	const char *t = strstr(s, time_key), *st, *end;
 
-	if (!o || strlen(s) != len)
-		return "(not one JSON object of the length given)";
-	json_object_object_del(o, "time");
-	json_object_object_del(o, "start");
-	snprintf(buf, sizeof(buf), "%s", json_object_to_json_string_ext(o,
-		 JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
+	if (!o || strlen(s) != len || len >= sizeof(buf))
+		return "(not one JSON object of the length given)";
+	st = t ? strstr(t + sizeof(time_key) - 1, start_key) : NULL;
+	end = st ? strchr(st + sizeof(start_key) - 1, '"') : NULL;
+	if (!end)
+		return "(no \"time\" and \"start\" fields)";
+	snprintf(buf, sizeof(buf), "%.*s%s", (int)(t - s), s, end + 1);
 	return buf;
 }
 
@@ -337,6 +344,132 @@ static void test_episode(void)
 	CHECK_STR(meta.pg_wait_event, "tuple");
 }
 
+/*
+ * Text from outside and numbers at their limits, in a hand-made event:
+ * each line byte for byte. Strings are escaped as JSON wants ('"', '\',
+ * controls; '/' and DEL as they are); comm, titles, SQL and user frames
+ * are made valid UTF-8 first ('?' for a bad byte), kernel names are not.
+ */
+#define HOSTILE_HEAD "{\"type\":\"offcpu\",\"seq\":9223372036854775807," \
+	"\"pid\":7,\"tid\":4294967295,\"comm\":\"a\\\"b\\\\c/\\u0001\\u001f\x7f?" \
+	"\\n\\t\\b\\f\\r\",\"duration_ns\":-9223372036854775801,\"blocked_ns\":-1," \
+	"\"runq_ns\":-9223372036854775808,\"wait\":\"lock\",\"kernel_wait\":" \
+	"\"io\",\"mismatch\":\"views \\\"differ\\\"\",\"pg\":{\"wait_event_info\":" \
+	"4294967295,\"wait_event_type\":\"class 0xff id 65535\",\"wait_event\":" \
+	"\"class 0xff id 65535\",\"missing\":{\"wait_event_name\":\"names " \
+	"\\\"missing\\\"\",\"backend_type\":\"process title not readable yet\"}}," \
+	"\"waker\":{\"pid\":7,\"tid\":4294967295,\"comm\":\"0123456789abcde?\"," \
+	"\"wait_event_info\":167772160,\"wait_event_type\":\"IO\",\"wait_event\":" \
+	"\"BaseBackupRead\"},\"stack\":[\"futex_wait\",\"[unknown]\",\"we\\\"ird" \
+	"\\\\/\\u0002\xff\"],\"stack_error\":\"kernel stack could not be read\""
+#define HOSTILE_QUERY ",\"query\":\"SELECT '\\\"a\\\\b/' \\u0004 ?? \xc3\xa9\"," \
+	"\"query_truncated\":true"
+#define HOSTILE_REDACTED ",\"query\":\"SELECT $1 \\u0004 ?? \xc3\xa9\"," \
+	"\"query_truncated\":true,\"query_redacted\":true"
+#define HOSTILE_USTACK ",\"user_stack\":[\"main\",\"\xc3\xa9t?\",\"q\\\"\\\\/" \
+	"\\u0003\"]}"
+
+static void test_hostile_text(void)
+{
+	static const char comm[PGOFF_COMM_LEN] =
+		"a\"b\\c/\x01\x1f\x7f\xff\n\t\b\f\r";
+	static const char waker_comm[PGOFF_COMM_LEN] = {
+		'0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b',
+		'c', 'd', 'e', '\xc3' };	/* cut in a character, no NUL */
+	static const char sql[] = "SELECT '\"a\\b/' \x04 \xff\xfe \xc3\xa9";
+	static struct event e;
+	struct event_lines lines;
+	uint64_t seq = ctx.seq;
+
+	memset(&e, 0, sizeof(e));
+	e.start_ns = 5;
+	e.end_ns = 5 + (1ULL << 63) + 7;
+	e.pid = UINT32_MAX;
+	e.tgid = 7;
+	e.comm = comm;
+	e.blocked_ns = UINT64_MAX;
+	e.runq_ns = 1ULL << 63;
+	e.wait = PGOFF_WAIT_LOCK;
+	e.kernel_wait = PGOFF_WAIT_IO;
+	e.mismatch = "views \"differ\"";
+	e.has_pg_wait = true;
+	e.pg_wait_event_info = UINT32_MAX;	/* no cluster: raw ids */
+	e.pg_name_missing = "names \"missing\"";
+	e.woken = true;
+	e.waker = (struct event_waker){ .pid = UINT32_MAX, .tgid = 7,
+		.comm = waker_comm, .traced = true, .has_pg_wait = true,
+		.pg_major = 15, .pg_wait_event_info = 0x0A000000 };
+	e.stack[0] = "futex_wait";
+	e.stack[2] = "we\"ird\\/\x02\xff";
+	e.stack_len = 3;
+	e.stack_error = "kernel stack could not be read";
+	e.ustack_walked = true;
+	strcpy(e.ustack[0], "main");
+	strcpy(e.ustack[1], "\xc3\xa9t\xc3");
+	strcpy(e.ustack[2], "q\"\\/\x03");
+	e.ustack_len = 3;
+	e.query_told = true;
+	e.query = sql;
+	e.query_len = strlen(sql);
+	e.query_truncated = true;
+	ctx.seq = INT64_MAX - 1;
+	ctx.want_query = ctx.want_redacted = ctx.want_ustack = true;
+	CHECK(event_lines_encode(&ctx, &e, &lines) == 0);
+	ctx.seq = seq;
+	ctx.want_query = ctx.want_redacted = ctx.want_ustack = false;
+	CHECK_STR(timeless(lines.plain, lines.plain_len), HOSTILE_HEAD "}");
+	CHECK_STR(timeless(lines.with_ustack, lines.with_ustack_len),
+		  HOSTILE_HEAD HOSTILE_USTACK);
+	CHECK_STR(timeless(lines.with_query, lines.with_query_len),
+		  HOSTILE_HEAD HOSTILE_QUERY "}");
+	CHECK_STR(timeless(lines.with_query_ustack, lines.with_query_ustack_len),
+		  HOSTILE_HEAD HOSTILE_QUERY HOSTILE_USTACK);
+	CHECK_STR(timeless(lines.with_redacted, lines.with_redacted_len),
+		  HOSTILE_HEAD HOSTILE_REDACTED "}");
+	CHECK_STR(timeless(lines.with_redacted_ustack,
+			   lines.with_redacted_ustack_len),
+		  HOSTILE_HEAD HOSTILE_REDACTED HOSTILE_USTACK);
+}
+
+/* An episode with nulls (wait_event_info 0), an inferred boundary, no
+ * waker, and its cluster: the same fields as the ps reply's cluster. */
+static void test_episode_nulls(void)
+{
+	static struct event e;
+	struct event_lines lines;
+	json_object *cl;
+	char want[2048];
+
+	memset(&e, 0, sizeof(e));
+	e.episode = true;
+	e.start_ns = 1000;
+	e.end_ns = 3000;
+	e.pid = e.tgid = BACKEND;
+	e.comm = "postgres";
+	e.on_cpu_ns = UINT64_MAX / 2;
+	e.intervals = UINT32_MAX;
+	e.wait = PGOFF_WAIT_OTHER;
+	e.has_pg_wait = true;
+	e.proc = pg_registry_proc(registry, BACKEND);
+	e.cluster = pg_registry_cluster(registry, 1);
+	CHECK(e.proc && e.cluster);
+	CHECK(event_lines_encode(&ctx, &e, &lines) == 0);
+	cl = event_encode_cluster(e.cluster);
+	snprintf(want, sizeof(want), "{\"type\":\"episode\",\"seq\":%d,\"pid\":101,"
+		 "\"tid\":101,\"comm\":\"postgres\",\"duration_ns\":2000,"
+		 "\"blocked_ns\":0,\"runq_ns\":0,\"on_cpu_ns\":9223372036854775807,"
+		 "\"intervals\":4294967295,\"boundary\":\"inferred\",\"wait\":"
+		 "\"%s\",\"pg\":{\"wait_event_info\":0,\"wait_event_type\":null,"
+		 "\"wait_event\":null,\"backend_type\":\"client backend\","
+		 "\"database\":\"shop\",\"user\":\"alice\",\"cluster\":%s}}",
+		 (int)ctx.seq, pgoff_wait_name(PGOFF_WAIT_OTHER),
+		 json_object_to_json_string_ext(cl, JSON_C_TO_STRING_PLAIN |
+						JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(cl);
+	CHECK_STR(timeless(lines.plain, lines.plain_len), want);
+	CHECK(!lines.with_query && !lines.with_ustack && !lines.with_redacted);
+}
+
 static void test_short_records_refused(void)
 {
 	struct pgoff_record r = interval();
@@ -364,6 +497,8 @@ int main(void)
 	RUN(test_interval_redacted);
 	RUN(test_interval_unknown_process);
 	RUN(test_episode);
+	RUN(test_hostile_text);
+	RUN(test_episode_nulls);
 	RUN(test_short_records_refused);
 	rc = CHECK_DONE();
 	event_ctx_free(&ctx);
