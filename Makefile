@@ -67,7 +67,7 @@ endif
 
 PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c \
 		 protocol/utf8.c protocol/since.c protocol/clock.c
-BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c broker/server.c \
+BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c broker/json_writer.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
 	broker/uelf.c broker/usyms.c \
@@ -161,7 +161,7 @@ TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wa
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_usyms := broker/uelf.c
-TEST_NEEDS_event := broker/json_fields.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
+TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c \
 	broker/uelf.c $(PG_WAIT_NAMES)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
@@ -176,6 +176,8 @@ TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 TEST_NEEDS_control_socket := broker/safe_dir.c
 TEST_NEEDS_json_out := client/json_out.c
 TEST_NEEDS_agg_record := broker/grow_buf.c
+TEST_NEEDS_json_writer := broker/grow_buf.c broker/json_fields.c \
+	$(PG_WAIT_NAMES)
 TEST_NEEDS_sql_redact := broker/grow_buf.c
 TEST_NEEDS_recorder_window := broker/recorder.c broker/store.c broker/agg_record.c \
 	broker/aggregate.c broker/grow_buf.c broker/sql_redact.c broker/safe_dir.c broker/filter.c \

@@ -286,171 +286,190 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 	return cl;
 }
 
-static json_object *encode_pg(const struct event *e)
+/* PostgreSQL's wait event as pg_stat_activity names it (json_add_pg_wait) */
+static void write_pg_wait(struct json_writer *w, int major, uint32_t info)
 {
-	json_object *pg = json_object_new_object();
-	json_object *missing = json_object_new_object();
+	const char *type, *name;
+	char raw[PG_WAIT_RAW_LEN];
+
+	pg_wait_labels(major, info, raw, sizeof(raw), &type, &name);
+	json_write_int(w, "wait_event_info", info);
+	json_write_str(w, "wait_event_type", type);
+	json_write_str(w, "wait_event", name);
+}
+
+/* The fields of event_encode_cluster, for a line written as text. */
+static void write_cluster(struct json_writer *w, const struct pg_cluster *c)
+{
+	json_write_object(w, "cluster");
+	json_write_int(w, "id", c->id);
+	json_write_text(w, "data_dir", c->info.data_dir,
+			sizeof(c->info.data_dir));
+	json_write_int(w, "port", c->info.port);
+	json_write_str(w, "version", c->info.version);
+	json_write_end_object(w);
+}
+
+/* "missing": what could not be read, and why; only when something was. */
+static void write_pg_missing(struct json_writer *w, const struct event *e,
+			     const struct pg_title *t)
+{
+	/* no wait event read, or read without a name */
+	bool wait_missing = !e->has_pg_wait || e->pg_name_missing;
+
+	if (!wait_missing && t)
+		return;
+	json_write_object(w, "missing");
+	if (e->has_pg_wait && wait_missing)
+		json_write_str(w, "wait_event_name", e->pg_name_missing);
+	else if (wait_missing)
+		json_write_str(w, "wait_event", e->pg_wait_missing);
+	if (!t)
+		json_write_str(w, "backend_type",
+			       "process title not readable yet");
+	json_write_end_object(w);
+}
+
+static void write_pg(struct json_writer *w, const struct event *e)
+{
 	const struct pg_title *t = e->proc && e->proc->titled ?
 				   &e->proc->title : NULL;
 
-	if (e->has_pg_wait) {
-		json_add_pg_wait(pg, e->cluster ? e->cluster->info.major : 0,
-				 e->pg_wait_event_info);
-		if (e->pg_name_missing)
-			json_add_str(missing, "wait_event_name", e->pg_name_missing);
-	} else {
-		json_add_str(missing, "wait_event", e->pg_wait_missing);
-	}
+	json_write_object(w, "pg");
+	if (e->has_pg_wait)
+		write_pg_wait(w, e->cluster ? e->cluster->info.major : 0,
+			      e->pg_wait_event_info);
 	if (t) {
-		json_add_text(pg, "backend_type", t->backend_type,
-			      sizeof(t->backend_type));
+		json_write_text(w, "backend_type", t->backend_type,
+				sizeof(t->backend_type));
 		if (t->database[0])
-			json_add_text(pg, "database", t->database,
-				      sizeof(t->database));
+			json_write_text(w, "database", t->database,
+					sizeof(t->database));
 		if (t->user[0])
-			json_add_text(pg, "user", t->user, sizeof(t->user));
-	} else {
-		json_add_str(missing, "backend_type", "process title not readable yet");
+			json_write_text(w, "user", t->user, sizeof(t->user));
 	}
 	if (e->cluster)
-		json_object_object_add(pg, "cluster",
-				       event_encode_cluster(e->cluster));
-	if (json_object_object_length(missing))
-		json_object_object_add(pg, "missing", missing);
-	else
-		json_object_put(missing);
-	return pg;
+		write_cluster(w, e->cluster);
+	write_pg_missing(w, e, t);
+	json_write_end_object(w);
 }
 
-static json_object *encode_waker(const struct event_waker *w)
+static void write_waker(struct json_writer *w, const struct event_waker *wk)
 {
-	json_object *o = json_object_new_object();
-
-	json_add_int(o, "pid", w->tgid);
-	json_add_int(o, "tid", w->pid);
-	json_add_text(o, "comm", w->comm, PGOFF_COMM_LEN);
-	if (w->proc && w->proc->titled)
-		json_add_text(o, "backend_type", w->proc->title.backend_type,
-			      sizeof(w->proc->title.backend_type));
-	if (w->has_pg_wait)
-		json_add_pg_wait(o, w->pg_major, w->pg_wait_event_info);
-	return o;
+	json_write_object(w, "waker");
+	json_write_int(w, "pid", wk->tgid);
+	json_write_int(w, "tid", wk->pid);
+	json_write_text(w, "comm", wk->comm, PGOFF_COMM_LEN);
+	if (wk->proc && wk->proc->titled)
+		json_write_text(w, "backend_type", wk->proc->title.backend_type,
+				sizeof(wk->proc->title.backend_type));
+	if (wk->has_pg_wait)
+		write_pg_wait(w, wk->pg_major, wk->pg_wait_event_info);
+	json_write_end_object(w);
 }
 
 /* never an address: it would tell unprivileged members where the kernel
  * is loaded (KASLR), as kptr_restrict keeps from them */
-static json_object *encode_kernel_stack(const struct event *e)
+static void write_kernel_stack(struct json_writer *w, const struct event *e)
 {
-	json_object *arr = json_object_new_array();
-
+	json_write_array(w, "stack");
 	for (size_t i = 0; i < e->stack_len; i++)
-		json_object_array_add(arr, json_object_new_string(
-			e->stack[i] ? e->stack[i] : "[unknown]"));
-	return arr;
+		json_write_str(w, NULL, e->stack[i] ? e->stack[i] : "[unknown]");
+	json_write_end_array(w);
 }
 
 /* Fields every item about a process shares, up to the durations. */
-static void add_head(struct event_ctx *ctx, json_object *ev,
-		     const struct event *e)
+static void write_head(struct event_ctx *ctx, struct json_writer *w,
+		       const struct event *e)
 {
 	char ts[48];
 
-	json_add_str(ev, "type", e->episode ? "episode" : "offcpu");
-	json_add_int(ev, "seq", (int64_t)++ctx->seq);
+	json_write_str(w, "type", e->episode ? "episode" : "offcpu");
+	json_write_int(w, "seq", (int64_t)++ctx->seq);
 	event_format_time(e->end_ns, ts, sizeof(ts));
-	json_add_str(ev, "time", ts);
+	json_write_str(w, "time", ts);
 	event_format_time(e->start_ns, ts, sizeof(ts));
-	json_add_str(ev, "start", ts);
-	json_add_int(ev, "pid", e->tgid);
-	json_add_int(ev, "tid", e->pid);
-	json_add_text(ev, "comm", e->comm, PGOFF_COMM_LEN);
-	json_add_int(ev, "duration_ns", (int64_t)(e->end_ns - e->start_ns));
-	json_add_int(ev, "blocked_ns", (int64_t)e->blocked_ns);
-	json_add_int(ev, "runq_ns", (int64_t)e->runq_ns);
+	json_write_str(w, "start", ts);
+	json_write_int(w, "pid", e->tgid);
+	json_write_int(w, "tid", e->pid);
+	json_write_text(w, "comm", e->comm, PGOFF_COMM_LEN);
+	json_write_int(w, "duration_ns", (int64_t)(e->end_ns - e->start_ns));
+	json_write_int(w, "blocked_ns", (int64_t)e->blocked_ns);
+	json_write_int(w, "runq_ns", (int64_t)e->runq_ns);
 }
 
-/* The event without SQL and user stack. */
-static json_object *encode_plain(struct event_ctx *ctx, const struct event *e)
+/* The event's fields without SQL and user stack. */
+static void write_plain(struct event_ctx *ctx, struct json_writer *w,
+			const struct event *e)
 {
-	json_object *ev = json_object_new_object();
-
-	add_head(ctx, ev, e);
+	json_writer_reset(w);
+	write_head(ctx, w, e);
 	if (e->episode) {
-		json_add_int(ev, "on_cpu_ns", (int64_t)e->on_cpu_ns);
-		json_add_int(ev, "intervals", e->intervals);
-		json_add_str(ev, "boundary", e->exact ? "exact" : "inferred");
+		json_write_int(w, "on_cpu_ns", (int64_t)e->on_cpu_ns);
+		json_write_int(w, "intervals", e->intervals);
+		json_write_str(w, "boundary", e->exact ? "exact" : "inferred");
 	}
-	json_add_str(ev, "wait", pgoff_wait_name(e->wait));
+	json_write_str(w, "wait", pgoff_wait_name(e->wait));
 	if (!e->episode) {
-		json_add_str(ev, "kernel_wait", pgoff_wait_name(e->kernel_wait));
+		json_write_str(w, "kernel_wait", pgoff_wait_name(e->kernel_wait));
 		if (e->mismatch)
-			json_add_str(ev, "mismatch", e->mismatch);
+			json_write_str(w, "mismatch", e->mismatch);
 	}
-	json_object_object_add(ev, "pg", encode_pg(e));
+	write_pg(w, e);
 	if (e->woken)
-		json_object_object_add(ev, "waker", encode_waker(&e->waker));
+		write_waker(w, &e->waker);
 	if (!e->episode) {
-		json_object_object_add(ev, "stack", encode_kernel_stack(e));
+		write_kernel_stack(w, e);
 		if (e->stack_error)
-			json_add_str(ev, "stack_error", e->stack_error);
+			json_write_str(w, "stack_error", e->stack_error);
 	}
-	return ev;
 }
 
 /* user_stack (leaf first) and user_stack_error. */
-static json_object *encode_user_stack(const struct event *e)
+static void write_user_stack(struct json_writer *w, const struct event *e)
 {
-	json_object *o = json_object_new_object();
-	json_object *arr = NULL;
-
-	if (e->ustack_walked)
-		arr = json_object_new_array();
-	for (size_t i = 0; i < e->ustack_len; i++) {
+	json_writer_reset(w);
+	if (e->ustack_walked) {
+		json_write_array(w, "user_stack");
 		/* names come from files of the traced process: UTF-8 made */
-		char clean[USYMS_NAME_MAX + 1];
-		size_t len = pgoff_utf8_clean(e->ustack[i], USYMS_NAME_MAX - 1,
-					      clean);
-
-		json_object_array_add(arr, json_object_new_string_len(clean,
-								      (int)len));
+		for (size_t i = 0; i < e->ustack_len; i++)
+			json_write_text(w, NULL, e->ustack[i],
+					USYMS_NAME_MAX - 1);
+		json_write_end_array(w);
+	} else {
+		json_write_null(w, "user_stack");
 	}
-	json_object_object_add(o, "user_stack", arr);
 	if (e->ustack_error)
-		json_add_str(o, "user_stack_error", e->ustack_error);
-	return o;
+		json_write_str(w, "user_stack_error", e->ustack_error);
 }
 
 /* query (and query_truncated), or null and query_error; redacted: the
- * query's literals as $n, with query_redacted. NULL: out of memory. */
-static json_object *encode_query(const struct event *e, bool redacted)
+ * query's literals as $n, with query_redacted. -ENOMEM: out of memory. */
+static int write_query(struct json_writer *w, const struct event *e,
+		       bool redacted)
 {
-	json_object *o = json_object_new_object();
-
-	if (e->query && redacted) {
+	json_writer_reset(w);
+	if (!e->query) {
+		json_write_null(w, "query");
+		json_write_str(w, "query_error", e->query_error);
+		return 0;
+	}
+	if (redacted) {
 		size_t len;
 		char *text = sql_redact(e->query, e->query_len, &len);
 
-		if (!text) {
-			json_object_put(o);
-			return NULL;
-		}
-		json_add_text(o, "query", text, len);
+		if (!text)
+			return -ENOMEM;
+		json_write_text(w, "query", text, len);
 		free(text);
-	} else if (e->query) {
-		json_add_text(o, "query", e->query, e->query_len);
-	}
-	if (e->query) {
-		if (e->query_truncated)
-			json_object_object_add(o, "query_truncated",
-					       json_object_new_boolean(1));
-		if (redacted)
-			json_object_object_add(o, "query_redacted",
-					       json_object_new_boolean(1));
 	} else {
-		json_object_object_add(o, "query", NULL);
-		json_add_str(o, "query_error", e->query_error);
+		json_write_text(w, "query", e->query, e->query_len);
 	}
-	return o;
+	if (e->query_truncated)
+		json_write_bool(w, "query_truncated", true);
+	if (redacted)
+		json_write_bool(w, "query_redacted", true);
+	return 0;
 }
 
 /* An object's fields as they appear inside a line: without its braces. */
@@ -459,12 +478,9 @@ struct fields {
 	size_t len;
 };
 
-static struct fields fields_of(json_object *o)
+static struct fields fields_of(const struct json_writer *w)
 {
-	size_t len;
-	const char *s = pgoff_json_line(o, &len);
-
-	return (struct fields){ s + 1, len - 2 };
+	return (struct fields){ (const char *)w->buf.p, w->buf.n };
 }
 
 /*
@@ -502,58 +518,59 @@ static int join_line(char **buf, const struct fields *plain,
 
 /* The query's lines, plain and with the user stack (f[2], when us),
  * into buf and ustack_buf; redacted or not. */
-static int join_query(const struct event *e, bool redacted, char **buf,
-		      char **ustack_buf, struct fields *f, bool us,
-		      const char **line, size_t *len, const char **uline,
-		      size_t *ulen)
+static int join_query(struct event_ctx *ctx, const struct event *e,
+		      bool redacted, char **buf, char **ustack_buf,
+		      struct fields *f, bool us, const char **line,
+		      size_t *len, const char **uline, size_t *ulen)
 {
-	json_object *q = encode_query(e, redacted);
-	int err;
+	int err = write_query(&ctx->query_fields, e, redacted);
 
-	if (!q)
+	if (err || ctx->query_fields.buf.failed)
 		return -ENOMEM;
-	f[1] = fields_of(q);
+	f[1] = fields_of(&ctx->query_fields);
 	err = join_line(buf, &f[0], &f[1], 1, line, len);
 	if (!err && us)
 		err = join_line(ustack_buf, &f[0], &f[1], 2, uline, ulen);
-	json_object_put(q);
 	return err;
 }
 
 int event_lines_encode(struct event_ctx *ctx, const struct event *e,
 		       struct event_lines *lines)
 {
-	json_object *ev = encode_plain(ctx, e), *us = NULL;
 	struct fields f[3];	/* plain, query, user stack: in line order */
-	int err;
+	bool us = e->ustack_walked || (!e->episode && ctx->want_ustack);
+	int err = 0;
 
 	memset(lines, 0, sizeof(*lines));
-	f[0] = fields_of(ev);
+	write_plain(ctx, &ctx->plain_fields, e);
+	if (us)
+		write_user_stack(&ctx->ustack_fields, e);
+	if (ctx->plain_fields.buf.failed ||
+	    (us && ctx->ustack_fields.buf.failed))
+		return -ENOMEM;
+	f[0] = fields_of(&ctx->plain_fields);
 	err = join_line(&ctx->plain, &f[0], NULL, 0, &lines->plain,
 			&lines->plain_len);
-	if (!err && (e->ustack_walked || (!e->episode && ctx->want_ustack))) {
-		us = encode_user_stack(e);
-		f[2] = fields_of(us);
+	if (!err && us) {
+		f[2] = fields_of(&ctx->ustack_fields);
 		err = join_line(&ctx->ustack, &f[0], &f[2], 1,
 				&lines->with_ustack, &lines->with_ustack_len);
 	}
 	if (!err && ctx->want_query && e->query_told)
-		err = join_query(e, false, &ctx->query, &ctx->query_ustack, f,
-				 us != NULL, &lines->with_query,
+		err = join_query(ctx, e, false, &ctx->query, &ctx->query_ustack,
+				 f, us, &lines->with_query,
 				 &lines->with_query_len,
 				 &lines->with_query_ustack,
 				 &lines->with_query_ustack_len);
 	/* the recorder's: without it (memory), the event is stored
 	 * without SQL, not lost */
 	if (!err && ctx->want_redacted && e->query_told &&
-	    join_query(e, true, &ctx->redacted, &ctx->redacted_ustack, f,
-		       us != NULL, &lines->with_redacted,
+	    join_query(ctx, e, true, &ctx->redacted, &ctx->redacted_ustack,
+		       f, us, &lines->with_redacted,
 		       &lines->with_redacted_len, &lines->with_redacted_ustack,
 		       &lines->with_redacted_ustack_len)) {
 		lines->with_redacted = lines->with_redacted_ustack = NULL;
 	}
-	json_object_put(ev);
-	json_object_put(us);
 	return err;
 }
 
@@ -598,4 +615,7 @@ void event_ctx_free(struct event_ctx *ctx)
 	free(ctx->redacted_ustack);
 	ctx->plain = ctx->ustack = ctx->query = ctx->query_ustack = NULL;
 	ctx->redacted = ctx->redacted_ustack = NULL;
+	json_writer_free(&ctx->plain_fields);
+	json_writer_free(&ctx->ustack_fields);
+	json_writer_free(&ctx->query_fields);
 }

@@ -18,6 +18,7 @@
 #include "bpf/offcpu.h"
 #include "broker/classify.h"
 #include "broker/filter.h"
+#include "broker/json_writer.h"
 #include "broker/usyms.h"
 
 struct ksyms;
@@ -34,6 +35,9 @@ struct event_ctx {
 	 * the stack, with SQL, with both (PGOFF_MAX_LINE each, once) */
 	char *plain, *ustack, *query, *query_ustack;
 	char *redacted, *redacted_ustack;	/* with SQL redacted */
+	/* the parts the lines are joined from: the plain fields, the user
+	 * stack's, the query's (written as text, their memory kept) */
+	struct json_writer plain_fields, ustack_fields, query_fields;
 	bool want_query;		/* a subscriber may see SQL: encode it */
 	bool want_redacted;		/* the recorder keeps SQL redacted */
 	bool want_ustack;		/* a subscriber wants user stacks */

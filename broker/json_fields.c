@@ -30,25 +30,39 @@ void json_add_int(json_object *o, const char *key, int64_t v)
 	json_object_object_add(o, key, json_object_new_int64(v));
 }
 
+const char *pg_wait_labels(int major, uint32_t info, char *raw, size_t len,
+			   const char **type, const char **name)
+{
+	*type = pg_wait_event_type(major, info);
+	*name = pg_wait_event_name(major, info);
+	if (!info) {
+		*type = *name = NULL;
+		return NULL;
+	}
+	if (!*type || !*name) {
+		const char *known = *name;
+
+		/* a raw id only where no name is known */
+		snprintf(raw, len, "class 0x%02x id %u", info >> 24,
+			 info & 0xffff);
+		if (!*type)
+			*type = raw;
+		if (!*name)
+			*name = raw;
+		return known;
+	}
+	return *name;
+}
+
 /* PostgreSQL's wait event as pg_stat_activity names it, into o. */
 const char *json_add_pg_wait(json_object *o, int major, uint32_t info)
 {
-	const char *type = pg_wait_event_type(major, info);
-	const char *name = pg_wait_event_name(major, info);
-	const char *known = name;
-	char raw[48];
+	const char *type, *name, *known;
+	char raw[PG_WAIT_RAW_LEN];
 
+	known = pg_wait_labels(major, info, raw, sizeof(raw), &type, &name);
 	json_add_int(o, "wait_event_info", info);
-	if (info && (!type || !name)) {
-		/* a raw id only where no name is known */
-		snprintf(raw, sizeof(raw), "class 0x%02x id %u", info >> 24,
-			 info & 0xffff);
-		if (!type)
-			type = raw;
-		if (!name)
-			name = raw;
-	}
-	json_add_str(o, "wait_event_type", info ? type : NULL);
-	json_add_str(o, "wait_event", info ? name : NULL);
-	return info ? known : NULL;
+	json_add_str(o, "wait_event_type", type);
+	json_add_str(o, "wait_event", name);
+	return known;
 }

@@ -23,5 +23,13 @@ void json_add_text(json_object *o, const char *key, const char *v,
  * known event name, or NULL.
  */
 const char *json_add_pg_wait(json_object *o, int major, uint32_t info);
+/*
+ * The same wait event's type and name (NULL for 0; a raw id, written into
+ * raw, where no name is known), for writers without json-c objects.
+ * Returns the known event name, or NULL.
+ */
+#define PG_WAIT_RAW_LEN	48
+const char *pg_wait_labels(int major, uint32_t info, char *raw, size_t len,
+			   const char **type, const char **name);
 
 #endif
