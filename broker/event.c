@@ -19,21 +19,22 @@
 void event_format_time(uint64_t mono_ns, char *buf, size_t len)
 {
 	struct timespec mono, real;
-	int64_t wall_ns;
+	uint64_t wall_ns;
 	time_t sec;
 	struct tm tm;
 	size_t n;
 
-	/* BPF stamps CLOCK_MONOTONIC; shift by the clocks' current offset. */
+	/* BPF stamps CLOCK_MONOTONIC; shift by the clocks' current offset
+	 * (unsigned: a stamp at any value wraps, never overflows) */
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
-	wall_ns = (int64_t)mono_ns - (mono.tv_sec * 1000000000LL + mono.tv_nsec) +
-		  (real.tv_sec * 1000000000LL + real.tv_nsec);
-	sec = (time_t)(wall_ns / 1000000000LL);
+	wall_ns = mono_ns + (uint64_t)((real.tv_sec - mono.tv_sec) * 1000000000LL +
+				       (real.tv_nsec - mono.tv_nsec));
+	sec = (time_t)(wall_ns / 1000000000ULL);
 	gmtime_r(&sec, &tm);
 	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%06lldZ",
-		 (long long)(wall_ns % 1000000000LL) / 1000);
+	snprintf(buf + n, len - n, ".%06lluZ",
+		 (unsigned long long)(wall_ns % 1000000000ULL) / 1000);
 }
 
 /* The kernel frames, leaf first, scheduler frames dropped, and the
