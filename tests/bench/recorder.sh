@@ -9,7 +9,8 @@
 #   days of it 1 GiB holds (record-max-size is shared half and half, so
 #   the half that fills first decides);
 # - pgoffd's CPU (utime + stime) while recording every event (record-min
-#   0) of short sleeps at about 7,000 events/s, and with --record no;
+#   0) of short sleeps at about 7,000 events/s, with --record no, at the
+#   default record-min, and not recording with one member watching them;
 # - the time top --since 1h and flame --since 1h take, on a store made to
 #   span an hour by repeating the TPC-B run's records (stretch_store.py);
 # - record-queries off vs redacted vs full under TPC-B, at record-min 10ms
@@ -91,20 +92,27 @@ e2e_stop_broker TERM
 fi
 
 # 2. pgoffd's CPU recording every event of short sleeps (about 7,000/s)
-part cpu && for rec in yes no default; do
+#    watch: not recording, one member watching every one of them
+part cpu && for rec in yes no default watch; do
 	rm -rf "$E2E_DIR/state"
 	case $rec in
 	default) e2e_start_broker >/dev/null || exit 1 ;;
+	watch) e2e_start_broker --record no >/dev/null || exit 1 ;;
 	*) e2e_start_broker --record "$rec" --record-min 0 >/dev/null || exit 1 ;;
 	esac
+	watcher=
+	if [ "$rec" = watch ]; then
+		member watch --json --min 100us >"$E2E_DIR/watch.out" 2>/dev/null & watcher=$!
+		watchers 1 || exit 1
+	fi
 	load=(); for _ in $(seq 8); do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done
 	sleep 2
 	e0=$(member status --json | jq .counters.events); c0=$(ticks); t0=$(date +%s.%N)
-	[ "$rec" != no ] && r0=$(hist | jq .records)
+	case $rec in yes|default) r0=$(hist | jq .records) ;; watch) r0=$(wc -l <"$E2E_DIR/watch.out") ;; esac
 	sleep 10
 	e1=$(member status --json | jq .counters.events); c1=$(ticks); t1=$(date +%s.%N)
-	[ "$rec" != no ] && r1=$(hist | jq .records)
-	kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null
+	case $rec in yes|default) r1=$(hist | jq .records) ;; watch) r1=$(wc -l <"$E2E_DIR/watch.out") ;; esac
+	kill "${load[@]}" $watcher 2>/dev/null; wait "${load[@]}" $watcher 2>/dev/null
 	dt=$(echo "$t1 - $t0" | bc)
 	echo "cpu $rec $(echo "($e1 - $e0) / $dt" | bc) $(echo "scale=2; ($c1 - $c0) * 100 / $(getconf CLK_TCK) / $dt" | bc) $( [ "$rec" != no ] && echo "($r1 - $r0) / $dt" | bc)" >>"$raw"
 	e2e_stop_broker TERM
@@ -203,7 +211,9 @@ if cpu:
     print("\npgoffd CPU (utime + stime, 10 s) under 8 sessions of pg_sleep(0.0002) loops,"
           " no subscriber: yes = record-min 0 (every event stored), default ="
           " record-min 10ms (the sleeps are shorter: only the per-second aggregation"
-          " and the few longer waits are stored):\n")
+          " and the few longer waits are stored), watch = not recording, one"
+          " member watching them all (watch --json --min 100us; its stored/s are"
+          " the lines it received):\n")
     print("| record | kernel events/s | stored/s | pgoffd CPU % of one core |\n|---|---|---|---|")
     for r in cpu:
         print("| %s | %s | %s | %s |" % (r[1], r[2], r[4] if len(r) > 4 else "-", r[3]))
