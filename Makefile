@@ -220,12 +220,12 @@ binary-test: all
 # libFuzzer targets (clang): the request decoder, the client's renderers
 # (with the flame graph writer), pgoff_exporter's parser and page, the
 # ELF symbol reader of user stacks, the flight recorder's aggregation
-# records and its SQL redactor.
+# records, its SQL redactor and the writer of event lines.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
-	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact
+	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -253,6 +253,13 @@ $(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c 
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+# The writer of event lines without json-c: json-c's text for any bytes.
+$(BUILD)/fuzz/fuzz_json_writer: tests/fuzz/fuzz_json_writer.c broker/json_writer.c \
+		broker/json_fields.c broker/grow_buf.c $(PROTOCOL_SRCS) $(PG_WAIT_NAMES)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
 
 # pgoff_exporter: the web config file (an operator's), and what it does
 # with pgoffd's replies.
