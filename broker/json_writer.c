@@ -20,9 +20,18 @@ void json_writer_free(struct json_writer *w)
 	memset(w, 0, sizeof(*w));
 }
 
-static void put(struct json_writer *w, const char *s, size_t len)
+static inline void put(struct json_writer *w, const char *s, size_t len)
 {
-	grow_buf_put(&w->buf, s, len);
+	struct grow_buf *b = &w->buf;
+
+	/* in place once the buffer has grown to a line's size: most puts
+	 * are a byte or a few (after a failure the text is not used) */
+	if (b->n + len < b->cap) {
+		memcpy(b->p + b->n, s, len);
+		b->n += len;
+		return;
+	}
+	grow_buf_put(b, s, len);
 }
 
 /* The separator, and the key inside an object. */
