@@ -16,25 +16,38 @@
 #include "broker/usyms.h"
 #include "protocol/utf8.h"
 
-void event_format_time(uint64_t mono_ns, char *buf, size_t len)
+/* CLOCK_REALTIME minus CLOCK_MONOTONIC now (BPF stamps the latter);
+ * unsigned, so that a stamp at any value wraps, never overflows. */
+static uint64_t wall_offset_ns(void)
 {
 	struct timespec mono, real;
-	uint64_t wall_ns;
-	time_t sec;
-	struct tm tm;
-	size_t n;
 
-	/* BPF stamps CLOCK_MONOTONIC; shift by the clocks' current offset
-	 * (unsigned: a stamp at any value wraps, never overflows) */
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
-	wall_ns = mono_ns + (uint64_t)((real.tv_sec - mono.tv_sec) * 1000000000LL +
-				       (real.tv_nsec - mono.tv_nsec));
-	sec = (time_t)(wall_ns / 1000000000ULL);
-	gmtime_r(&sec, &tm);
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%06lluZ",
-		 (unsigned long long)(wall_ns % 1000000000ULL) / 1000);
+	return (uint64_t)((real.tv_sec - mono.tv_sec) * 1000000000LL +
+			  (real.tv_nsec - mono.tv_nsec));
+}
+
+/* RFC 3339 UTC with microseconds of wall_ns into buf; the date and time
+ * of a second are made once (gmtime, strftime) and kept in c. */
+static void format_wall_time(struct event_clock *c, uint64_t wall_ns,
+			     char buf[EVENT_TIME_LEN])
+{
+	time_t sec = (time_t)(wall_ns / 1000000000ULL);
+	uint64_t us = wall_ns % 1000000000ULL / 1000;
+	struct tm tm;
+
+	if (!c->date_len || sec != c->sec) {
+		gmtime_r(&sec, &tm);
+		c->date_len = strftime(c->date, sizeof(c->date),
+				       "%Y-%m-%dT%H:%M:%S", &tm);
+		c->sec = sec;
+	}
+	memcpy(buf, c->date, c->date_len);
+	buf[c->date_len] = '.';
+	for (int i = 6; i > 0; i--, us /= 10)
+		buf[c->date_len + i] = (char)('0' + us % 10);
+	memcpy(buf + c->date_len + 7, "Z", 2);
 }
 
 /* The kernel frames, leaf first, scheduler frames dropped, and the
@@ -383,13 +396,15 @@ static void write_kernel_stack(struct json_writer *w, const struct event *e)
 static void write_head(struct event_ctx *ctx, struct json_writer *w,
 		       const struct event *e)
 {
-	char ts[48];
+	char ts[EVENT_TIME_LEN];
+	/* one offset for both: time - start is the duration */
+	uint64_t offset = wall_offset_ns();
 
 	json_write_str(w, "type", e->episode ? "episode" : "offcpu");
 	json_write_int(w, "seq", (int64_t)++ctx->seq);
-	event_format_time(e->end_ns, ts, sizeof(ts));
+	format_wall_time(&ctx->clock, e->end_ns + offset, ts);
 	json_write_str(w, "time", ts);
-	event_format_time(e->start_ns, ts, sizeof(ts));
+	format_wall_time(&ctx->clock, e->start_ns + offset, ts);
 	json_write_str(w, "start", ts);
 	json_write_int(w, "pid", e->tgid);
 	json_write_int(w, "tid", e->pid);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <json-c/json.h>
 #include <linux/types.h>
 #include "bpf/offcpu.h"
@@ -26,11 +27,22 @@ struct pg_registry;
 struct pg_proc;
 struct pg_cluster;
 
+/* An event's time: RFC 3339 UTC with microseconds, NUL included (room
+ * for any year a uint64_t of ns reaches). */
+#define EVENT_TIME_LEN	40
+/* The date and time of the last second written. */
+struct event_clock {
+	time_t sec;
+	char date[EVENT_TIME_LEN - 9];	/* "YYYY-MM-DDTHH:MM:SS" */
+	size_t date_len;		/* 0: none yet */
+};
+
 struct event_ctx {
 	const struct ksyms *ksyms;
 	struct pg_registry *registry;
 	struct usyms *usyms;		/* NULL: user stacks are not named */
 	uint64_t seq;			/* last sequence number given out */
+	struct event_clock clock;
 	/* the lines of the last event: without SQL and user stack, with
 	 * the stack, with SQL, with both (PGOFF_MAX_LINE each, once) */
 	char *plain, *ustack, *query, *query_ustack;
@@ -162,7 +174,5 @@ json_object *event_encode_cluster(const struct pg_cluster *c);
 const char *event_names_missing(const struct pg_cluster *c, char *buf,
 				size_t len);
 
-/* RFC 3339 UTC with microseconds of a CLOCK_MONOTONIC timestamp. */
-void event_format_time(uint64_t mono_ns, char *buf, size_t len);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "broker/event.h"
 #include "broker/ksyms.h"
@@ -470,6 +471,63 @@ static void test_episode_nulls(void)
 	CHECK(!lines.with_query && !lines.with_ustack && !lines.with_redacted);
 }
 
+/* A line's "time" or "start" (RFC 3339 UTC, microseconds) as µs since
+ * the epoch; -1 when it is not in that form. */
+static int64_t line_time_us(const char *line, const char *key)
+{
+	char want[16];
+	const char *at;
+	struct tm tm;
+	int us, n = 0;
+
+	snprintf(want, sizeof(want), "\"%s\":\"", key);
+	at = strstr(line, want);
+	memset(&tm, 0, sizeof(tm));
+	if (!at || sscanf(at + strlen(want), "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ\"%n",
+			  &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+			  &tm.tm_min, &tm.tm_sec, &us, &n) != 7 || n != 28)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000000 + us;
+}
+
+/* time and start: the wall clock of the stamps, one offset for both (their
+ * difference is the duration to the µs), right across second boundaries
+ * and from one event to the next. */
+static void test_event_times(void)
+{
+	static const uint64_t spans[][2] = {	/* ns before now: start, end */
+		{ 2500000000, 0 }, { 1000001000, 999999000 },
+		{ 1000, 0 }, { 2000000000, 1999999000 },
+	};
+	struct pgoff_record r = interval();
+	struct event_lines lines;
+	struct event_meta meta;
+	struct timespec mono, real;
+	int64_t t, st, now_us;
+
+	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		clock_gettime(CLOCK_REALTIME, &real);
+		r.start_ns = (uint64_t)mono.tv_sec * 1000000000 +
+			     (uint64_t)mono.tv_nsec - spans[i][0];
+		r.end_ns = r.start_ns + spans[i][0] - spans[i][1];
+		r.wake_ns = r.end_ns;
+		CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+		t = line_time_us(lines.plain, "time");
+		st = line_time_us(lines.plain, "start");
+		now_us = (int64_t)real.tv_sec * 1000000 + real.tv_nsec / 1000;
+		if (t < 0 || st < 0 || t - st != (int64_t)(r.end_ns - r.start_ns) / 1000 ||
+		    t > now_us + 2000000 || t < now_us - 2000000 -
+		    (int64_t)spans[i][1] / 1000) {
+			fprintf(stderr, "span %zu: now %lld us, got %s\n", i,
+				(long long)now_us, lines.plain);
+			CHECK(!"time and start as the clocks say");
+		}
+	}
+}
+
 static void test_short_records_refused(void)
 {
 	struct pgoff_record r = interval();
@@ -499,6 +557,7 @@ int main(void)
 	RUN(test_episode);
 	RUN(test_hostile_text);
 	RUN(test_episode_nulls);
+	RUN(test_event_times);
 	RUN(test_short_records_refused);
 	rc = CHECK_DONE();
 	event_ctx_free(&ctx);
