@@ -92,7 +92,7 @@ e2e_stop_broker TERM
 fi
 
 # 2. pgoffd's CPU recording every event of short sleeps (about 7,000/s)
-#    watch: not recording, one member watching every one of them
+#    watch: not recording, one member watching every interval
 part cpu && for rec in yes no default watch; do
 	rm -rf "$E2E_DIR/state"
 	case $rec in
@@ -102,7 +102,7 @@ part cpu && for rec in yes no default watch; do
 	esac
 	watcher=
 	if [ "$rec" = watch ]; then
-		member watch --json --min 100us >"$E2E_DIR/watch.out" 2>/dev/null & watcher=$!
+		member watch --json --view intervals --min 100us >"$E2E_DIR/watch.out" 2>/dev/null & watcher=$!
 		watchers 1 || exit 1
 	fi
 	load=(); for _ in $(seq 8); do ( while :; do psql -X -q -c "select pg_sleep(0.0002) from generate_series(1, 5000)" >/dev/null 2>&1; done ) & load+=($!); done
@@ -212,7 +212,8 @@ if cpu:
           " no subscriber: yes = record-min 0 (every event stored), default ="
           " record-min 10ms (the sleeps are shorter: only the per-second aggregation"
           " and the few longer waits are stored), watch = not recording, one"
-          " member watching them all (watch --json --min 100us; its stored/s are"
+          " member watching every interval (watch --json --view intervals --min 100us;"
+          " its stored/s are"
           " the lines it received):\n")
     print("| record | kernel events/s | stored/s | pgoffd CPU % of one core |\n|---|---|---|---|")
     for r in cpu:
