@@ -159,9 +159,73 @@ static void test_big_second_is_stored_in_parts(void)
 	remove_dir();
 }
 
+/*
+ * A steady process of one cluster (0.2 s a second) beside another
+ * cluster's churn of 2,100 new processes a second at 0.9 s each: the
+ * churn folds only its own cluster's rows, and the steady process is
+ * told by pid with all its time.
+ */
+static void test_churn_folds_its_own_cluster(void)
+{
+	struct recorder_opts o = {
+		.min_ns = 10000000, .max_bytes = 1ull << 30,
+		.max_age_ns = 86400ull * 1000000000ull,
+	};
+	struct recorder *r = NULL;
+	struct recorder_window *w = NULL;
+	json_object *reply = json_object_new_object(), *rows, *v;
+	uint64_t mono = 1000000000ull, steady_ns = 0;
+	uint32_t pid = 100000;
+	int fd;
+
+	strcpy(dir + sizeof(dir) - 7, "XXXXXX");
+	CHECK(reply && mkdtemp(dir));
+	fd = open(dir, O_DIRECTORY | O_RDONLY);
+	CHECK(fd >= 0 && recorder_open(&r, fd, &o) == 0);
+	for (int s = 0; s < 20; s++, mono += 1000000000ull) {
+		struct agg_row *x = calloc(2101, sizeof(*x));
+
+		CHECK(x);
+		for (int i = 0; i < 2101; i++) {
+			x[i].cluster = i ? 2 : 1;
+			x[i].pg_major = 15;
+			strcpy(x[i].data_dir, i ? "/home/mallory/pg" : "/prod");
+			strcpy(x[i].title.backend_type, "client backend");
+			x[i].pid = i ? pid++ : 50;
+			x[i].count = 1;
+			/* cumulative, as the kernel's: the steady one grows */
+			x[i].total_ns = i ? 900000000ull : (s + 1) * 200000000ull;
+			x[i].hist[20] = 1;
+		}
+		recorder_aggregate(r, x, 2101, mono);
+	}
+	CHECK(recorder_window_start(r, 1, INT64_MAX - 1, PGOFF_STATS_BY_PID,
+				    &w) == 0);
+	while (recorder_window_step(r, w, RECORDER_WINDOW_STEP))
+		;
+	CHECK(recorder_window_reply(r, w, reply, 64u << 20, NULL, 0, 0) == 0);
+	CHECK(json_object_object_get_ex(reply, "rows", &rows));
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+
+		if (json_object_object_get_ex(row, "pid", &v) &&
+		    json_object_get_int(v) == 50 &&
+		    json_object_object_get_ex(row, "time_ns", &v))
+			steady_ns = (uint64_t)json_object_get_int64(v);
+	}
+	fprintf(stderr, "# the steady process: %llu ns of 4000000000\n",
+		(unsigned long long)steady_ns);
+	CHECK(steady_ns == 4000000000ull);
+	recorder_window_free(w);
+	json_object_put(reply);
+	recorder_close(r);
+	remove_dir();
+}
+
 int main(void)
 {
 	RUN(test_churn_is_folded_not_lost);
 	RUN(test_big_second_is_stored_in_parts);
+	RUN(test_churn_folds_its_own_cluster);
 	return check_failed_tests != 0;
 }
