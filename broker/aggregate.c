@@ -52,6 +52,9 @@ static int cmp_identity(const struct agg_row *a, const struct agg_row *b,
 	if (by == PGOFF_STATS_BY_PID) {
 		if ((d = cmp_u32(a->pid, b->pid)))
 			return d;
+		/* pid 0: (other) rows, one a cluster (agg_rows_keep) */
+		if (!a->pid && (d = strcmp(a->data_dir, b->data_dir)))
+			return d;
 	} else {
 		if ((d = strcmp(a->data_dir, b->data_dir)) ||
 		    (d = strcmp(a->title.database, b->title.database)) ||
@@ -130,17 +133,99 @@ static void make_other(struct agg_row *row)
 	row_add(row, &kept);
 }
 
+/* Clusters told apart when rows are kept (agg_rows_keep); rows of more
+ * share one more (other) row. */
+#define KEEP_CLUSTERS 64
+
+/* The cluster of row in the table (added if there is room), or the
+ * index past the table for all the others. */
+static size_t keep_cluster(char (*dirs)[256], size_t *n,
+			   const struct agg_row *row)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(dirs[i], row->data_dir))
+			return i;
+	if (*n == KEEP_CLUSTERS)
+		return KEEP_CLUSTERS;
+	memcpy(dirs[*n], row->data_dir, sizeof(dirs[*n]));
+	dirs[*n][sizeof(dirs[*n]) - 1] = '\0';
+	return (*n)++;
+}
+
+/* The largest number of rows each cluster may keep within budget, as
+ * many as it has if it has fewer (the rest shared by the others). */
+static size_t keep_cap(const size_t *count, size_t nc, size_t budget)
+{
+	size_t lo = 0, hi = budget;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo + 1) / 2, sum = 0;
+
+		for (size_t i = 0; i < nc; i++)
+			sum += count[i] < mid ? count[i] : mid;
+		if (sum <= budget)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
 		     uint64_t *folded)
 {
-	if (n <= keep || !keep)
+	size_t count[KEEP_CLUSTERS + 1] = { 0 }, kept[KEEP_CLUSTERS + 1] = { 0 };
+	size_t nc = 0, out = 0, cap, budget;
+	char (*dirs)[256];
+	struct agg_row *other;
+	bool *has_other;
+
+	if (n <= keep || keep <= KEEP_CLUSTERS + 1)
 		return n;
-	for (size_t i = keep - 1; i < n; i++)
+	dirs = calloc(KEEP_CLUSTERS, sizeof(*dirs));
+	other = calloc(KEEP_CLUSTERS + 1, sizeof(*other));
+	has_other = calloc(KEEP_CLUSTERS + 1, sizeof(*has_other));
+	if (!dirs || !other || !has_other) {
+		free(dirs);
+		free(other);
+		free(has_other);
+		return n;	/* kept whole: merged again later */
+	}
+	for (size_t i = 0; i < n; i++)
+		count[keep_cluster(dirs, &nc, &rows[i])]++;
+	/* one place each for the (other) rows */
+	budget = keep - (nc + 1);
+	cap = keep_cap(count, KEEP_CLUSTERS + 1, budget);
+	for (size_t i = 0; i < n; i++) {
+		size_t c = keep_cluster(dirs, &nc, &rows[i]);
+
+		if (!is_other(&rows[i]) && kept[c] < cap) {
+			kept[c]++;
+			rows[out++] = rows[i];	/* out <= i */
+			continue;
+		}
 		*folded += !is_other(&rows[i]);
-	make_other(&rows[keep - 1]);
-	for (size_t i = keep; i < n; i++)
-		row_add(&rows[keep - 1], &rows[i]);
-	return keep;
+		if (!has_other[c]) {
+			other[c] = rows[i];
+			make_other(&other[c]);
+			if (c < KEEP_CLUSTERS) {	/* its cluster's */
+				strcpy(other[c].data_dir, dirs[c]);
+				other[c].cluster = rows[i].cluster;
+				other[c].pg_major = rows[i].pg_major;
+			}
+			has_other[c] = true;
+		} else {
+			row_add(&other[c], &rows[i]);
+		}
+	}
+	for (size_t c = 0; c <= KEEP_CLUSTERS; c++)
+		if (has_other[c])
+			rows[out++] = other[c];
+	qsort(rows, out, sizeof(*rows), cmp_time_desc);
+	free(dirs);
+	free(other);
+	free(has_other);
+	return out;
 }
 
 int agg_retire(struct agg_label_rows *r, const struct agg_row *row)

@@ -62,10 +62,14 @@ void agg_row_to_labels(struct agg_row *row);
 size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by);
 
 /*
- * Rows as agg_rows_merge left them (longest first): the first keep - 1
- * stay, the rest are folded into one row with backend type "(other)",
- * their time kept, their labels not (a later merge joins it with other
- * such rows). *folded grows by the rows folded. Returns the rows left.
+ * Rows as agg_rows_merge left them (longest first), at most keep of them
+ * kept: each cluster (data directory) keeps its busiest rows, as many as
+ * it has up to a cap shared fairly among the clusters, and the rest of
+ * each cluster's rows are folded into one row of that cluster with
+ * backend type "(other)", their time kept, their labels not (clusters
+ * past the 64th share one). So processes that come and go in one cluster
+ * never push another cluster's rows into "(other)". *folded grows by the
+ * rows folded. Returns the rows left, longest first.
  */
 size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
 		     uint64_t *folded);

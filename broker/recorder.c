@@ -391,29 +391,49 @@ void recorder_tick(struct recorder *r)
 	store_tick(r->agg, wall);
 }
 
+/*
+ * One second's rows as one record, or as several when they do not fit in
+ * one (thousands of processes that changed: one local user's cluster
+ * could otherwise keep every second from being stored). The first part
+ * says the interval, the others 0, all with the same wall time.
+ */
+static void store_second(struct recorder *r, const struct agg_row *rows,
+			 size_t n, uint64_t iv, int64_t wall)
+{
+	unsigned char *buf = NULL;
+	size_t len;
+
+	if (aggrec_encode(rows, n, iv, &buf, &len)) {
+		r->agg_failed++;
+		return;
+	}
+	if (len > STORE_MAX_PAYLOAD && n > 1) {
+		free(buf);
+		store_second(r, rows, n / 2, iv, wall);
+		store_second(r, rows + n / 2, n - n / 2, 0, wall);
+		return;
+	}
+	/* a failure is counted by the store and said once */
+	store_append(r->agg, r->agg_seq + 1, wall, (const char *)buf, len,
+		     now_ns(CLOCK_MONOTONIC) / 1000000);
+	if (store_last_seq(r->agg) == r->agg_seq + 1)
+		r->agg_seq++;
+	free(buf);
+}
+
 void recorder_aggregate(struct recorder *r, struct agg_row *rows, size_t n,
 			uint64_t mono_ns)
 {
 	struct agg_vec d = { 0 };
-	unsigned char *buf = NULL;
-	size_t len;
 	/* the first second after start: since the kernel's maps were new */
 	uint64_t iv = r->prev_mono && mono_ns > r->prev_mono ?
 		      mono_ns - r->prev_mono : 1000000000ull;
 
 	aggrec_sort(rows, n);
-	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, &d) ||
-	    aggrec_encode(d.v, d.n, iv, &buf, &len)) {
+	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, &d))
 		r->agg_failed++;
-	} else {
-		/* a failure is counted by the store and said once */
-		store_append(r->agg, r->agg_seq + 1, now_ns(CLOCK_REALTIME),
-			     (const char *)buf, len,
-			     now_ns(CLOCK_MONOTONIC) / 1000000);
-		if (store_last_seq(r->agg) == r->agg_seq + 1)
-			r->agg_seq++;
-	}
-	free(buf);
+	else
+		store_second(r, d.v, d.n, iv, now_ns(CLOCK_REALTIME));
 	agg_vec_free(&d);
 	agg_vec_free(&r->prev);
 	r->prev = (struct agg_vec){ .v = rows, .n = n, .cap = n };
@@ -496,8 +516,10 @@ static int window_add(struct recorder_window *w, const struct store_hdr *h,
 	if (w->by == PGOFF_STATS_BY_LABELS)
 		for (size_t i = before; i < w->sum.n; i++)
 			agg_row_to_labels(&w->sum.v[i]);
-	if (!w->records++)
+	if (!w->records)
 		w->first = h->wall_ns - (int64_t)iv;
+	if (iv)		/* a second's other parts say 0 (store_second) */
+		w->records++;
 	w->last = h->wall_ns;
 	w->covered += iv;
 	*rows += w->sum.n - before;

@@ -52,6 +52,9 @@
  */
 #define REPLAY_TURNS	4
 #define PAST_TURNS	2
+/* The kinds of work on the store that take turns. */
+enum work_kind { WORK_REPLAY, WORK_PAST, WORK_KINDS };
+
 /* Past windows being summed at once: per uid, and in all (each holds up
  * to about 3.5 MiB). */
 #define PAST_JOBS_PER_UID 2
@@ -93,6 +96,7 @@ struct client {
 	void *past;			/* a stats request over the past being
 					 * summed (hooks.past_*); NULL: none */
 	struct pgoff_request past_req;	/* it, for its reply's id */
+	uint64_t turn_round[WORK_KINDS];	/* its last turn on the store */
 	struct client *next;
 	struct client *next_pending;
 };
@@ -113,6 +117,7 @@ struct server {
 	struct client *clients;
 	struct client *dead;		/* closed this loop round, not yet freed */
 	size_t nclients;
+	uid_t turn_last[WORK_KINDS];	/* the uid served last */
 	uint64_t queue_drops;		/* all clients, since start */
 	uint64_t watch_drops;		/* clients epoll could not watch */
 	struct loop_handler pending_ready;	/* epoll data: serve_pending */
@@ -202,6 +207,16 @@ static void end_replays(struct server *s, struct client *c)
 	}
 }
 
+/* c's past window, unfinished: nobody will have its reply. */
+static void cancel_past(struct server *s, struct client *c)
+{
+	if (!c->past)
+		return;
+	s->hooks.past_cancel(s->hooks.ctx, c->past);
+	c->past = NULL;
+	s->pasts--;
+}
+
 /*
  * Close now, free later: epoll may still hold this client's events in
  * the batch being handled.
@@ -232,11 +247,7 @@ static void drop_client(struct server *s, struct client *c, const char *why)
 	close(c->fd);
 	c->dead = true;
 	end_replays(s, c);
-	if (c->past) {
-		s->hooks.past_cancel(s->hooks.ctx, c->past);
-		c->past = NULL;
-		s->pasts--;
-	}
+	cancel_past(s, c);
 	c->nsubs = 0;
 	c->next = s->dead;
 	s->dead = c;
@@ -324,7 +335,9 @@ static int flush(struct server *s, struct client *c)
 	c->out_off = c->out_len = 0;
 	c->full_since = 0;
 	c->stalled_since = 0;
-	if (c->closing) {
+	/* a client that is done sending still gets the reply of a past
+	 * window it asked for (stored_work_some steps it) */
+	if (c->closing && !c->past) {
 		drop_client(s, c, c->close_why ? c->close_why :
 			    "closed by broker");
 		return -1;
@@ -798,6 +811,7 @@ static void serve(struct server *s, struct client *c)
 		snprintf(why, sizeof(why), "request line longer than %d bytes",
 			 PGOFF_MAX_REQUEST_LINE);
 		send_error(s, c, NULL, PGOFF_ERR_LINE_TOO_LONG, why);
+		cancel_past(s, c);
 		c->closing = true;
 	}
 	if (readable(c) && linebuf_has_line(&c->in))
@@ -1089,6 +1103,7 @@ void server_reconfigure(struct server *s, const struct server_opts *o)
 			send_error(s, c, NULL, PGOFF_ERR_FORBIDDEN,
 				   "permission denied: no longer in the access "
 				   "group after a configuration reload");
+			cancel_past(s, c);
 			c->closing = true;
 			flush(s, c);
 			continue;
@@ -1127,10 +1142,9 @@ static void replay_done(struct server *s, struct client *c,
 
 /*
  * Stored events for a replaying subscription, as its queue has room
- * (a replay never drops: it waits for the client). Returns true when
- * more could be read at once.
+ * (a replay never drops: it waits for the client): up to records.
  */
-static bool replay_some(struct server *s, struct client *c,
+static void replay_some(struct server *s, struct client *c,
 			struct subscription *sub, unsigned int records)
 {
 	for (unsigned int k = 0; k < records; k++) {
@@ -1141,7 +1155,7 @@ static bool replay_some(struct server *s, struct client *c,
 
 		/* room for the longest record and the end notice */
 		if (queued(c) + STORE_MAX_PAYLOAD + 256 > c->out_cap)
-			return false;	/* EPOLLOUT brings it back */
+			return;	/* EPOLLOUT brings it back */
 		r = store_next(s->opts.store, &sub->cursor, &h, s->replay_buf,
 			       STORE_MAX_PAYLOAD + 1);
 		if (r <= 0) {
@@ -1150,7 +1164,7 @@ static bool replay_some(struct server *s, struct client *c,
 					   "replay for uid %u ended early: %s",
 					   c->peer.uid, strerror(-r));
 			replay_done(s, c, sub);
-			return false;
+			return;
 		}
 		if (h.wall_ns < sub->since_ns || h.seq <= sub->after_seq)
 			continue;
@@ -1171,62 +1185,102 @@ static bool replay_some(struct server *s, struct client *c,
 		}
 		json_object_put(ev);
 	}
-	return true;
 }
 
-/* c's replaying subscriptions, a share of REPLAY_PER_ROUND each; true
- * when more could be read at once. */
-static bool client_replays(struct server *s, struct client *c)
+/* c's replaying subscriptions, a share of REPLAY_PER_ROUND each. */
+static void client_replays(struct server *s, struct client *c)
 {
 	size_t n = 0;
-	bool more = false;
 
 	for (size_t i = 0; i < c->nsubs; i++)
 		n += c->subs[i].replaying;
 	for (size_t i = 0; i < c->nsubs; i++)
 		if (c->subs[i].replaying)
-			more |= replay_some(s, c, &c->subs[i],
-					    REPLAY_PER_ROUND / n);
-	return more;
+			replay_some(s, c, &c->subs[i], REPLAY_PER_ROUND / n);
 }
 
-static bool replays_any(const struct client *c)
+/* Whether c has work of kind k that can move on now: a replay whose
+ * queue has room (a full one waits for EPOLLOUT), a past window. */
+static bool work_ready(const struct client *c, enum work_kind k)
 {
+	if (k == WORK_PAST)
+		return c->past != NULL;
+	if (c->closing || queued(c) + STORE_MAX_PAYLOAD + 256 > c->out_cap)
+		return false;
 	for (size_t i = 0; i < c->nsubs; i++)
 		if (c->subs[i].replaying)
 			return true;
 	return false;
 }
 
+static bool turn_had(const struct turns *t, uid_t uid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->uid[i] == uid)
+			return true;
+	return false;
+}
+
 /*
- * This round's turns on the store, from the round-th client on, wrapping
- * (see REPLAY_TURNS). True when work is left for the next round.
+ * The next turn of kind k: the first uid after last (in uid order,
+ * wrapping) with ready work and no turn yet this round, and of its
+ * clients the one whose last turn is oldest. NULL: none.
+ */
+static struct client *next_turn(struct server *s, enum work_kind k,
+				uid_t last, const struct turns *done)
+{
+	struct client *best = NULL;
+	bool best_after = false;
+
+	for (struct client *c = s->clients; c; c = c->next) {
+		uid_t uid = c->peer.uid;
+		bool after = uid > last;
+
+		if (!work_ready(c, k) || turn_had(done, uid))
+			continue;
+		if (!best || (after && !best_after) ||
+		    (after == best_after &&
+		     (uid < best->peer.uid ||
+		      (uid == best->peer.uid &&
+		       c->turn_round[k] < best->turn_round[k])))) {
+			best = c;
+			best_after = after;
+		}
+	}
+	return best;
+}
+
+/*
+ * This round's turns on the store (see REPLAY_TURNS): uids in turn, not
+ * connections, so a member's many connections count as one. True when
+ * work that can move on is left for the next round (the loop does not
+ * sleep then); a replay waiting for its client to read is not.
  */
 static bool stored_work_some(struct server *s)
 {
-	struct turns replays = { .max = REPLAY_TURNS },
-		     pasts = { .max = PAST_TURNS };
-	struct client *c = s->clients;
+	static const size_t max[WORK_KINDS] = { REPLAY_TURNS, PAST_TURNS };
 	bool more = false;
 
-	if (!s->nclients || (!s->replaying && !s->pasts))
+	if (!s->replaying && !s->pasts)
 		return false;
-	for (size_t k = s->round % s->nclients; k && c; k--)
-		c = c->next;
-	for (size_t k = 0; k < s->nclients && c;
-	     k++, c = c->next ? c->next : s->clients) {
-		if (c->closing)
-			continue;
-		if (c->past && turn_take(&pasts, c->peer.uid))
-			past_some(s, c);
-		if (!replays_any(c))
-			continue;
-		if (turn_take(&replays, c->peer.uid))
-			more |= client_replays(s, c);
-		else
-			more = true;	/* its turn comes in a later round */
+	for (int k = 0; k < WORK_KINDS; k++) {
+		struct turns done = { .max = max[k] };
+		struct client *c;
+
+		while (done.n < done.max &&
+		       (c = next_turn(s, k, s->turn_last[k], &done))) {
+			turn_take(&done, c->peer.uid);
+			s->turn_last[k] = c->peer.uid;
+			c->turn_round[k] = s->round;
+			if (k == WORK_PAST)
+				past_some(s, c);
+			else
+				client_replays(s, c);
+		}
+		for (c = s->clients; c && !more; c = c->next)
+			more = work_ready(c, k);
 	}
-	return more || s->pasts > 0;
+	return more;
 }
 
 void server_flush(struct server *s)

@@ -563,6 +563,36 @@ static void test_replays_take_turns_per_uid(void)
 	loop_round(10);
 }
 
+/*
+ * Two replays of one uid whose clients do not read: once their queues
+ * are full nothing can move on, and the loop sleeps (no round is asked
+ * for through the eventfd); it did not, when the uid's other replay
+ * said "more" each round.
+ */
+static void test_full_replays_let_the_loop_sleep(void)
+{
+	const char *sub = HELLO "{\"op\":\"subscribe\",\"view\":\"both\","
+			  "\"since_ns\":0}\n";
+	int fds[2], woke = 0;
+
+	for (int i = 0; i < 2; i++) {
+		fds[i] = client();
+		CHECK(fds[i] >= 0);
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK(say(fds[i], sub));
+	for (int round = 0; round < 200; round++)
+		loop_round(0);
+	for (int round = 0; round < 5; round++)
+		woke += loop_round(20);
+	if (woke)
+		fprintf(stderr, "the loop woke %d times in 5 rounds\n", woke);
+	CHECK(woke == 0);
+	for (int i = 0; i < 2; i++)
+		close(fds[i]);
+	loop_round(10);
+}
+
 /* A past job that takes PAST_STEPS steps. */
 #define PAST_STEPS 3
 static void *past_start_hook(void *ctx, const struct pgoff_request *req)
@@ -634,6 +664,31 @@ static void test_past_jobs_per_uid(void)
 	loop_round(10);
 }
 
+/* A client that asks for a past window and is done sending (shuts its
+ * side down) still gets the reply, then the end. */
+static void test_past_reply_after_half_close(void)
+{
+	struct reader r = { 0 };
+	struct timespec t;
+	char req[160];
+	int fd = client();
+
+	CHECK(fd >= 0);
+	clock_gettime(CLOCK_REALTIME, &t);
+	snprintf(req, sizeof(req), HELLO "{\"op\":\"stats\",\"since_ns\":%lld}\n",
+		 (long long)(t.tv_sec - 600) * 1000000000LL);
+	CHECK(say(fd, req) && shutdown(fd, SHUT_WR) == 0);
+	for (int round = 0; round < 20 && !r.eof; round++) {
+		loop_round(10);
+		drain(fd, &r);
+	}
+	if (r.lines != 2 || !r.eof)
+		fprintf(stderr, "%zu lines, eof %d, last: %s\n", r.lines, r.eof,
+			r.last);
+	CHECK(r.lines == 2 && strstr(r.last, "\"ok\":true") && r.eof);
+	close(fd);
+}
+
 int main(void)
 {
 	struct server_opts o = {
@@ -687,6 +742,8 @@ int main(void)
 	RUN(test_replay_then_live);
 	RUN(test_replays_take_turns_per_uid);
 	RUN(test_past_jobs_per_uid);
+	RUN(test_full_replays_let_the_loop_sleep);
+	RUN(test_past_reply_after_half_close);
 	rc = CHECK_DONE();
 	server_close(srv, "shutdown");
 	unlink(sock);
