@@ -16,7 +16,8 @@
  *   next, a backend: its storage; the clock (one read for both sides);
  *     the interval and its wait event stored in a per-CPU slot, where a
  *     real tool would aggregate or send it.
- * sched_waking: the wakee's storage and the clock.
+ * sched_waking: the wakee's storage and, for the first wakeup of a wait,
+ * the clock.
  * floor_reads, set by the loader, leaves out the query read or every read,
  * so each part's cost is measured in the same rounds.
  */
@@ -111,7 +112,8 @@ int BPF_PROG(sched_wk_floor, struct task_struct *p)
 {
 	struct floor_backend *b = bpf_task_storage_get(&backends, p, 0, 0);
 
-	if (b)
+	/* a wait ends at its first wakeup; later ones change nothing */
+	if (b && b->off_ns && !b->wake_ns)
 		b->wake_ns = bpf_ktime_get_ns();
 	return 0;
 }

@@ -61,16 +61,26 @@ for w in tps:
                          "sixteen", "ustack_pid", "ustack", "offcputime") if (c, "sched_switch") in per_round]
     if floor:
         off = per_round.get(("offcputime", "sched_switch"), {})
+        # pgoff beside the floor program (floor.bpf.c), round by round
+        least = {hook: per_round.get(("floor", hook), {}) for hook in HOOKS}
+        to_floor = any(least.values())
         print("\nThe floor, ns per run (median of the rounds, IQR):\n")
-        print("| configuration | sched_switch | sched_waking | sched_switch / offcputime's, same round |")
-        print("|---|---|---|---|")
+        print("| configuration | sched_switch | sched_waking | sched_switch / offcputime's, same round |"
+              + (" sched_switch / floor's, same round | sched_waking / floor's |" if to_floor else ""))
+        print("|---|---|---|---|" + ("---|---|" if to_floor else ""))
         for c in floor:
             sw = per_round[(c, "sched_switch")]
             wk = per_round.get((c, "sched_waking"), {})
             rel = [sw[r] / off[r] for r in sw if off.get(r)]
-            print("| %s | %s | %s | %s |" % (names[c], spread(list(sw.values())),
-                  spread(list(wk.values())) if wk else "-",
-                  spread(rel, "{:.3f}") if rel and c != "offcputime" else "-"))
+            cells = [names[c], spread(list(sw.values())), spread(list(wk.values())) if wk else "-",
+                     spread(rel, "{:.3f}") if rel and c != "offcputime" else "-"]
+            if to_floor:
+                for hook, xs in (("sched_switch", sw), ("sched_waking", wk)):
+                    rs = [xs[r] / least[hook][r] for r in xs if least[hook].get(r)]
+                    # not for the programs below it, nor another cluster's
+                    cells.append(spread(rs, "{:.3f}") if rs and c not in (
+                        "floor", "empty", "untraced", "base_untraced", "offcputime") else "-")
+            print("| " + " | ".join(cells) + " |")
     # PostgreSQL's wait probes: pg_usdt per hit, and TPS with / without
     usdt = progs.get((w, "one", "pg_usdt"), [])
     if usdt or ("one" in tps[w] and "noprobes" in tps[w]):
