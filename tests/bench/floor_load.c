@@ -130,7 +130,9 @@ int main(int argc, char **argv)
 	err = pg_probe_cluster("/proc", (uint32_t)pm, NULL, &cluster);
 	if (err) {
 		fprintf(stderr, "floor_load: postmaster %lu: %s\n", pm,
-			cluster.why[0] ? cluster.why : strerror(-err));
+			cluster.why[0] ? cluster.why : err == -EAGAIN ?
+			"no postmaster.pid naming it in its working directory" :
+			strerror(-err));
 		return 1;
 	}
 	if (!cluster.wait_event_ptr || !cluster.query_ptr) {
