@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The part of each off-CPU interval a backend waited for a CPU (runq_ns)
+# agrees with the kernel's own count of it (run_delay in
+# /proc/PID/schedstat) to the microsecond, with both hooks: pgoff reads
+# the scheduler's accounting at switch-in (a stamp at the wakeup counted
+# 13 us more a wakeup here). A backend sleeps 2 ms 400 times while CPU
+# hogs keep both cores busy: some wakeups wait in a run queue, some move
+# between CPUs while they wait.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
+hogs=()
+trap 'kill "${hogs[@]}" 2>/dev/null; e2e_cleanup' EXIT
+
+run_delay() { awk '{ print $2 }' "/proc/$1/schedstat"; }
+sleeping() { [ "$(awk '{ print $3 }' "/proc/$1/stat")" = S ]; }
+no_drop_notice() { ! grep -q '"type":"dropped"' "$1"; }
+
+for hook in tp_btf raw_tp; do
+	opts=(); [ "$hook" = raw_tp ] && opts=(--raw-tp)
+	e2e_start_broker --min-floor 0 "${opts[@]}" || { not_ok "$hook: start pgoffd"; exit 1; }
+	out=$E2E_DIR/runq-$hook
+	# first sleep: time to subscribe and take the kernel's count; the
+	# last one (3.01 s, not counted) is where the count is taken again
+	psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(4.01)" \
+		-c "do \$\$ begin for i in 1..400 loop perform pg_sleep(0.002); end loop; end \$\$" \
+		-c "select pg_sleep(3.01)" >"$out.psql" 2>&1 &
+	job=$!
+	WAIT_STEP=0.01 wait_for 5 [ -s "$out.psql" ]
+	pid=$(head -n1 "$out.psql")
+	# the kernel's count is taken while the backend sleeps (state S: a
+	# backend preempted on its way into the sleep still counts)
+	psa_wait_for "pid = ${pid:-0} and query like '%4.01%' and wait_event = 'PgSleep'" >/dev/null
+	wait_for 5 sleeping "$pid"
+	r0=$(run_delay "$pid")
+	member watch --view intervals --pid "${pid:-1}" --min 0 --json --timeout 40s >"$out.json" 2>"$out.err" &
+	watcher=$!
+	watchers 1
+	check "$hook: subscribed while the backend slept (its count unchanged)" \
+		[ "$(run_delay "$pid")" = "$r0" ]
+	# niced, the backend's wakeups preempt the hogs less often: they wait
+	renice -n 5 -p "$pid" >/dev/null
+	for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
+	psa_wait_for "pid = $pid and query like '%3.01%' and wait_event = 'PgSleep'" >/dev/null
+	kill "${hogs[@]}"; wait "${hogs[@]}" 2>/dev/null; hogs=()
+	wait_for 5 sleeping "$pid"
+	r1=$(run_delay "$pid")
+	# the 3.01 s sleep's interval comes after every one counted, and
+	# is not
+	wait_for 10 jqe -s 'any(.[]; .duration_ns > 3e9 and .duration_ns < 4e9)' "$out.json"
+	kill "$watcher"; wait "$watcher" "$job" 2>/dev/null
+	# the intervals before it (after it, psql leaves and the backend exits)
+	jq -s '(map(select(.duration_ns > 3e9 and .duration_ns < 4e9)) | .[0].seq) as $upto |
+		.[] | select(.type == "offcpu" and .seq < $upto)' "$out.json" >"$out.counted"
+	sum=$(jq -s 'map(.runq_ns) | add // 0' "$out.counted")
+	preempted=$(jq -s 'map(select(.blocked_ns == 0) | .runq_ns) | add // 0' "$out.counted")
+	n=$(jq -s 'length' "$out.counted")
+	woken=$(jq -s 'map(select(.blocked_ns > 0 and .runq_ns > 0)) | length' "$out.counted")
+	kernel=$((r1 - r0))
+	note "$hook: $n intervals, $woken woken that waited for a CPU; runq_ns summed $sum ($preempted of it preempted), the kernel's run_delay grew $kernel"
+	check "$hook: every interval of the backend came (no drop notice)" \
+		no_drop_notice "$out.json"
+	# a woken sleeper mostly preempts a hog at once: some must wait
+	check "$hook: the hogs made some sleeps wait in a run queue (>= 5 of them)" \
+		[ "$kernel" -gt 0 -a "$woken" -ge 5 ]
+	# the same count: only a preemption's interval is timed by pgoff
+	# (switch to switch), not by the scheduler (queued to arrival); a
+	# stamp at the wakeup instead was 13 us a wakeup more here
+	check "$hook: runq_ns summed is the kernel's run_delay within 1 % + 100 us" \
+		between "$sum" "$(( kernel * 99 / 100 - 100000 ))" "$(( kernel * 101 / 100 + 100000 ))"
+	e2e_stop_broker TERM
+done
