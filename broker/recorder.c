@@ -364,8 +364,13 @@ void recorder_record(struct recorder *r, const struct event_lines *lines,
 		return;
 	line = stored_line(r, lines, &len);
 	/* a failure is counted by the store and said once */
-	store_append(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
-		     now_ns(CLOCK_MONOTONIC) / 1000000);
+	store_add(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
+		  now_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
+void recorder_flush(struct recorder *r)
+{
+	store_flush(r->store);
 }
 
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */

@@ -60,9 +60,12 @@ void recorder_widen(const struct recorder *r, struct kernel_filter *k);
 /* With record-user-stacks, widen the user-stack filter to every interval
  * (the duration is not known when the stack is walked); true if so. */
 bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u);
-/* An event as published (seq: the one in its line). */
+/* An event as published (seq: the one in its line), added to the batch
+ * that recorder_flush writes: once a loop round, before anything is sent
+ * to a client (see store_add). */
 void recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq);
+void recorder_flush(struct recorder *r);
 /* Once a second: age retention. */
 void recorder_tick(struct recorder *r);
 
