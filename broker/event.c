@@ -60,7 +60,10 @@ static void resolve_kernel_stack(const struct event_ctx *ctx,
 	size_t skip;
 
 	for (size_t i = 0; i < n; i++)
-		names[i] = ksyms_lookup(ctx->ksyms, r->stack[i], NULL, NULL);
+		names[i] = ctx->ksyms_cache ?
+			   ksyms_lookup_cached(ctx->ksyms, ctx->ksyms_cache,
+					       r->stack[i]) :
+			   ksyms_lookup(ctx->ksyms, r->stack[i], NULL, NULL);
 	skip = pgoff_stack_skip(names, n);
 	e->stack_len = n - skip;
 	memcpy(e->stack, names + skip, e->stack_len * sizeof(names[0]));

@@ -22,6 +22,8 @@
 #include "broker/json_writer.h"
 #include "broker/usyms.h"
 
+struct ksyms_cache;
+
 struct ksyms;
 struct pg_registry;
 struct pg_proc;
@@ -39,6 +41,7 @@ struct event_clock {
 
 struct event_ctx {
 	const struct ksyms *ksyms;
+	struct ksyms_cache *ksyms_cache;	/* NULL: every frame searched */
 	struct pg_registry *registry;
 	struct usyms *usyms;		/* NULL: user stacks are not named */
 	uint64_t seq;			/* last sequence number given out */

@@ -314,6 +314,26 @@ const char *ksyms_lookup(const struct ksyms *ks, uint64_t addr,
 	return ks->arena + sym->name;
 }
 
+const char *ksyms_lookup_cached(const struct ksyms *ks, struct ksyms_cache *c,
+				uint64_t addr)
+{
+	/* Fibonacci hashing: return addresses differ in their low bits */
+	size_t slot = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54) &
+		      (KSYMS_CACHE_SLOTS - 1);
+
+	if (c->ks != ks) {
+		memset(c, 0, sizeof(*c));
+		c->ks = ks;
+	}
+	if (!addr)
+		return NULL;
+	if (c->addr[slot] != addr) {
+		c->name[slot] = ksyms_lookup(ks, addr, NULL, NULL);
+		c->addr[slot] = addr;
+	}
+	return c->name[slot];
+}
+
 size_t ksyms_count(const struct ksyms *ks)
 {
 	return ks ? ks->nr : 0;

@@ -50,6 +50,7 @@ struct broker {
 	struct tracer *tracer;
 	struct pg_registry *registry;
 	struct ksyms *ksyms;
+	struct ksyms_cache ksyms_cache;	/* the loop's recent lookups */
 	struct server *server;
 	struct prober *prober;
 	struct usdt *usdt;
@@ -1125,6 +1126,7 @@ static void setup(struct broker *b, int argc, char **argv)
 	if (b->cfg.record)
 		open_record(b, &s);
 	b->events.ksyms = b->ksyms;
+	b->events.ksyms_cache = &b->ksyms_cache;
 	b->events.registry = b->registry;
 	if (usyms_new(&b->events.usyms, NULL))
 		log_fatal(ENOMEM, "out of memory");

@@ -272,6 +272,46 @@ static void test_many_symbols(void)
 	ksyms_free(ks);
 }
 
+/* The cache answers exactly what the search does: for hits, misses (NULL
+ * names), slots shared by several addresses, and another table. */
+static void test_cached_lookups(void)
+{
+	static struct ksyms_cache cache;	/* zeroed, like the broker's */
+	struct ksyms *a = load_str("ffffffff81000000 T alpha\n"
+				   "ffffffff81000100 T beta\n");
+	struct ksyms *b = load_str("ffffffff81000000 T gamma\n");
+	uint64_t addr = 0xffffffff81000000ULL, x = 88172645463325252ULL;
+
+	CHECK(a && b);
+	CHECK_STR(ksyms_lookup_cached(a, &cache, addr + 8), "alpha");
+	CHECK_STR(ksyms_lookup_cached(a, &cache, addr + 0x108), "beta");
+	CHECK(ksyms_lookup_cached(a, &cache, 0) == NULL);
+	CHECK(ksyms_lookup_cached(a, &cache, addr - 1) == NULL);
+	CHECK(ksyms_lookup_cached(a, &cache, addr - 1) == NULL);
+	/* the same address in another table is that table's */
+	CHECK_STR(ksyms_lookup_cached(b, &cache, addr + 8), "gamma");
+	CHECK_STR(ksyms_lookup_cached(a, &cache, addr + 8), "alpha");
+	/* 8 times as many addresses as slots, twice: every answer the
+	 * search's, whatever the slot held before */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < KSYMS_CACHE_SLOTS * 8; i++) {
+			uint64_t at;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			at = addr - 0x100 + x % (KSYMS_MAX_OFFSET + 0x400);
+			if (ksyms_lookup_cached(a, &cache, at) !=
+			    ksyms_lookup(a, at, NULL, NULL)) {
+				fprintf(stderr, "  address %#" PRIx64 ": the cache "
+					"and the search differ\n", at);
+				CHECK(0);
+				break;
+			}
+		}
+	}
+	ksyms_free(a);
+	ksyms_free(b);
+}
+
 static void test_load_path_errors(void)
 {
 	errno = 0;
@@ -361,6 +401,7 @@ int main(void)
 	RUN(test_malformed_lines_skipped);
 	RUN(test_long_name);
 	RUN(test_many_symbols);
+	RUN(test_cached_lookups);
 	RUN(test_load_path_errors);
 	RUN(test_real_kallsyms);
 	return CHECK_DONE();
