@@ -686,6 +686,7 @@ void recorder_history(struct recorder *r, json_object *reply)
 			       json_object_new_boolean(r->opts.user_stacks));
 	recorder_counters(r, c);
 	add_u64(c, "segments_removed", i.removed_segments);
+	add_u64(c, "unreadable", i.unreadable);
 	json_object_object_add(reply, "counters", c);
 	/* the per-second aggregation, top over the past */
 	store_info(r->agg, &i);
