@@ -760,6 +760,7 @@ int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
 	      const char *line, size_t len, int64_t mono_ms)
 {
 	const size_t ev = sizeof(struct store_batch_ev);
+	int err;
 
 	if (s->pend_n && s->pend_len + (s->pend_n + 1) * ev + len >
 			 STORE_BATCH_MAX)
@@ -770,10 +771,12 @@ int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
 		count_dropped(s, 0, 1);
 		return -EAGAIN;
 	}
-	if ((s->pend_n && seq <= s->pend_ev[s->pend_n - 1].seq) ||
-	    make_batch(s)) {
+	err = make_batch(s);
+	if (!err && s->pend_n && seq <= s->pend_ev[s->pend_n - 1].seq)
+		err = -EINVAL;	/* a batch's seqs rise */
+	if (err) {
 		s->dropped_error++;
-		return s->pend ? -EINVAL : -ENOMEM;
+		return err;
 	}
 	memcpy(s->pend + s->pend_len, line, len);
 	s->pend_ev[s->pend_n++] = (struct store_batch_ev){

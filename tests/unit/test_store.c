@@ -343,6 +343,27 @@ static void test_two_stores(void)
 	store_close(agg);
 }
 
+/* A record (h, with len and flags set; its payload p) appended to the
+ * segment at path, its CRC made as pgoffd makes it (a flagged record's
+ * flags are in it). */
+static void append_record(const char *path, struct store_hdr *h,
+			  const void *p)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+	int fd;
+
+	crc = crc32(crc, (const Bytef *)&h->seq, sizeof(h->seq));
+	crc = crc32(crc, (const Bytef *)&h->wall_ns, sizeof(h->wall_ns));
+	crc = crc32(crc, (const Bytef *)&h->len, sizeof(h->len));
+	crc = crc32(crc, (const Bytef *)&h->flags, sizeof(h->flags));
+	h->crc = (uint32_t)crc32(crc, p, h->len);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0);
+	CHECK(write(fd, h, sizeof(*h)) == (ssize_t)sizeof(*h));
+	CHECK(write(fd, p, h->len) == (ssize_t)h->len);
+	close(fd);
+}
+
 /* A record as the pgoffd before Zstandard wrote it: deflated with the
  * dictionary, appended to the segment at path. */
 static void append_deflated(const char *path, const char *dict, uint64_t seq,
@@ -352,8 +373,6 @@ static void append_deflated(const char *path, const char *dict, uint64_t seq,
 	struct store_hdr h = { .magic = STORE_MAGIC, .flags = STORE_F_DEFLATE,
 			       .seq = seq, .wall_ns = (int64_t)seq };
 	z_stream d = { 0 };
-	uLong crc = crc32(0L, Z_NULL, 0);
-	int fd;
 
 	CHECK(deflateInit2(&d, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
 	CHECK(deflateSetDictionary(&d, (const Bytef *)dict,
@@ -365,16 +384,7 @@ static void append_deflated(const char *path, const char *dict, uint64_t seq,
 	CHECK(deflate(&d, Z_FINISH) == Z_STREAM_END);
 	h.len = (uint32_t)d.total_out;
 	deflateEnd(&d);
-	crc = crc32(crc, (const Bytef *)&h.seq, sizeof(h.seq));
-	crc = crc32(crc, (const Bytef *)&h.wall_ns, sizeof(h.wall_ns));
-	crc = crc32(crc, (const Bytef *)&h.len, sizeof(h.len));
-	crc = crc32(crc, (const Bytef *)&h.flags, sizeof(h.flags));
-	h.crc = (uint32_t)crc32(crc, z, h.len);
-	fd = open(path, O_WRONLY | O_APPEND);
-	CHECK(fd >= 0);
-	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
-	CHECK(write(fd, z, h.len) == (ssize_t)h.len);
-	close(fd);
+	append_record(path, &h, z);
 }
 
 static int test_line(char *buf, size_t len, uint64_t seq)
@@ -775,8 +785,8 @@ static void test_batch_damaged(void)
 	cleanup();
 }
 
-/* A batch record whose CRC holds but whose body is not what its header
- * says, written after event 50's record; *crc_of: the record's payload. */
+/* A batch record (its header b, then body) appended to the segment at
+ * path, its CRC whole whatever the body says. */
 static void append_batch(const char *path, const void *body, size_t body_len,
 			 const struct store_batch *b, uint64_t seq, int64_t wall,
 			 bool zstd)
@@ -785,22 +795,11 @@ static void append_batch(const char *path, const void *body, size_t body_len,
 	struct store_hdr h = { .magic = STORE_MAGIC, .seq = seq,
 			       .wall_ns = wall, .flags = STORE_F_BATCH |
 							 (zstd ? STORE_F_ZSTD : 0) };
-	uLong crc = crc32(0L, Z_NULL, 0);
-	int fd;
 
 	memcpy(payload, b, sizeof(*b));
 	memcpy(payload + sizeof(*b), body, body_len);
 	h.len = (uint32_t)(sizeof(*b) + body_len);
-	crc = crc32(crc, (const Bytef *)&h.seq, sizeof(h.seq));
-	crc = crc32(crc, (const Bytef *)&h.wall_ns, sizeof(h.wall_ns));
-	crc = crc32(crc, (const Bytef *)&h.len, sizeof(h.len));
-	crc = crc32(crc, (const Bytef *)&h.flags, sizeof(h.flags));
-	h.crc = (uint32_t)crc32(crc, payload, h.len);
-	fd = open(path, O_WRONLY | O_APPEND);
-	CHECK(fd >= 0);
-	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
-	CHECK(write(fd, payload, h.len) == (ssize_t)h.len);
-	close(fd);
+	append_record(path, &h, payload);
 }
 
 /*
