@@ -1163,7 +1163,8 @@ static void run(struct broker *b)
 			ring_pace_read(&b->ring, monotonic_ms(), got);
 		}
 		holdback_expire(b->held, monotonic_ms(), publish, b);
-		/* the round's events in one record, before any is sent */
+		/* the events of the last RECORDER_BATCH_MS in one record
+		 * (server_flush stores them first if any is sent) */
 		if (b->rec)
 			recorder_flush(b->rec);
 		server_flush(b->server);	/* one send per client per round */

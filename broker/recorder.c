@@ -370,7 +370,11 @@ void recorder_record(struct recorder *r, const struct event_lines *lines,
 
 void recorder_flush(struct recorder *r)
 {
-	store_flush(r->store);
+	int64_t since = store_pending_since(r->store);
+
+	if (since >= 0 &&
+	    now_ns(CLOCK_MONOTONIC) / 1000000 - since >= RECORDER_BATCH_MS)
+		store_flush(r->store);
 }
 
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */

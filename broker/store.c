@@ -48,6 +48,7 @@ struct store {
 	size_t pend_len;		/* bytes of lines */
 	uint32_t pend_n;
 	int64_t pend_mono;		/* when the last was added */
+	int64_t pend_first_mono;	/* and the first */
 	/* the batch a reader read last, decompressed: readers take turns,
 	 * and each reads on from where it was (its seg_id, off) */
 	char *plain;
@@ -778,6 +779,8 @@ int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
 		s->dropped_error++;
 		return err;
 	}
+	if (!s->pend_n)
+		s->pend_first_mono = mono_ms;
 	memcpy(s->pend + s->pend_len, line, len);
 	s->pend_ev[s->pend_n++] = (struct store_batch_ev){
 		.seq = seq, .wall_ns = wall_ns, .off = (uint32_t)s->pend_len,
@@ -835,6 +838,11 @@ void store_flush(struct store *s)
 	s->pend_len = 0;
 	write_record(s, &h, s->zout, b.last_seq, b.last_wall, b.count,
 		     s->pend_mono);
+}
+
+int64_t store_pending_since(const struct store *s)
+{
+	return s->pend_n ? s->pend_first_mono : -1;
 }
 
 void store_tick(struct store *s, int64_t now_wall)

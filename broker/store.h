@@ -142,6 +142,9 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
 	      const char *line, size_t len, int64_t mono_ms);
 void store_flush(struct store *s);
+/* The mono_ms the first event of the batch being made was added at;
+ * -1: none is. */
+int64_t store_pending_since(const struct store *s);
 /* Age retention, once a second. */
 void store_tick(struct store *s, int64_t now_wall);
 

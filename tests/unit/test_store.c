@@ -686,8 +686,11 @@ static void test_batch_pending_read(void)
 	s = batch_reopen(true);
 	CHECK(s);
 	n = ev_line(line, sizeof(line), 0);
+	CHECK(store_pending_since(s) == -1);
 	for (uint64_t seq = 5000; seq < 5003; seq++)
-		CHECK(store_add(s, seq, 1, line, (size_t)n, 0) == 0);
+		CHECK(store_add(s, seq, 1, line, (size_t)n,
+				100 + (int64_t)seq - 5000) == 0);
+	CHECK(store_pending_since(s) == 100);	/* the first's: its age */
 	store_info(s, &i);
 	CHECK(i.last_seq == ev_seq(BATCH_EVENTS - 1));	/* not written */
 	n = 0;
@@ -706,6 +709,7 @@ static void test_batch_pending_read(void)
 	CHECK(n == 3);
 	store_info(s, &i);
 	CHECK(i.last_seq == 5002 && i.records == BATCH_EVENTS + 3);
+	CHECK(store_pending_since(s) == -1);
 	store_cursor_close(&c);
 	store_close(s);
 	cleanup();
