@@ -40,9 +40,9 @@ struct store_hdr {
 #define STORE_F_DEFLATE	1u
 #define STORE_F_ZSTD	2u
 /*
- * A batch: the events one loop round stored, in one record and (with
- * STORE_F_ZSTD) one Zstandard frame, which is smaller and about ten times
- * cheaper than a frame per event. Its payload is a struct store_batch as
+ * A batch: events stored together (pgoffd's of up to 50 ms), in one
+ * record and (with STORE_F_ZSTD) one Zstandard frame, which is smaller
+ * and several times cheaper than a record and a frame per event. Its payload is a struct store_batch as
  * it is, then the body, compressed or not: the events' lines one after
  * another, then a struct store_batch_ev for each, in order. Each event
  * keeps its own seq and wall time; store_next gives them one by one.
