@@ -356,7 +356,7 @@ selinux-test:
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
 bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
-	trap_empty.bpf.o trap_site trap_load)
+	floor_load trap_empty.bpf.o trap_site trap_load)
 	@tests/bench/bench.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
@@ -364,13 +364,27 @@ bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
 
 # The bench's own programs, built by make bench only: the floor (empty.bpf.c,
 # programs that do nothing on pgoff's hooks, loaded by empty_load; lookups.bpf.c,
-# ones that only look a task up, by structure) and the cost of a wait probe
+# ones that only look a task up, by structure; floor.bpf.c, the least a per-switch
+# wait attribution does, loaded by floor_load) and the cost of a wait probe
 # hit (usdt_trap.sh: the nop site trap_site runs in a loop, trap_load links
 # trap_empty.bpf.o's or pgoff's program to it).
 $(BUILD)/bench/%.bpf.o: tests/bench/%.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/floor.bpf.o: tests/bench/floor.h
+
+$(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
+
+# floor_load finds a cluster's symbols with pgoffd's own prober code
+FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/pg_probe.c broker/pg_elf.c \
+	broker/procfs.c broker/pg_trust.c
+$(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench/floor.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(FLOOR_LOAD_SRCS) -lbpf -lelf -lz -o $@
 
 $(BUILD)/bench/%: tests/bench/%.c
 	$(call msg,CC,$@)

@@ -8,8 +8,13 @@
 # per program run from kernel.bpf_stats_enabled, which is far steadier.
 # The floor in the same rounds: programs that do nothing on the same hooks
 # (empty), programs that only look prev and next up in task-local
-# storage, a hash or a slot array (lookups: what each structure costs), and pgoffd with one watcher while pgbench runs against a cluster
-# it does not trace (untraced: a postgres binary that is not root's).
+# storage, a hash or a slot array (lookups: what each structure costs),
+# the least a program that reports PostgreSQL's wait event per switch must
+# do (floor: a lookup, the clock, the three reads of the backend's memory
+# pgoff makes; floor_noquery: without the debug_query_string read;
+# floor_lookup: no read, only the lookups and the clock; floor.bpf.c), and
+# pgoffd with one watcher while pgbench runs against a cluster it does
+# not trace (untraced: a postgres binary that is not root's).
 # PostgreSQL's wait probes: "one" runs with them (the default), "noprobes"
 # is the same with --usdt no; pg_usdt's time per hit and hits per second
 # come from bpf_stats like the scheduler hooks'.
@@ -17,8 +22,9 @@
 # base_untraced, that broker in the same rounds: a change's effect is the
 # ratio of paired rounds.
 # usage: tests/bench/bench.sh [RESULTS_FILE]   (ROUNDS=5 SECONDS_PER_RUN=15;
-#   WORKLOADS="select tpcb", CONFIGS="none empty untraced idle one noprobes
-#   sixteen ustack_pid ustack offcputime lookups" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
+#   WORKLOADS="select tpcb", CONFIGS="none empty lookups floor floor_noquery
+#   floor_lookup untraced idle one noprobes sixteen ustack_pid ustack
+#   offcputime" and FANOUT_CLIENTS="1 16 64" (empty: no fan-out) choose a
 #   part, for more rounds of the figures that need them)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,18 +62,19 @@ su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $work/pg/data -w -l $work/pg/log -o 
 	{ echo "bench: PostgreSQL did not start:" >&2; cat "$work/pg/log" >&2; exit 1; }
 export PGHOST=$work/pg PGPORT=45500 PGUSER=postgres PGDATABASE=postgres
 "$PGBIN/pgbench" -i -s 10 -q >/dev/null 2>&1
-make -s -C "$top" all build/bench/empty.bpf.o build/bench/lookups.bpf.o build/bench/empty_load >/dev/null ||
+make -s -C "$top" all build/bench/empty.bpf.o build/bench/lookups.bpf.o build/bench/empty_load \
+	build/bench/floor_load >/dev/null ||
 	{ echo "bench: make failed" >&2; exit 1; }
 PGOFFD=$top/build/pgoffd PGOFFCTL=$top/build/pgoffctl SOCK=$work/run/pgoffd.sock
 [ -z "${BASE_PGOFFD:-}" ] || [ -x "$BASE_PGOFFD" ] || { echo "bench: BASE_PGOFFD=$BASE_PGOFFD is not executable" >&2; exit 2; }
-configs=(none empty lookups untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
+configs=(none empty lookups floor floor_noquery floor_lookup untraced idle one noprobes sixteen ustack_pid ustack); [ -n "$offcpu" ] && configs+=(offcputime)
 [ -n "${BASE_PGOFFD:-}" ] && configs+=(base_untraced base_idle base_one)
 [ -n "${CONFIGS:-}" ] && read -r -a configs <<<"$CONFIGS"
 for c in "${configs[@]}"; do
 	case $c in
 	base_*) [ -n "${BASE_PGOFFD:-}" ] || { echo "bench: $c needs BASE_PGOFFD" >&2; exit 2; } ;;
 	offcputime) [ -n "$offcpu" ] || exit 2 ;;
-	none|empty|lookups|untraced|idle|one|noprobes|sixteen|ustack_pid|ustack) ;;
+	none|empty|lookups|floor|floor_noquery|floor_lookup|untraced|idle|one|noprobes|sixteen|ustack_pid|ustack) ;;
 	*) echo "bench: unknown configuration $c" >&2; exit 2 ;;
 	esac
 done
@@ -113,6 +120,11 @@ start_tracer() {	# CONFIG, see configs
 	offcputime) "$offcpu" 3600 >/dev/null 2>&1 & tracer=$!; sleep 2 ;;
 	empty|lookups)	"$top/build/bench/empty_load" "$top/build/bench/$mode.bpf.o" & tracer=$!; sleep 1
 		kill -0 "$tracer" || { echo "bench: empty_load failed" >&2; exit 1; } ;;
+	floor*)	# the reads of the backend's memory each switch-out makes
+		case $mode in floor) reads="all" ;; floor_noquery) reads="wait" ;; *) reads="none" ;; esac
+		"$top/build/bench/floor_load" $reads "$(head -1 "$work/pg/data/postmaster.pid")" & tracer=$!
+		tracer_checks=1; sleep 1
+		kill -0 "$tracer" || { echo "bench: floor_load failed" >&2; exit 1; } ;;
 	*)	opts=(); [ "$mode" = noprobes ] && opts=(--usdt no)
 		start_broker "$bin" "${opts[@]}"
 		n=0; [ "$mode" = one ] || [ "$mode" = noprobes ] || [ "$mode" = untraced ] || [ "$mode" = ustack_pid ] && n=1
@@ -138,7 +150,13 @@ stop_tracer() {
 	fi
 	pkill -f "pgoffctl --socket $SOCK" 2>/dev/null
 	[ -n "${broker:-}" ] && { kill "$broker"; wait "$broker"; } 2>/dev/null; broker=
-	[ -n "${tracer:-}" ] && { kill "$tracer"; wait "$tracer"; } 2>/dev/null; tracer=
+	if [ -n "${tracer:-}" ]; then
+		kill "$tracer" 2>/dev/null; wait "$tracer" 2>/dev/null; rc=$?
+		# floor_load exits non-zero if its programs measured nothing
+		[ "$rc" = 0 ] || [ -z "${tracer_checks:-}" ] ||
+			{ echo "bench: floor_load failed (status $rc)" >&2; tracer=; exit 1; }
+	fi
+	tracer='' tracer_checks=''
 	sleep 1	# the kernel frees programs a little after their fds close
 }
 raw=$work/raw.txt; : >"$raw"	# workload round config tps prog ns_per_run runs_per_s cpu_pct

@@ -26,13 +26,18 @@ names = {"none": "no tracer", "empty": "empty programs on the same hooks",
          "ustack_pid": "pgoffd, that watch and 1 --user-stack --pid (the postmaster)",
          "ustack": "pgoffd, 1 watch --view intervals --min 1ms --user-stack",
          "offcputime": "libbpf-tools offcputime",
-         "lookups": "lookups of prev and next only, by structure"}
+         "lookups": "lookups of prev and next only, by structure",
+         "floor": "floor: a lookup a side, the clock, 3 reads of the backend "
+                  "(wait event pointer and value, query pointer)",
+         "floor_noquery": "floor without the debug_query_string read",
+         "floor_lookup": "floor without any read (lookups and clock)"}
 for c in ("untraced", "idle", "one"):
     names["base_" + c] = "base pgoffd: " + names[c].split(", ", 1)[1]
 # the hooks, by the names bench.sh sees (pgoffd's tp_btf, raw_tp twins,
-# the empty programs, offcputime's)
-HOOKS = {"sched_switch": ("sched_switch_btf", "sched_switch_raw", "sched_sw_empty", "sched_switch"),
-         "sched_waking": ("sched_waking_btf", "sched_waking_raw", "sched_wk_empty")}
+# the empty and floor programs, offcputime's)
+HOOKS = {"sched_switch": ("sched_switch_btf", "sched_switch_raw", "sched_sw_empty", "sched_sw_floor",
+                          "sched_switch"),
+         "sched_waking": ("sched_waking_btf", "sched_waking_raw", "sched_wk_empty", "sched_wk_floor")}
 for w in tps:
     print("## pgbench %s\n" % ("select-only (-S)" if w == "select" else "TPC-B-like"))
     print("| configuration | TPS median (IQR, min, max) | TPS ratio to no tracer, same round: median (IQR, min, max) |")
@@ -52,20 +57,30 @@ for w in tps:
         for hook, progs_of in HOOKS.items():
             if ww == w and prog in progs_of:
                 per_round.setdefault((c, hook), {})[int(r)] = float(ns)
-    floor = [c for c in ("empty", "untraced", "base_untraced", "idle", "base_idle", "one", "base_one",
+    floor = [c for c in ("empty", "untraced", "base_untraced", "floor_lookup", "floor_noquery", "floor", "idle", "base_idle", "one", "base_one",
                          "sixteen", "ustack_pid", "ustack", "offcputime") if (c, "sched_switch") in per_round]
     if floor:
         off = per_round.get(("offcputime", "sched_switch"), {})
+        # pgoff beside the floor program (floor.bpf.c), round by round
+        least = {hook: per_round.get(("floor", hook), {}) for hook in HOOKS}
+        to_floor = any(least.values())
         print("\nThe floor, ns per run (median of the rounds, IQR):\n")
-        print("| configuration | sched_switch | sched_waking | sched_switch / offcputime's, same round |")
-        print("|---|---|---|---|")
+        print("| configuration | sched_switch | sched_waking | sched_switch / offcputime's, same round |"
+              + (" sched_switch / floor's, same round | sched_waking / floor's |" if to_floor else ""))
+        print("|---|---|---|---|" + ("---|---|" if to_floor else ""))
         for c in floor:
             sw = per_round[(c, "sched_switch")]
             wk = per_round.get((c, "sched_waking"), {})
             rel = [sw[r] / off[r] for r in sw if off.get(r)]
-            print("| %s | %s | %s | %s |" % (names[c], spread(list(sw.values())),
-                  spread(list(wk.values())) if wk else "-",
-                  spread(rel, "{:.3f}") if rel and c != "offcputime" else "-"))
+            cells = [names[c], spread(list(sw.values())), spread(list(wk.values())) if wk else "-",
+                     spread(rel, "{:.3f}") if rel and c != "offcputime" else "-"]
+            if to_floor:
+                for hook, xs in (("sched_switch", sw), ("sched_waking", wk)):
+                    rs = [xs[r] / least[hook][r] for r in xs if least[hook].get(r)]
+                    # not for the programs below it, nor another cluster's
+                    cells.append(spread(rs, "{:.3f}") if rs and c not in (
+                        "floor", "empty", "untraced", "base_untraced", "offcputime") else "-")
+            print("| " + " | ".join(cells) + " |")
     # PostgreSQL's wait probes: pg_usdt per hit, and TPS with / without
     usdt = progs.get((w, "one", "pg_usdt"), [])
     if usdt or ("one" in tps[w] and "noprobes" in tps[w]):
