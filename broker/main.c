@@ -445,7 +445,8 @@ static void publish(void *ctx, const void *data, size_t size)
 			  strerror(-err));
 		return;
 	}
-	/* stored first: a replay that reaches the store's end has seen it */
+	/* added to the store first: a replay that reaches the store's end
+	 * reads it (store_next writes what was added) */
 	if (b->rec) {
 		recorder_seq_used(b->rec, b->events.seq);
 		recorder_record(b->rec, &lines, &meta, b->events.seq);
@@ -1162,6 +1163,10 @@ static void run(struct broker *b)
 			ring_pace_read(&b->ring, monotonic_ms(), got);
 		}
 		holdback_expire(b->held, monotonic_ms(), publish, b);
+		/* the events of the last RECORDER_BATCH_MS in one record
+		 * (server_flush stores them first if any is sent) */
+		if (b->rec)
+			recorder_flush(b->rec);
 		server_flush(b->server);	/* one send per client per round */
 		server_reap(b->server);
 	}

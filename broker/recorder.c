@@ -364,8 +364,17 @@ void recorder_record(struct recorder *r, const struct event_lines *lines,
 		return;
 	line = stored_line(r, lines, &len);
 	/* a failure is counted by the store and said once */
-	store_append(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
-		     now_ns(CLOCK_MONOTONIC) / 1000000);
+	store_add(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
+		  now_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
+void recorder_flush(struct recorder *r)
+{
+	int64_t since = store_pending_since(r->store);
+
+	if (since >= 0 &&
+	    now_ns(CLOCK_MONOTONIC) / 1000000 - since >= RECORDER_BATCH_MS)
+		store_flush(r->store);
 }
 
 /* RFC 3339 UTC with microseconds of a wall-clock time; null for 0. */
@@ -681,6 +690,7 @@ void recorder_history(struct recorder *r, json_object *reply)
 			       json_object_new_boolean(r->opts.user_stacks));
 	recorder_counters(r, c);
 	add_u64(c, "segments_removed", i.removed_segments);
+	add_u64(c, "unreadable", i.unreadable);
 	json_object_object_add(reply, "counters", c);
 	/* the per-second aggregation, top over the past */
 	store_info(r->agg, &i);

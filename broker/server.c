@@ -309,6 +309,11 @@ static int flush(struct server *s, struct client *c)
 {
 	bool was_readable = readable(c), wrote = false;
 
+	/* no event goes out before it is stored: after a kill -9 the
+	 * record holds every event a client was sent (see store_add) */
+	if (s->opts.store)
+		store_flush(s->opts.store);
+
 	while (queued(c)) {
 		ssize_t n = send(c->fd, c->out + c->out_off, queued(c),
 				 MSG_NOSIGNAL | MSG_DONTWAIT);

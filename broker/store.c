@@ -31,78 +31,111 @@ struct store {
 	bool stopped;
 	int64_t retry_ms;
 	uint64_t dropped_disk_full, dropped_error, removed;
+	uint64_t unreadable;
 	ZSTD_CCtx *cctx;		/* made at first use */
 	ZSTD_CDict *cdict;		/* the dictionary, digested once */
-	unsigned char *zout;		/* compressed payload being appended */
+	ZSTD_CDict *cdict_batch;	/* the same at the batches' level */
+	unsigned char *zout;		/* payload being appended */
 	size_t zout_cap;
 	ZSTD_DCtx *dctx;
 	ZSTD_DDict *ddict;
 	z_stream inf;			/* for records of an older pgoffd */
 	unsigned char *zin;		/* compressed payload being read */
 	bool inf_ok;
+	/* the batch being made (store_add) */
+	char *pend;			/* its lines; then its body */
+	struct store_batch_ev *pend_ev;
+	size_t pend_len;		/* bytes of lines */
+	uint32_t pend_n;
+	int64_t pend_mono;		/* when the last was added */
+	int64_t pend_first_mono;	/* and the first */
+	/* the batch a reader read last, decompressed: readers take turns,
+	 * and each reads on from where it was (its seg_id, off) */
+	char *plain;
+	struct store_batch plain_b;
+	uint64_t plain_seg, plain_off;
+	size_t plain_rec;		/* its record's bytes on disk */
+	bool plain_ok;
 };
 
 /*
- * A payload compressed into s->zout; 0 and *out_len, or -errno (then it
- * is stored as it is). Zstandard with the dictionary digested once:
- * pgoffd's loop writes thousands a second, and a record is a few hundred
- * bytes, so most of the saving is in the dictionary, and most of
- * deflate's time was in loading it again for every record. Level 4: on
- * stored events, as small as deflate's or smaller (levels 1-3 are up to
- * 7 % larger on long waits' lines), in half of deflate's time. No frame
+ * Payloads are compressed with Zstandard and the dictionary digested
+ * once: pgoffd's loop writes thousands of events a second, and a line is
+ * a few hundred bytes, so most of the saving is in the dictionary, and
+ * most of deflate's time was in loading it again for every record. An
+ * event alone, level 4: on stored events as small as deflate's or smaller
+ * (levels 1-3 are up to 7 % larger on long waits' lines), in half of
+ * deflate's time. A batch, BATCH_LEVEL: see its measure below. No frame
  * checksum, size or dictionary id: the record's CRC and length say those.
  */
 #define ZSTD_LEVEL	4
+#define BATCH_LEVEL	1
 
-/* The compressor and its dictionary; 0, or -ENOMEM with none made. */
+/* s->zout, which holds any payload with room for a batch's header. */
+static int make_zout(struct store *s)
+{
+	size_t cap = sizeof(struct store_batch) +
+		     ZSTD_compressBound(STORE_MAX_PAYLOAD);
+
+	if (!s->zout && !(s->zout = malloc(cap)))
+		return -ENOMEM;
+	s->zout_cap = cap;
+	return 0;
+}
+
+/* The compressor and its dictionaries; 0, or -ENOMEM with none made. */
 static int make_compressor(struct store *s)
 {
 	ZSTD_CCtx *c = ZSTD_createCCtx();
 	ZSTD_CDict *d = c && s->opts.dict ?
 			ZSTD_createCDict(s->opts.dict, s->opts.dict_len,
 					 ZSTD_LEVEL) : NULL;
-	size_t cap = ZSTD_compressBound(STORE_MAX_PAYLOAD);
-	unsigned char *out = malloc(cap);
+	ZSTD_CDict *db = d ? ZSTD_createCDict(s->opts.dict, s->opts.dict_len,
+					      BATCH_LEVEL) : NULL;
 
-	if (!c || !out || (s->opts.dict && !d) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel,
-						ZSTD_LEVEL)) ||
+	if (!c || (s->opts.dict && (!d || !db)) || make_zout(s) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_dictIDFlag, 0))) {
 		ZSTD_freeCCtx(c);
 		ZSTD_freeCDict(d);
-		free(out);
+		ZSTD_freeCDict(db);
 		return -ENOMEM;
 	}
 	s->cctx = c;
 	s->cdict = d;
-	s->zout = out;
-	s->zout_cap = cap;
+	s->cdict_batch = db;
 	return 0;
 }
 
-static int compress_payload(struct store *s, const void *in, size_t len,
-			    size_t *out_len)
+/* in (len bytes) compressed at level (with the dictionary, if any, of
+ * that level) into s->zout from byte at on; 0 and *out_len, or -errno
+ * (then it is stored as it is). */
+static int compress_payload(struct store *s, int level, const void *in,
+			    size_t len, size_t at, size_t *out_len)
 {
+	ZSTD_CDict *d = level == ZSTD_LEVEL ? s->cdict : s->cdict_batch;
 	size_t n;
 
 	if (!s->cctx && make_compressor(s))
 		return -ENOMEM;
-	/* referenced again for every frame: a reference lasts one */
-	if (s->cdict && ZSTD_isError(ZSTD_CCtx_refCDict(s->cctx, s->cdict)))
+	/* referenced again for every frame: a reference lasts one; the
+	 * level is the dictionary's, or this one without a dictionary */
+	if (d ? ZSTD_isError(ZSTD_CCtx_refCDict(s->cctx, d)) :
+	    ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx,
+						ZSTD_c_compressionLevel, level)))
 		return -EIO;
-	n = ZSTD_compress2(s->cctx, s->zout, s->zout_cap, in, len);
+	n = ZSTD_compress2(s->cctx, s->zout + at, s->zout_cap - at, in, len);
 	if (ZSTD_isError(n))
 		return -EIO;
 	*out_len = n;
 	return 0;
 }
 
-/* s->zin (len bytes, Zstandard) into buf (cap bytes, NUL-terminated);
- * its length, or -EINVAL when it does not decompress into what fits. */
-static ssize_t decompress_payload(struct store *s, size_t len, char *buf,
-				  size_t cap)
+/* in (len bytes, Zstandard) into buf (cap bytes, NUL-terminated); its
+ * length, or -EINVAL when it does not decompress into what fits. */
+static ssize_t decompress_payload(struct store *s, const void *in, size_t len,
+				  char *buf, size_t cap)
 {
 	size_t n;
 
@@ -121,8 +154,8 @@ static ssize_t decompress_payload(struct store *s, size_t len, char *buf,
 		s->ddict = d;
 	}
 	n = s->ddict ? ZSTD_decompress_usingDDict(s->dctx, buf, cap - 1,
-						  s->zin, len, s->ddict) :
-		       ZSTD_decompressDCtx(s->dctx, buf, cap - 1, s->zin, len);
+						  in, len, s->ddict) :
+		       ZSTD_decompressDCtx(s->dctx, buf, cap - 1, in, len);
 	if (ZSTD_isError(n))
 		return -EINVAL;
 	buf[n] = '\0';
@@ -197,21 +230,40 @@ static enum store_check check_hdr(const void *buf, size_t avail,
 	memcpy(h, buf, sizeof(*h));
 	if (h->magic != STORE_MAGIC || h->len > STORE_MAX_PAYLOAD ||
 	    (h->flags != 0 && h->flags != STORE_F_DEFLATE &&
-	     h->flags != STORE_F_ZSTD))
+	     h->flags != STORE_F_ZSTD && h->flags != STORE_F_BATCH &&
+	     h->flags != (STORE_F_BATCH | STORE_F_ZSTD)))
 		return STORE_CORRUPT;
 	return STORE_OK;
+}
+
+/* A batch record's header (*b) from its payload, if it can be one. */
+static bool batch_hdr(const struct store_hdr *h, const void *payload,
+		      struct store_batch *b)
+{
+	if (h->len < sizeof(*b))
+		return false;
+	memcpy(b, payload, sizeof(*b));
+	return b->count >= 2 && b->plain_len <= STORE_BATCH_MAX &&
+	       b->plain_len >= (uint64_t)b->count *
+			       sizeof(struct store_batch_ev) &&
+	       b->last_seq >= h->seq && b->last_seq - h->seq >= b->count - 1 &&
+	       ((h->flags & STORE_F_ZSTD) ||
+		h->len - sizeof(*b) == b->plain_len);
 }
 
 enum store_check store_check(const void *buf, size_t avail,
 			     struct store_hdr *h)
 {
 	enum store_check r = check_hdr(buf, avail, h);
+	const char *payload = (const char *)buf + sizeof(*h);
+	struct store_batch b;
 
 	if (r != STORE_OK)
 		return r;
 	if (avail - sizeof(*h) < h->len)
 		return STORE_TORN;
-	if (record_crc(h, (const char *)buf + sizeof(*h)) != h->crc)
+	if (record_crc(h, payload) != h->crc ||
+	    ((h->flags & STORE_F_BATCH) && !batch_hdr(h, payload, &b)))
 		return STORE_CORRUPT;
 	return STORE_OK;
 }
@@ -363,9 +415,18 @@ static int scan_seg(int fd, struct store_seg *seg, uint64_t *size,
 			seg->first_seq = h.seq;
 			seg->first_wall = h.wall_ns;
 		}
-		seg->records++;
-		seg->last_seq = h.seq;
-		seg->last_wall = h.wall_ns;
+		if (h.flags & STORE_F_BATCH) {	/* store_check read it */
+			struct store_batch b;
+
+			batch_hdr(&h, buf + pos + sizeof(h), &b);
+			seg->records += b.count;
+			seg->last_seq = b.last_seq;
+			seg->last_wall = b.last_wall;
+		} else {
+			seg->records++;
+			seg->last_seq = h.seq;
+			seg->last_wall = h.wall_ns;
+		}
 		pos += sizeof(h) + h.len;
 	}
 	seg->bytes = base + pos;
@@ -513,17 +574,22 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	store_flush(s);
 	if (s->fd >= 0)
 		close(s->fd);
 	close(s->dirfd);
 	ZSTD_freeCCtx(s->cctx);
 	ZSTD_freeCDict(s->cdict);
+	ZSTD_freeCDict(s->cdict_batch);
 	ZSTD_freeDCtx(s->dctx);
 	ZSTD_freeDDict(s->ddict);
 	if (s->inf_ok)
 		inflateEnd(&s->inf);
 	free(s->zout);
 	free(s->zin);
+	free(s->pend);
+	free(s->pend_ev);
+	free(s->plain);
 	free(s->segs);
 	free(s);
 }
@@ -584,48 +650,44 @@ static void stop(struct store *s, int err, int64_t mono_ms)
 	s->retry_ms = mono_ms + RETRY_MS;
 }
 
-int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
-		 const char *payload, size_t len, int64_t mono_ms)
+/* n events not stored, for err (0: recording is stopped). */
+static void count_dropped(struct store *s, int err, uint64_t n)
 {
-	struct store_hdr h = { .magic = STORE_MAGIC, .len = (uint32_t)len,
-			       .seq = seq, .wall_ns = wall_ns };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)payload, len } };
-	uint64_t size;
-	struct store_seg *cur;
-	size_t zlen;
-	ssize_t n;
-	int err = 0;
+	if (err == -ENOSPC || err == -EDQUOT || (!err && s->stopped &&
+						 s->dropped_disk_full))
+		s->dropped_disk_full += n;
+	s->dropped_error += n;
+}
 
-	if (len > STORE_MAX_PAYLOAD) {
-		s->dropped_error++;
-		return -EMSGSIZE;
-	}
-	if (s->stopped && mono_ms < s->retry_ms)
-		goto dropped;
-	/* compressed when that is smaller; else (or on failure) as it is */
-	if (s->opts.compress && compress_payload(s, payload, len, &zlen) == 0 &&
-	    zlen < len) {
-		h.len = (uint32_t)zlen;
-		h.flags = STORE_F_ZSTD;
-		iov[1].iov_base = s->zout;
-		iov[1].iov_len = zlen;
-	}
-	size = sizeof(h) + h.len;
-	cur = s->fd >= 0 ? &s->segs[s->nsegs - 1] : NULL;
+/*
+ * A record (h, its payload p of h->len bytes: its CRC is made here) at
+ * the end of the segment written; last_seq, last_wall, events: what it
+ * holds. 0, or -errno with its events counted as dropped.
+ */
+static int write_record(struct store *s, struct store_hdr *h, const void *p,
+			uint64_t last_seq, int64_t last_wall, uint32_t events,
+			int64_t mono_ms)
+{
+	struct iovec iov[2] = { { h, sizeof(*h) }, { (void *)p, h->len } };
+	uint64_t size = sizeof(*h) + h->len;
+	struct store_seg *cur = s->fd >= 0 ? &s->segs[s->nsegs - 1] : NULL;
+	ssize_t n;
+	int err;
+
 	/* after an error: a fresh segment, as a torn write may linger;
 	 * but one still empty (its first write failed) is used again */
 	if (!cur || (cur->records && (s->stopped ||
 				      cur->bytes + size > seg_limit(s)))) {
-		err = start_seg(s, seq);
+		err = start_seg(s, h->seq);
 		if (err)
 			goto failed;
 		remove_oldest(s, store_retention(s->segs, s->nsegs,
 						 s->opts.max_bytes, size,
-						 s->opts.max_age_ns, wall_ns),
+						 s->opts.max_age_ns, last_wall),
 			      "size or age");
 		cur = &s->segs[s->nsegs - 1];
 	}
-	h.crc = record_crc(&h, iov[1].iov_base);
+	h->crc = record_crc(h, p);
 	n = pwritev(s->fd, iov, 2, (off_t)cur->bytes);
 	if (n != (ssize_t)size) {
 		err = n < 0 ? -errno : -ENOSPC;	/* short: the disk filled */
@@ -637,27 +699,150 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 		log_info("record store: recording again");
 	s->stopped = false;
 	if (!cur->records) {
-		cur->first_seq = seq;
-		cur->first_wall = wall_ns;
+		cur->first_seq = h->seq;
+		cur->first_wall = h->wall_ns;
 	}
-	cur->records++;
-	cur->last_seq = seq;
-	cur->last_wall = wall_ns;
+	cur->records += events;
+	cur->last_seq = last_seq;
+	cur->last_wall = last_wall;
 	cur->bytes += size;
-	s->last_seq = seq;
+	s->last_seq = last_seq;
 	/* the cap holds with the segment being written in it */
 	remove_oldest(s, store_retention(s->segs, s->nsegs, s->opts.max_bytes,
-					 0, s->opts.max_age_ns, wall_ns),
+					 0, s->opts.max_age_ns, last_wall),
 		      "size or age");
 	return 0;
 failed:
 	stop(s, err, mono_ms);
-dropped:
-	if (err == -ENOSPC || err == -EDQUOT || (!err && s->stopped &&
-						 s->dropped_disk_full))
-		s->dropped_disk_full++;
-	s->dropped_error++;
-	return err ? err : -EAGAIN;
+	count_dropped(s, err, events);
+	return err;
+}
+
+int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
+		 const char *payload, size_t len, int64_t mono_ms)
+{
+	struct store_hdr h = { .magic = STORE_MAGIC, .len = (uint32_t)len,
+			       .seq = seq, .wall_ns = wall_ns };
+	const void *p = payload;
+	size_t zlen;
+
+	if (len > STORE_MAX_PAYLOAD) {
+		s->dropped_error++;
+		return -EMSGSIZE;
+	}
+	if (s->stopped && mono_ms < s->retry_ms) {
+		count_dropped(s, 0, 1);
+		return -EAGAIN;
+	}
+	/* compressed when that is smaller; else (or on failure) as it is */
+	if (s->opts.compress &&
+	    compress_payload(s, ZSTD_LEVEL, payload, len, 0, &zlen) == 0 &&
+	    zlen < len) {
+		h.len = (uint32_t)zlen;
+		h.flags = STORE_F_ZSTD;
+		p = s->zout;
+	}
+	return write_record(s, &h, p, seq, wall_ns, 1, mono_ms);
+}
+
+/* Room for the batch being made: its lines, then its table in the end. */
+static int make_batch(struct store *s)
+{
+	if (!s->pend)
+		s->pend = malloc(STORE_BATCH_MAX);
+	if (!s->pend_ev)
+		s->pend_ev = malloc(STORE_BATCH_MAX /
+				    sizeof(struct store_batch_ev) *
+				    sizeof(struct store_batch_ev));
+	return s->pend && s->pend_ev && make_zout(s) == 0 ? 0 : -ENOMEM;
+}
+
+int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
+	      const char *line, size_t len, int64_t mono_ms)
+{
+	const size_t ev = sizeof(struct store_batch_ev);
+	int err;
+
+	if (s->pend_n && s->pend_len + (s->pend_n + 1) * ev + len >
+			 STORE_BATCH_MAX)
+		store_flush(s);
+	if (len + ev > STORE_BATCH_MAX)	/* in no batch: a record alone */
+		return store_append(s, seq, wall_ns, line, len, mono_ms);
+	if (s->stopped && mono_ms < s->retry_ms) {
+		count_dropped(s, 0, 1);
+		return -EAGAIN;
+	}
+	err = make_batch(s);
+	if (!err && s->pend_n && seq <= s->pend_ev[s->pend_n - 1].seq)
+		err = -EINVAL;	/* a batch's seqs rise */
+	if (err) {
+		s->dropped_error++;
+		return err;
+	}
+	if (!s->pend_n)
+		s->pend_first_mono = mono_ms;
+	memcpy(s->pend + s->pend_len, line, len);
+	s->pend_ev[s->pend_n++] = (struct store_batch_ev){
+		.seq = seq, .wall_ns = wall_ns, .off = (uint32_t)s->pend_len,
+		.len = (uint32_t)len };
+	s->pend_len += len;
+	s->pend_mono = mono_ms;
+	return 0;
+}
+
+/*
+ * BATCH_LEVEL 1: batches of 70 stored lines of pgoffd's (651 bytes) with
+ * their table, the caches emptied before each flush as pgoffd's loop
+ * leaves them, took 571-640 ns and 35.6 B an event at level 1, 563-797
+ * ns and 36.9 B at 2, 730 ns and 37.6 B at 3, 1,125 ns and 38.6 B at 4
+ * (adding and writing included).
+ */
+void store_flush(struct store *s)
+{
+	struct store_hdr h = { .magic = STORE_MAGIC, .flags = STORE_F_BATCH };
+	const struct store_batch_ev *first = s->pend_ev, *last;
+	size_t table = s->pend_n * sizeof(*first), plain, zlen;
+	struct store_batch b;
+	unsigned char *body;
+
+	if (!s->pend_n)
+		return;
+	last = first + s->pend_n - 1;
+	if (s->pend_n == 1) {	/* alone: a record as it always was */
+		s->pend_n = 0;
+		s->pend_len = 0;
+		store_append(s, first->seq, first->wall_ns, s->pend,
+			     first->len, s->pend_mono);
+		return;
+	}
+	plain = s->pend_len + table;
+	memcpy(s->pend + s->pend_len, s->pend_ev, table);
+	b = (struct store_batch){ .count = s->pend_n,
+				  .plain_len = (uint32_t)plain,
+				  .last_seq = last->seq,
+				  .last_wall = last->wall_ns };
+	body = s->zout + sizeof(b);
+	if (s->opts.compress &&
+	    compress_payload(s, BATCH_LEVEL, s->pend, plain, sizeof(b),
+			     &zlen) == 0 && zlen < plain) {
+		h.flags |= STORE_F_ZSTD;
+	} else {
+		memcpy(body, s->pend, plain);
+		zlen = plain;
+	}
+	memcpy(s->zout, &b, sizeof(b));
+	h.len = (uint32_t)(sizeof(b) + zlen);
+	h.seq = first->seq;
+	h.wall_ns = first->wall_ns;
+	s->pend_n = 0;
+	s->pend_len = 0;
+	write_record(s, &h, s->zout, b.last_seq, b.last_wall, b.count,
+		     s->pend_mono);
+}
+
+int64_t store_pending_since(const struct store *s)
+{
+	return s->pend_n ? s->pend_first_mono : -1;
 }
 
 void store_tick(struct store *s, int64_t now_wall)
@@ -687,6 +872,7 @@ void store_info(const struct store *s, struct store_info *i)
 	i->dropped_disk_full = s->dropped_disk_full;
 	i->dropped_error = s->dropped_error;
 	i->removed_segments = s->removed;
+	i->unreadable = s->unreadable;
 	i->writing = !s->stopped;
 }
 
@@ -741,76 +927,188 @@ void store_cursor_close(struct store_cursor *c)
 	c->fd = -1;
 }
 
+/*
+ * The batch whose record (h, its payload p) is at c's place into
+ * s->plain, checked: every event's seq above the one before, from h's
+ * to the batch's last, and its line right after the one before; nothing
+ * decompresses past STORE_BATCH_MAX. Returns 0, or -EINVAL.
+ */
+static int load_batch(struct store *s, const struct store_cursor *c,
+		      const struct store_hdr *h, const unsigned char *p)
+{
+	const size_t ev_size = sizeof(struct store_batch_ev);
+	struct store_batch b;
+	struct store_batch_ev ev = { 0 };
+	uint64_t off = 0;
+	size_t table;
+
+	s->plain_ok = false;
+	if (!batch_hdr(h, p, &b))
+		return -EINVAL;
+	if (!s->plain && !(s->plain = malloc(STORE_BATCH_MAX + 1)))
+		return -ENOMEM;
+	if (h->flags & STORE_F_ZSTD) {
+		ssize_t n = decompress_payload(s, p + sizeof(b),
+					       h->len - sizeof(b), s->plain,
+					       STORE_BATCH_MAX + 1);
+
+		if (n != (ssize_t)b.plain_len)
+			return -EINVAL;
+	} else {
+		memcpy(s->plain, p + sizeof(b), b.plain_len);
+	}
+	table = b.plain_len - b.count * ev_size;
+	for (uint32_t i = 0; i < b.count; i++) {
+		uint64_t prev = ev.seq;
+
+		memcpy(&ev, s->plain + table + i * ev_size, ev_size);
+		if ((i ? ev.seq <= prev : (ev.seq != h->seq ||
+					   ev.wall_ns != h->wall_ns)) ||
+		    ev.off != off || ev.len > table - off)
+			return -EINVAL;
+		off += ev.len;
+	}
+	if (off != table || ev.seq != b.last_seq || ev.wall_ns != b.last_wall)
+		return -EINVAL;
+	s->plain_b = b;
+	s->plain_seg = c->seg_id;
+	s->plain_off = c->off;
+	s->plain_rec = sizeof(*h) + h->len;
+	s->plain_ok = true;
+	return 0;
+}
+
+/* The next event of the batch in s->plain into h and buf; c moves on. */
+static int batch_event(struct store *s, struct store_cursor *c,
+		       struct store_hdr *h, char *buf, size_t cap)
+{
+	const struct store_batch *b = &s->plain_b;
+	const size_t ev_size = sizeof(struct store_batch_ev);
+	struct store_batch_ev ev;
+
+	memcpy(&ev, s->plain + b->plain_len - (b->count - c->in_batch) *
+	       ev_size, ev_size);
+	if (ev.len >= cap)
+		return -EINVAL;
+	memcpy(buf, s->plain + ev.off, ev.len);
+	buf[ev.len] = '\0';
+	h->seq = ev.seq;
+	h->wall_ns = ev.wall_ns;
+	h->len = ev.len;
+	if (++c->in_batch == b->count) {
+		c->off += s->plain_rec;
+		c->in_batch = 0;
+	}
+	return 1;
+}
+
+/*
+ * The record at c's place in segment g (or, inside a batch, its next
+ * event) into h and buf, c moved past it. Returns 1, -EINVAL when it is
+ * not a whole record (changed under us, or corrupt), or -ENOMEM.
+ */
+static int read_record(struct store *s, struct store_cursor *c,
+		       const struct store_seg *g, struct store_hdr *h,
+		       char *buf, size_t cap)
+{
+	ssize_t n, plain;
+	char *dst = buf;
+	bool z;
+	int err;
+
+	if (c->in_batch && s->plain_ok && s->plain_seg == c->seg_id &&
+	    s->plain_off == c->off)
+		return batch_event(s, c, h, buf, cap);
+	n = pread(c->fd, h, sizeof(*h), (off_t)c->off);
+	if (n != (ssize_t)sizeof(*h) || check_hdr(h, sizeof(*h), h) != STORE_OK ||
+	    c->off + sizeof(*h) + h->len > g->bytes ||
+	    (c->in_batch && !(h->flags & STORE_F_BATCH)))
+		return -EINVAL;
+	z = h->flags != 0;	/* compressed, or a batch */
+	if (!z && h->len >= cap)
+		return -EINVAL;
+	if (z && !s->zin && !(s->zin = malloc(STORE_MAX_PAYLOAD)))
+		return -ENOMEM;
+	if (z)
+		dst = (char *)s->zin;
+	n = pread(c->fd, dst, h->len, (off_t)(c->off + sizeof(*h)));
+	if (n != (ssize_t)h->len || record_crc(h, dst) != h->crc)
+		return -EINVAL;
+	if (h->flags & STORE_F_BATCH) {
+		err = load_batch(s, c, h, s->zin);
+		if (err)
+			return err;
+		/* a reader that was inside it goes on from there */
+		if (c->in_batch >= s->plain_b.count)
+			return -EINVAL;
+		return batch_event(s, c, h, buf, cap);
+	}
+	plain = h->len;
+	if (h->flags == STORE_F_ZSTD)
+		plain = decompress_payload(s, s->zin, h->len, buf, cap);
+	else if (z)
+		plain = inflate_payload(s, h->len, buf, cap);
+	else
+		buf[h->len] = '\0';
+	if (plain < 0)
+		return -EINVAL;
+	c->off += sizeof(*h) + h->len;
+	h->len = (uint32_t)plain;
+	return 1;
+}
+
 int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 	       char *buf, size_t cap)
 {
 	for (;;) {
 		const struct store_seg *g = cursor_seg(s, c);
-		ssize_t n;
+		int r;
 
 		if (!g)
-			return 0;
+			goto end;
 		if (g->id != c->seg_id || c->fd < 0) {
 			store_cursor_close(c);
-			if (g->id != c->seg_id)
+			if (g->id != c->seg_id) {
 				c->off = 0;
+				c->in_batch = 0;
+			}
 			c->seg_id = g->id;
 			c->fd = open_seg(s, g->id, O_RDONLY);
 			if (c->fd < 0) {
 				/* gone (retention): the next one */
 				c->seg_id++;
 				c->off = 0;
+				c->in_batch = 0;
 				continue;
 			}
 		}
 		if (c->off + sizeof(*h) > g->bytes) {
 			if (g == &s->segs[s->nsegs - 1])
-				return 0;	/* caught up with the writer */
+				goto end;
 			store_cursor_close(c);
 			c->seg_id++;
 			c->off = 0;
+			c->in_batch = 0;
 			continue;
 		}
-		n = pread(c->fd, h, sizeof(*h), (off_t)c->off);
-		if (n == (ssize_t)sizeof(*h) && check_hdr(h, sizeof(*h), h) ==
-		    STORE_OK && h->len < cap &&
-		    c->off + sizeof(*h) + h->len <= g->bytes) {
-			bool z = h->flags != 0;	/* compressed */
-			char *dst = buf;
-
-			if (z && !s->zin)
-				s->zin = malloc(STORE_MAX_PAYLOAD);
-			if (z && !s->zin)
-				return -ENOMEM;
-			if (z)
-				dst = (char *)s->zin;
-			n = pread(c->fd, dst, h->len,
-				  (off_t)(c->off + sizeof(*h)));
-			if (n == (ssize_t)h->len &&
-			    record_crc(h, dst) == h->crc) {
-				ssize_t plain = h->len;
-
-				if (h->flags == STORE_F_ZSTD)
-					plain = decompress_payload(s, h->len,
-								   buf, cap);
-				else if (z)
-					plain = inflate_payload(s, h->len, buf,
-								cap);
-				else
-					buf[h->len] = '\0';
-				if (plain >= 0) {
-					c->off += sizeof(*h) + h->len;
-					h->len = (uint32_t)plain;
-					return 1;
-				}
-			}
-		}
+		r = read_record(s, c, g, h, buf, cap);
+		if (r == 1 || r == -ENOMEM)
+			return r;
 		/* changed under us: what is after it is not to be trusted */
+		s->unreadable++;
 		log_warnx("record store: segment %016" PRIx64 ": unreadable "
 			  "record at byte %" PRIu64 ", rest of it skipped",
 			  g->id, c->off);
 		store_cursor_close(c);
 		c->seg_id = g->id + 1;
 		c->off = 0;
+		c->in_batch = 0;
+		continue;
+end:
+		if (!s->pend_n)
+			return 0;	/* caught up with the writer */
+		/* what was added is read too: a replay that ends here
+		 * hands over to live with nothing missed */
+		store_flush(s);
 	}
 }

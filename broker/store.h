@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 #define STORE_MAGIC	0x52464f50u	/* "POFR" little-endian */
-/* A payload is one event line: never longer than the broker sends. */
+/* A payload is one event line (never longer than the broker sends), or a
+ * batch of them (STORE_F_BATCH) no longer than that either. */
 #define STORE_MAX_PAYLOAD (256u * 1024u)
 #define STORE_SEG_MAX	(16ull << 20)
 
@@ -26,8 +27,9 @@ struct store_hdr {
 	uint32_t crc;		/* CRC-32 of seq, wall_ns, len, flags when
 				   not 0, then payload (as stored) */
 	uint32_t flags;		/* STORE_F_*; 0 before compression */
-	uint64_t seq;		/* the event's seq */
-	int64_t wall_ns;	/* CLOCK_REALTIME when stored */
+	uint64_t seq;		/* the event's seq (a batch: its first's) */
+	int64_t wall_ns;	/* CLOCK_REALTIME when stored (a batch: its
+				   first event's) */
 };
 
 /* The payload is compressed, with the store's dictionary; store_next
@@ -37,6 +39,33 @@ struct store_hdr {
  * corrupt record. */
 #define STORE_F_DEFLATE	1u
 #define STORE_F_ZSTD	2u
+/*
+ * A batch: events stored together (pgoffd's of up to 50 ms), in one
+ * record and (with STORE_F_ZSTD) one Zstandard frame, which is smaller
+ * and several times cheaper than a record and a frame per event. Its payload is a struct store_batch as
+ * it is, then the body, compressed or not: the events' lines one after
+ * another, then a struct store_batch_ev for each, in order. Each event
+ * keeps its own seq and wall time; store_next gives them one by one.
+ */
+#define STORE_F_BATCH	4u
+
+struct store_batch {
+	uint32_t count;		/* events: 2 or more */
+	uint32_t plain_len;	/* the body's bytes, decompressed */
+	uint64_t last_seq;	/* the last event's seq */
+	int64_t last_wall;	/* and its wall time */
+};
+
+struct store_batch_ev {
+	uint64_t seq;		/* above the one before */
+	int64_t wall_ns;
+	uint32_t off;		/* its line in the body: right after the
+				   one before, the first at 0 */
+	uint32_t len;		/* its line's bytes */
+};
+
+/* A batch's body is at most this: no batch decompresses past it. */
+#define STORE_BATCH_MAX	(STORE_MAX_PAYLOAD - sizeof(struct store_batch))
 
 enum store_check {
 	STORE_OK,		/* a whole, intact record */
@@ -58,7 +87,7 @@ struct store_seg {
 	uint64_t first_seq, last_seq;
 	int64_t first_wall, last_wall;
 	uint64_t bytes;			/* readable: up to the last good record */
-	uint64_t records;
+	uint64_t records;		/* events: a batch counts each of its */
 };
 
 /*
@@ -102,6 +131,20 @@ void store_set_limits(struct store *s, const struct store_opts *o);
  */
 int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 		 const char *payload, size_t len, int64_t mono_ms);
+/*
+ * Add an event to the batch being made (seqs rising); store_flush writes
+ * it as one record (an event alone as store_append would), and so does
+ * store_add when the next would not fit. An event must be written before
+ * anyone is sent it: after a kill -9 the record then holds every event a
+ * client saw (a torn batch at the tail was sent to no one). Failures are
+ * store_append's, counted per event (at store_flush for a batch).
+ */
+int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
+	      const char *line, size_t len, int64_t mono_ms);
+void store_flush(struct store *s);
+/* The mono_ms the first event of the batch being made was added at;
+ * -1: none is. */
+int64_t store_pending_since(const struct store *s);
 /* Age retention, once a second. */
 void store_tick(struct store *s, int64_t now_wall);
 
@@ -110,8 +153,9 @@ struct store_info {
 	uint64_t bytes, records;
 	uint64_t first_seq, last_seq;
 	int64_t first_wall, last_wall;		/* 0: empty */
-	uint64_t dropped_disk_full, dropped_error;
+	uint64_t dropped_disk_full, dropped_error;	/* events */
 	uint64_t removed_segments;		/* by retention, since start */
+	uint64_t unreadable;			/* records a reader found bad */
 	bool writing;				/* false: stopped by an error */
 };
 void store_info(const struct store *s, struct store_info *i);
@@ -122,7 +166,8 @@ uint64_t store_last_seq(const struct store *s);
 struct store_cursor {
 	int fd;				/* -1: not open */
 	uint64_t seg_id;		/* which segment */
-	uint64_t off;
+	uint64_t off;			/* the record read next */
+	uint32_t in_batch;		/* of its events, how many were read */
 };
 /* Position c at the first segment holding records stored at or after
  * since_wall (the reader skips the older records in it). */
@@ -138,7 +183,9 @@ void store_cursor_close(struct store_cursor *c);
  * payload NUL-terminated, decompressed if it was stored compressed:
  * h->len is then its decompressed length). Returns 1, or 0 when every
  * stored record was read (more may come), or -errno. A corrupt record
- * ends its segment.
+ * ends its segment. A batch gives its events one by one, h with each
+ * one's seq, wall time and length; events added and not yet written are
+ * written first, so that a reader at the end has seen every one added.
  */
 int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 	       char *buf, size_t cap);

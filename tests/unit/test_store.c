@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 static void test_frame_roundtrip(void)
 {
@@ -342,6 +343,27 @@ static void test_two_stores(void)
 	store_close(agg);
 }
 
+/* A record (h, with len and flags set; its payload p) appended to the
+ * segment at path, its CRC made as pgoffd makes it (a flagged record's
+ * flags are in it). */
+static void append_record(const char *path, struct store_hdr *h,
+			  const void *p)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+	int fd;
+
+	crc = crc32(crc, (const Bytef *)&h->seq, sizeof(h->seq));
+	crc = crc32(crc, (const Bytef *)&h->wall_ns, sizeof(h->wall_ns));
+	crc = crc32(crc, (const Bytef *)&h->len, sizeof(h->len));
+	crc = crc32(crc, (const Bytef *)&h->flags, sizeof(h->flags));
+	h->crc = (uint32_t)crc32(crc, p, h->len);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0);
+	CHECK(write(fd, h, sizeof(*h)) == (ssize_t)sizeof(*h));
+	CHECK(write(fd, p, h->len) == (ssize_t)h->len);
+	close(fd);
+}
+
 /* A record as the pgoffd before Zstandard wrote it: deflated with the
  * dictionary, appended to the segment at path. */
 static void append_deflated(const char *path, const char *dict, uint64_t seq,
@@ -351,8 +373,6 @@ static void append_deflated(const char *path, const char *dict, uint64_t seq,
 	struct store_hdr h = { .magic = STORE_MAGIC, .flags = STORE_F_DEFLATE,
 			       .seq = seq, .wall_ns = (int64_t)seq };
 	z_stream d = { 0 };
-	uLong crc = crc32(0L, Z_NULL, 0);
-	int fd;
 
 	CHECK(deflateInit2(&d, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
 	CHECK(deflateSetDictionary(&d, (const Bytef *)dict,
@@ -364,16 +384,7 @@ static void append_deflated(const char *path, const char *dict, uint64_t seq,
 	CHECK(deflate(&d, Z_FINISH) == Z_STREAM_END);
 	h.len = (uint32_t)d.total_out;
 	deflateEnd(&d);
-	crc = crc32(crc, (const Bytef *)&h.seq, sizeof(h.seq));
-	crc = crc32(crc, (const Bytef *)&h.wall_ns, sizeof(h.wall_ns));
-	crc = crc32(crc, (const Bytef *)&h.len, sizeof(h.len));
-	crc = crc32(crc, (const Bytef *)&h.flags, sizeof(h.flags));
-	h.crc = (uint32_t)crc32(crc, z, h.len);
-	fd = open(path, O_WRONLY | O_APPEND);
-	CHECK(fd >= 0);
-	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
-	CHECK(write(fd, z, h.len) == (ssize_t)h.len);
-	close(fd);
+	append_record(path, &h, z);
 }
 
 static int test_line(char *buf, size_t len, uint64_t seq)
@@ -468,6 +479,429 @@ static void test_compress(void)
 	store_close(s);
 }
 
+
+/* The events the batch tests store: seqs with gaps (events below
+ * record-min take seqs too), a wall time and a line of each its own. */
+#define BATCH_EVENTS	91
+static uint64_t ev_seq(int i) { return 1000 + 3 * (uint64_t)i; }
+static int64_t ev_wall(int i) { return 5000000 + 7 * (int64_t)i; }
+static int ev_line(char *buf, size_t len, int i)
+{
+	return snprintf(buf, len, "{\"type\":\"offcpu\",\"seq\":%llu,"
+			"\"wait\":\"lock\",\"pad\":\"%0*d\"}",
+			(unsigned long long)ev_seq(i), 100 + i % 37, i);
+}
+
+/* Event i's index from its seq; -1 when none has it. */
+static int ev_index(uint64_t seq)
+{
+	return seq >= 1000 && (seq - 1000) % 3 == 0 &&
+	       (seq - 1000) / 3 < BATCH_EVENTS ? (int)((seq - 1000) / 3) : -1;
+}
+
+/* Events from..to-1 added, then written (as one loop round does). */
+static void add_round(struct store *s, int from, int to)
+{
+	char line[600];
+
+	for (int i = from; i < to; i++) {
+		int n = ev_line(line, sizeof(line), i);
+
+		CHECK(store_add(s, ev_seq(i), ev_wall(i), line, (size_t)n,
+				0) == 0);
+	}
+	store_flush(s);
+}
+
+/* The batch tests' store in dir, opened again (with their dictionary). */
+static struct store *batch_reopen(bool compress)
+{
+	static const char dict[] = "\"type\":\"offcpu\",\"wait\":\"lock\"";
+	struct store_opts o = { .max_bytes = 1 << 20,
+				.max_age_ns = 1000000000000LL,
+				.compress = compress, .dict = dict,
+				.dict_len = sizeof(dict) - 1 };
+	struct store *s = NULL;
+
+	if (store_open(&s, open_dir(), &o))
+		return NULL;
+	return s;
+}
+
+/* Three rounds: 50 events (a batch), 1 (a record alone), 40; stored as
+ * they are or compressed. */
+static struct store *batch_store(bool compress)
+{
+	struct store *s;
+
+	snprintf(dir, sizeof(dir), "/tmp/pgoff-store-test.XXXXXX");
+	if (!mkdtemp(dir) || !(s = batch_reopen(compress)))
+		return NULL;
+	add_round(s, 0, 50);
+	add_round(s, 50, 51);
+	add_round(s, 51, BATCH_EVENTS);
+	return s;
+}
+
+/*
+ * Read from c on: every event must be the next one expected (from
+ * index *next on, each line and wall time as stored). Returns the
+ * events read, -1 at the first that is not as expected.
+ */
+static int read_expected(struct store *s, struct store_cursor *c, int *next,
+			 int max, uint64_t after_seq, int64_t since_wall)
+{
+	static char buf[STORE_MAX_PAYLOAD + 1];
+	char line[600];
+	struct store_hdr h;
+	int n = 0;
+
+	while (n < max && store_next(s, c, &h, buf, sizeof(buf)) == 1) {
+		int i = ev_index(h.seq), len;
+
+		if (h.seq <= after_seq || h.wall_ns < since_wall)
+			continue;	/* as a reader skips them */
+		len = ev_line(line, sizeof(line), i < 0 ? 0 : i);
+		if (i != *next || h.wall_ns != ev_wall(i) ||
+		    h.len != (uint32_t)len || strcmp(buf, line)) {
+			fprintf(stderr, "# expected event %d, got seq %llu "
+				"(event %d), wall %lld, len %u\n", *next,
+				(unsigned long long)h.seq, i,
+				(long long)h.wall_ns, h.len);
+			return -1;
+		}
+		++*next;
+		n++;
+	}
+	return n;
+}
+
+/* Batches read back event by event, exactly, compressed or not, and
+ * after a reopen; what the store says of them counts events. */
+static void test_batch_roundtrip(void)
+{
+	for (int compress = 0; compress < 2; compress++) {
+		struct store *s = batch_store(compress);
+		struct store_cursor c;
+		struct store_info i;
+		int next = 0;
+
+		CHECK(s);
+		store_info(s, &i);
+		CHECK(i.records == BATCH_EVENTS && i.segments == 1);
+		CHECK(i.first_seq == ev_seq(0) &&
+		      i.last_seq == ev_seq(BATCH_EVENTS - 1));
+		CHECK(i.first_wall == ev_wall(0) &&
+		      i.last_wall == ev_wall(BATCH_EVENTS - 1));
+		/* three records: two batches and one alone */
+		if (compress && i.bytes > 3000)
+			fprintf(stderr, "# %llu bytes\n",
+				(unsigned long long)i.bytes);
+		CHECK(i.bytes < (compress ? 3000u : 20000u));
+		store_cursor_init(s, &c, 0);
+		CHECK(read_expected(s, &c, &next, 1000, 0, 0) == BATCH_EVENTS);
+		store_cursor_close(&c);
+		store_close(s);
+		s = batch_reopen(true);
+		CHECK(s && store_last_seq(s) == ev_seq(BATCH_EVENTS - 1));
+		store_info(s, &i);
+		CHECK(i.records == BATCH_EVENTS &&
+		      i.first_seq == ev_seq(0) &&
+		      i.last_wall == ev_wall(BATCH_EVENTS - 1));
+		next = 0;
+		store_cursor_init(s, &c, 0);
+		CHECK(read_expected(s, &c, &next, 1000, 0, 0) == BATCH_EVENTS);
+		store_cursor_close(&c);
+		store_close(s);
+		cleanup();
+	}
+}
+
+/*
+ * A reader placed by seq or by time inside a batch gets exactly the
+ * events after it; two readers reading in turns (each evicting the
+ * other's batch from the store's cache) each go on from their place.
+ */
+static void test_batch_positions(void)
+{
+	struct store *s = batch_store(true);
+	struct store_cursor a, b;
+	int na = 0, nb = 0;
+
+	CHECK(s);
+	for (int k = -1; k < BATCH_EVENTS; k++) {
+		/* after event k: at a batch's start, inside, at its end */
+		uint64_t after = k < 0 ? 0 : ev_seq(k);
+		struct store_cursor c;
+		int next = k + 1;
+
+		store_cursor_init_seq(s, &c, after);
+		if (read_expected(s, &c, &next, 1000, after, 0) !=
+		    BATCH_EVENTS - k - 1)
+			fprintf(stderr, "# after seq %llu\n",
+				(unsigned long long)after);
+		CHECK(next == BATCH_EVENTS);
+		store_cursor_close(&c);
+		next = k + 1;
+		store_cursor_init(s, &c, ev_wall(k + 1));
+		CHECK(read_expected(s, &c, &next, 1000, 0, ev_wall(k + 1)) ==
+		      BATCH_EVENTS - k - 1);
+		store_cursor_close(&c);
+	}
+	/* a in the first batch, b in the last, in turns of 7 */
+	store_cursor_init(s, &a, 0);
+	store_cursor_init_seq(s, &b, ev_seq(55));
+	nb = 56;
+	while (na < BATCH_EVENTS || nb < BATCH_EVENTS) {
+		int ra = read_expected(s, &a, &na, 7, 0, 0);
+		int rb = read_expected(s, &b, &nb, 7, ev_seq(55), 0);
+
+		CHECK(ra >= 0 && rb >= 0);
+		if (ra <= 0 && rb <= 0)
+			break;
+	}
+	CHECK(na == BATCH_EVENTS && nb == BATCH_EVENTS);
+	store_cursor_close(&a);
+	store_cursor_close(&b);
+	store_close(s);
+	cleanup();
+}
+
+/* Events added and not yet written: a reader at the end gets them (they
+ * are written first), then the end. */
+static void test_batch_pending_read(void)
+{
+	struct store *s = batch_store(true);
+	struct store_cursor c;
+	struct store_info i;
+	char line[600];
+	int next = 0, n;
+
+	CHECK(s);
+	store_cursor_init(s, &c, 0);
+	CHECK(read_expected(s, &c, &next, 1000, 0, 0) == BATCH_EVENTS);
+	/* more than the batch table's worth: a full batch is written on
+	 * its own, the rest waits */
+	store_close(s);
+	s = batch_reopen(true);
+	CHECK(s);
+	n = ev_line(line, sizeof(line), 0);
+	CHECK(store_pending_since(s) == -1);
+	for (uint64_t seq = 5000; seq < 5003; seq++)
+		CHECK(store_add(s, seq, 1, line, (size_t)n,
+				100 + (int64_t)seq - 5000) == 0);
+	CHECK(store_pending_since(s) == 100);	/* the first's: its age */
+	store_info(s, &i);
+	CHECK(i.last_seq == ev_seq(BATCH_EVENTS - 1));	/* not written */
+	n = 0;
+	{
+		static char buf[STORE_MAX_PAYLOAD + 1];
+		struct store_hdr h;
+
+		store_cursor_close(&c);
+		store_cursor_init_seq(s, &c, ev_seq(BATCH_EVENTS - 1));
+		while (store_next(s, &c, &h, buf, sizeof(buf)) == 1)
+			n += h.seq >= 5000 && h.seq < 5003 && !strcmp(buf, line);
+		CHECK(store_next(s, &c, &h, buf, sizeof(buf)) == 0);
+	}
+	if (n != 3)
+		fprintf(stderr, "# %d of the 3 events added were read\n", n);
+	CHECK(n == 3);
+	store_info(s, &i);
+	CHECK(i.last_seq == 5002 && i.records == BATCH_EVENTS + 3);
+	CHECK(store_pending_since(s) == -1);
+	store_cursor_close(&c);
+	store_close(s);
+	cleanup();
+}
+
+/* Byte offsets of the records in segment path. */
+static int record_offsets(const char *path, long *off, int max)
+{
+	struct store_hdr h;
+	long at = 0;
+	int n = 0, fd = open(path, O_RDONLY);
+
+	while (n < max && pread(fd, &h, sizeof(h), at) == (ssize_t)sizeof(h)) {
+		off[n++] = at;
+		at += (long)(sizeof(h) + h.len);
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * A batch torn at the tail (kill -9 while it was written) is cut whole
+ * at open, every event before it kept; a byte flipped inside the newest
+ * segment's last batch cuts it the same way; inside its first batch,
+ * everything after it.
+ */
+static void test_batch_damaged(void)
+{
+	struct store *s = batch_store(true);
+	struct store_info i;
+	struct store_cursor c;
+	char path[512];
+	long off[8];
+	int n, next = 0, fd;
+
+	CHECK(s);
+	store_close(s);
+	seg_path(0, path, sizeof(path));
+	CHECK(record_offsets(path, off, 8) == 3);
+	/* torn: the last batch's payload ends short */
+	CHECK(truncate(path, off[2] + (long)sizeof(struct store_hdr) + 40) == 0);
+	s = batch_reopen(true);
+	CHECK(s);
+	store_info(s, &i);
+	CHECK(i.records == 51 && store_last_seq(s) == ev_seq(50));
+	store_cursor_init(s, &c, 0);
+	CHECK(read_expected(s, &c, &next, 1000, 0, 0) == 51);
+	store_cursor_close(&c);
+	/* the next seqs go on after it: the torn batch was never sent */
+	add_round(s, 51, BATCH_EVENTS);
+	store_close(s);
+	/* a byte of the last batch's compressed body flipped */
+	n = record_offsets(path, off, 8);
+	seg_path(1, path, sizeof(path));
+	CHECK(n == 2 && record_offsets(path, off, 8) == 1);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, "\xff", 1, off[0] + (long)sizeof(struct store_hdr) +
+		     (long)sizeof(struct store_batch) + 20) == 1);
+	close(fd);
+	s = batch_reopen(true);
+	CHECK(s);
+	store_info(s, &i);
+	CHECK(i.records == 51 && store_last_seq(s) == ev_seq(50));
+	store_close(s);
+	/* the first batch's count flipped: it and what follows are cut */
+	seg_path(0, path, sizeof(path));
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, "\x05", 1, (long)sizeof(struct store_hdr)) == 1);
+	close(fd);
+	s = batch_reopen(true);
+	CHECK(s);
+	store_info(s, &i);
+	CHECK(i.records == 0);
+	store_close(s);
+	cleanup();
+}
+
+/* A batch record (its header b, then body) appended to the segment at
+ * path, its CRC whole whatever the body says. */
+static void append_batch(const char *path, const void *body, size_t body_len,
+			 const struct store_batch *b, uint64_t seq, int64_t wall,
+			 bool zstd)
+{
+	static unsigned char payload[STORE_MAX_PAYLOAD];
+	struct store_hdr h = { .magic = STORE_MAGIC, .seq = seq,
+			       .wall_ns = wall, .flags = STORE_F_BATCH |
+							 (zstd ? STORE_F_ZSTD : 0) };
+
+	memcpy(payload, b, sizeof(*b));
+	memcpy(payload + sizeof(*b), body, body_len);
+	h.len = (uint32_t)(sizeof(*b) + body_len);
+	append_record(path, &h, payload);
+}
+
+/*
+ * Batches whose CRC holds but whose body lies (a decompression bomb, a
+ * table that does not add up): never decompressed past the cap, counted
+ * as unreadable, the reader goes on past them.
+ */
+static void test_batch_lies(void)
+{
+	static char zeros[STORE_BATCH_MAX + 4096];
+	static unsigned char z[1 << 16];
+	struct store *s = batch_store(false);
+	struct store_batch b = { .count = 2, .last_seq = 9001,
+				 .last_wall = 1 };
+	struct store_batch_ev ev[2] = { { 9000, 1, 0, 10 }, { 9001, 1, 10, 10 } };
+	char body[20 + sizeof(ev)], path[512];
+	size_t zn;
+	struct store_cursor c;
+	struct store_info i;
+	int next = 0;
+
+	CHECK(s);
+	store_close(s);
+	seg_path(0, path, sizeof(path));
+	/* more zeros than any batch holds, in a small frame: a bomb */
+	zn = ZSTD_compress(z, sizeof(z), zeros, sizeof(zeros), 1);
+	CHECK(!ZSTD_isError(zn));
+	b.plain_len = sizeof(body);
+	append_batch(path, z, zn, &b, 9000, 1, true);
+	/* a table whose second line does not follow the first */
+	memset(body, 'x', 20);
+	ev[1].off = 11;
+	memcpy(body + 20, ev, sizeof(ev));
+	append_batch(path, body, sizeof(body), &b, 9000, 1, false);
+	s = batch_reopen(true);
+	CHECK(s);
+	store_info(s, &i);
+	CHECK(i.records == BATCH_EVENTS + 4);	/* their headers are whole */
+	store_cursor_init(s, &c, 0);
+	CHECK(read_expected(s, &c, &next, 1000, 0, 0) == BATCH_EVENTS);
+	store_cursor_close(&c);
+	store_info(s, &i);
+	if (i.unreadable != 1)
+		fprintf(stderr, "# %llu unreadable\n",
+			(unsigned long long)i.unreadable);
+	CHECK(i.unreadable == 1);	/* the rest of its segment skipped */
+	store_close(s);
+	/* the table alone */
+	seg_path(0, path, sizeof(path));
+	CHECK(truncate(path, 0) == 0);
+	append_batch(path, body, sizeof(body), &b, 9000, 1, false);
+	s = batch_reopen(true);
+	CHECK(s);
+	store_cursor_init(s, &c, 0);
+	next = 0;
+	CHECK(read_expected(s, &c, &next, 1000, 0, 0) == 0);
+	store_cursor_close(&c);
+	store_info(s, &i);
+	CHECK(i.unreadable == 1);
+	store_close(s);
+	cleanup();
+}
+
+/* A batch that cannot be written: each of its events counted as lost. */
+static void test_batch_write_error(void)
+{
+	struct rlimit old, lim;
+	struct store *s = batch_store(false);
+	struct store_info i;
+	char line[1000];
+
+	CHECK(s);
+	memset(line, 'z', sizeof(line));
+	store_info(s, &i);
+	CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = i.bytes + 5000;	/* the batch's write is cut short */
+	CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	for (uint64_t seq = 20000; seq < 20020; seq++)
+		CHECK(store_add(s, seq, 1, line, sizeof(line), 0) == 0);
+	store_flush(s);
+	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_DFL);
+	store_info(s, &i);
+	CHECK(!i.writing && i.dropped_error == 20 && i.dropped_disk_full == 20);
+	CHECK(i.records == BATCH_EVENTS);
+	/* stopped: added events are dropped until the retry */
+	CHECK(store_add(s, 20020, 1, line, sizeof(line), 5000) == -EAGAIN);
+	CHECK(store_add(s, 20021, 1, line, sizeof(line), 10000) == 0);
+	CHECK(store_add(s, 20022, 1, line, sizeof(line), 10000) == 0);
+	store_flush(s);
+	store_info(s, &i);
+	CHECK(i.writing && i.dropped_error == 21 && i.last_seq == 20022);
+	store_close(s);
+	cleanup();
+}
+
 int main(void)
 {
 	log_init("test_store", LOG_LEVEL_WARN);
@@ -485,5 +919,11 @@ int main(void)
 	cleanup();
 	RUN(test_compress);
 	cleanup();
+	RUN(test_batch_roundtrip);
+	RUN(test_batch_positions);
+	RUN(test_batch_pending_read);
+	RUN(test_batch_damaged);
+	RUN(test_batch_lies);
+	RUN(test_batch_write_error);
 	return CHECK_DONE();
 }
