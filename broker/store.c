@@ -845,6 +845,11 @@ int64_t store_pending_since(const struct store *s)
 	return s->pend_n ? s->pend_first_mono : -1;
 }
 
+uint64_t store_pending_first_seq(const struct store *s)
+{
+	return s->pend_n ? s->pend_ev[0].seq : 0;
+}
+
 void store_tick(struct store *s, int64_t now_wall)
 {
 	remove_oldest(s, store_retention(s->segs, s->nsegs, UINT64_MAX, 0,
@@ -891,19 +896,35 @@ static const struct store_seg *cursor_seg(const struct store *s,
 	return NULL;
 }
 
+/*
+ * c at segment i's start, or, past the last, where the next record will
+ * be written: the end of the newest segment (events added and not yet
+ * written, and whatever is written from now on, come after it; a new
+ * segment is found after it too), or the first segment to come.
+ */
+static void cursor_at(const struct store *s, struct store_cursor *c, size_t i)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	if (i < s->nsegs) {
+		c->seg_id = s->segs[i].id;
+	} else if (s->nsegs) {
+		c->seg_id = s->segs[s->nsegs - 1].id;
+		c->off = s->segs[s->nsegs - 1].bytes;
+	} else {
+		c->seg_id = s->last_seq + 1;
+	}
+}
+
 void store_cursor_init(struct store *s, struct store_cursor *c,
 		       int64_t since_wall)
 {
 	size_t i;
 
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
 	/* the first segment with a record at or after since */
 	for (i = 0; i < s->nsegs && s->segs[i].last_wall < since_wall; i++)
 		;
-	c->seg_id = i < s->nsegs ? s->segs[i].id :
-			   s->last_seq + 1;
-	c->off = 0;
+	cursor_at(s, c, i);
 }
 
 void store_cursor_init_seq(struct store *s, struct store_cursor *c,
@@ -911,13 +932,10 @@ void store_cursor_init_seq(struct store *s, struct store_cursor *c,
 {
 	size_t i;
 
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
 	for (i = 0; i < s->nsegs && (!s->segs[i].records ||
 				     s->segs[i].last_seq <= seq); i++)
 		;
-	c->seg_id = i < s->nsegs ? s->segs[i].id : s->last_seq + 1;
-	c->off = 0;
+	cursor_at(s, c, i);
 }
 
 void store_cursor_close(struct store_cursor *c)

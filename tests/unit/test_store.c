@@ -715,6 +715,50 @@ static void test_batch_pending_read(void)
 	cleanup();
 }
 
+/*
+ * A reader placed after everything written (a client resuming from the
+ * last seq it saw, or asking for a time after the last stored event)
+ * gets the events added since, whether they are still pending when it
+ * reads or were written after it was placed (another client's send
+ * writes them), into the segment being written.
+ */
+static void test_batch_reader_after_all(void)
+{
+	struct store *s = batch_store(true);
+	static char buf[STORE_MAX_PAYLOAD + 1];
+	char line[600];
+	int len = ev_line(line, sizeof(line), 0);
+	uint64_t seq = 7000;
+
+	CHECK(s);
+	store_flush(s);
+	for (int how = 0; how < 3; how++) {
+		struct store_cursor c;
+		struct store_hdr h;
+		int n = 0;
+
+		if (how == 2)
+			store_cursor_init(s, &c, 7000 + (int64_t)seq);
+		else
+			store_cursor_init_seq(s, &c, store_last_seq(s));
+		for (int k = 0; k < 3; k++, seq++)
+			CHECK(store_add(s, seq, 7000 + (int64_t)seq, line,
+					(size_t)len, 0) == 0);
+		if (how == 1)
+			store_flush(s);		/* before the reader's turn */
+		while (store_next(s, &c, &h, buf, sizeof(buf)) == 1)
+			n += h.seq >= seq - 3 && h.seq < seq;
+		if (n != 3)
+			fprintf(stderr, "# way %d: %d of the 3 events added "
+				"after the reader was placed were read\n",
+				how, n);
+		CHECK(n == 3);
+		store_cursor_close(&c);
+	}
+	store_close(s);
+	cleanup();
+}
+
 /* Byte offsets of the records in segment path. */
 static int record_offsets(const char *path, long *off, int max)
 {
@@ -922,6 +966,7 @@ int main(void)
 	RUN(test_batch_roundtrip);
 	RUN(test_batch_positions);
 	RUN(test_batch_pending_read);
+	RUN(test_batch_reader_after_all);
 	RUN(test_batch_damaged);
 	RUN(test_batch_lies);
 	RUN(test_batch_write_error);
