@@ -602,7 +602,9 @@ int event_encode(struct event_ctx *ctx, const void *data, size_t size,
 	if (err)
 		return err;
 	event_meta_of(&e, meta);
-	return event_lines_encode(ctx, &e, lines);
+	err = event_lines_encode(ctx, &e, lines);
+	meta->seq = ctx->seq;		/* the lines gave it out */
+	return err;
 }
 
 json_object *event_encode_proc(const struct pg_proc *p)

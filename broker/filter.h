@@ -39,6 +39,8 @@ struct filter {
 /* What filters look at, for one event (strings borrowed for the call). */
 struct event_meta {
 	bool episode;				/* an "episode", else an "offcpu" */
+	uint64_t seq;				/* its line's "seq" */
+	bool stored;				/* added to the flight record */
 	uint32_t tgid;
 	uint64_t duration_ns;
 	enum pgoff_wait wait;

@@ -449,7 +449,8 @@ static void publish(void *ctx, const void *data, size_t size)
 	 * reads it (store_next writes what was added) */
 	if (b->rec) {
 		recorder_seq_used(b->rec, b->events.seq);
-		recorder_record(b->rec, &lines, &meta, b->events.seq);
+		meta.stored = recorder_record(b->rec, &lines, &meta,
+					      b->events.seq);
 	}
 	server_publish(b->server, &lines, &meta);
 }
@@ -1148,6 +1149,9 @@ static void run(struct broker *b)
 
 		if (!b->ring_more && ring_in_use(b))
 			timeout = (int)ring_pace_wait_ms(&b->ring, monotonic_ms());
+		if (held >= 0 && (timeout < 0 || held < timeout))
+			timeout = (int)held;
+		held = b->rec ? recorder_flush_wait_ms(b->rec, monotonic_ms()) : -1;
 		if (held >= 0 && (timeout < 0 || held < timeout))
 			timeout = (int)held;
 		n = epoll_wait(b->epfd, evs, 64, timeout);

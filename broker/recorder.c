@@ -354,26 +354,34 @@ bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u)
 	return true;
 }
 
-void recorder_record(struct recorder *r, const struct event_lines *lines,
+bool recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq)
 {
 	const char *line;
 	size_t len;
 
 	if (meta->duration_ns < r->opts.min_ns)
-		return;
+		return false;
 	line = stored_line(r, lines, &len);
 	/* a failure is counted by the store and said once */
 	store_add(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
 		  now_ns(CLOCK_MONOTONIC) / 1000000);
+	return true;
+}
+
+int64_t recorder_flush_wait_ms(const struct recorder *r, int64_t now_ms)
+{
+	int64_t since = store_pending_since(r->store);
+
+	if (since < 0)
+		return -1;
+	return since + RECORDER_BATCH_MS > now_ms ?
+	       since + RECORDER_BATCH_MS - now_ms : 0;
 }
 
 void recorder_flush(struct recorder *r)
 {
-	int64_t since = store_pending_since(r->store);
-
-	if (since >= 0 &&
-	    now_ns(CLOCK_MONOTONIC) / 1000000 - since >= RECORDER_BATCH_MS)
+	if (!recorder_flush_wait_ms(r, now_ns(CLOCK_MONOTONIC) / 1000000))
 		store_flush(r->store);
 }
 
@@ -674,6 +682,8 @@ void recorder_history(struct recorder *r, json_object *reply)
 	json_object *c = json_object_new_object();
 	struct store_info i;
 
+	/* what the same client may have been sent is counted */
+	store_flush(r->store);
 	store_info(r->store, &i);
 	json_object_object_add(reply, "recording",
 			       json_object_new_boolean(i.writing));

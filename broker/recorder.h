@@ -60,13 +60,17 @@ void recorder_widen(const struct recorder *r, struct kernel_filter *k);
 /* With record-user-stacks, widen the user-stack filter to every interval
  * (the duration is not known when the stack is walked); true if so. */
 bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u);
-/* An event as published (seq: the one in its line), added to the batch
+/* An event as published (seq: the one in its line), added (true) to the batch
  * that the store writes before any client is sent it (see store_add),
  * and recorder_flush, at each loop round, once its first event is
  * RECORDER_BATCH_MS old. */
-void recorder_record(struct recorder *r, const struct event_lines *lines,
+bool recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq);
 void recorder_flush(struct recorder *r);
+/* Milliseconds until recorder_flush has a batch to write (-1: none
+ * pending): the loop sleeps no longer, so a batch waits RECORDER_BATCH_MS
+ * whatever the ring's pace. */
+int64_t recorder_flush_wait_ms(const struct recorder *r, int64_t now_ms);
 /*
  * A loop round (the ring is read every 2 ms) stores about 15 events at
  * 7,000 a second, and a batch of 15 cost 1.3 us an event and 47 B; one of

@@ -85,6 +85,8 @@ struct client {
 	const char *close_why;		/* said when it is closed */
 	bool dead;			/* closed; freed by server_reap() */
 	bool pending;			/* on the server's pending list */
+	uint64_t newest_stored;		/* seq of the newest event queued to it
+					   that the flight record keeps */
 	uint32_t events;		/* what epoll reports for it now */
 	uint64_t served_round;		/* last round its requests were read */
 	time_t full_since;		/* queue full since (0: not full) */
@@ -310,9 +312,15 @@ static int flush(struct server *s, struct client *c)
 	bool was_readable = readable(c), wrote = false;
 
 	/* no event goes out before it is stored: after a kill -9 the
-	 * record holds every event a client was sent (see store_add) */
-	if (s->opts.store)
-		store_flush(s->opts.store);
+	 * record holds every event a client was sent (see store_add). Only
+	 * for those: a live watcher of events the store does not keep
+	 * (below record-min) must not cut the batches to a loop round's */
+	if (s->opts.store) {
+		uint64_t first = store_pending_first_seq(s->opts.store);
+
+		if (first && first <= c->newest_stored)
+			store_flush(s->opts.store);
+	}
 
 	while (queued(c)) {
 		ssize_t n = send(c->fd, c->out + c->out_off, queued(c),
@@ -1370,6 +1378,8 @@ void server_publish(struct server *s, const struct event_lines *lines,
 			bool us = c->subs[i].filter.user_stack &&
 				  lines->with_ustack;
 
+			if (meta->stored && meta->seq > c->newest_stored)
+				c->newest_stored = meta->seq;
 			if (c->sees_query && lines->with_query && us)
 				deliver(s, c, lines->with_query_ustack,
 					lines->with_query_ustack_len);

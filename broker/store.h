@@ -145,6 +145,8 @@ void store_flush(struct store *s);
 /* The mono_ms the first event of the batch being made was added at;
  * -1: none is. */
 int64_t store_pending_since(const struct store *s);
+/* The seq of the first event added and not yet written; 0: none. */
+uint64_t store_pending_first_seq(const struct store *s);
 /* Age retention, once a second. */
 void store_tick(struct store *s, int64_t now_wall);
 

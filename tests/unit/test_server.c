@@ -412,7 +412,7 @@ static uint64_t last_seq;
  * publish it. The batch is never flushed here as pgoffd's loop does once
  * a round: the server must store it before it sends, and a replay that
  * reaches the store's end must read it. */
-static void event(void)
+static void event_as(bool kept, bool published)
 {
 	struct event_meta m = { .tgid = 7, .duration_ns = 5000000,
 				.wait = PGOFF_WAIT_IO };
@@ -426,10 +426,20 @@ static void event(void)
 	n = snprintf(line, sizeof(line), "{\"type\":\"offcpu\",\"seq\":%llu,"
 		     "\"pid\":7,\"duration_ns\":5000000,\"wait\":\"io\","
 		     "\"pad\":\"%0400d\"}", (unsigned long long)last_seq, 0);
-	store_add(store, last_seq, (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec,
-		  line, (size_t)n, 0);
+	if (kept)
+		store_add(store, last_seq,
+			  (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec, line,
+			  (size_t)n, 0);
 	l = (struct event_lines){ .plain = line, .plain_len = (size_t)n };
-	server_publish(srv, &l, &m);
+	m.seq = last_seq;
+	m.stored = kept;
+	if (published)
+		server_publish(srv, &l, &m);
+}
+
+static void event(void)
+{
+	event_as(true, true);
 }
 
 /* The lines of a stream: each event's seq must follow the last one. */
@@ -474,6 +484,92 @@ static void read_seqs(int fd, struct seq_reader *r)
 			}
 		}
 	}
+}
+
+/*
+ * The batch being made is written before a client is sent one of its
+ * events, and only then: a live watcher of events the store does not
+ * keep (below record-min) leaves it to grow.
+ */
+static void test_batch_written_for_stored_only(void)
+{
+	struct seq_reader r = { 0 };
+	int fd = client();
+
+	CHECK(fd >= 0);
+	CHECK(say(fd, HELLO "{\"op\":\"subscribe\",\"view\":\"both\"}\n"));
+	for (int round = 0; round < 50; round++)
+		loop_round(2);
+	store_flush(store);
+	r.next = last_seq + 1;
+	event();			/* kept, sent */
+	for (int i = 0; i < 3; i++) {
+		event_as(false, true);	/* sent, not kept */
+		loop_round(2);
+		read_seqs(fd, &r);
+	}
+	CHECK(store_pending_since(store) == -1);	/* written when sent */
+	for (int i = 0; i < 3; i++)
+		event_as(false, true);
+	event_as(true, false);		/* kept, for nobody */
+	for (int i = 0; i < 3; i++) {
+		event_as(false, true);
+		loop_round(2);
+		read_seqs(fd, &r);
+	}
+	if (store_pending_since(store) == -1)
+		fprintf(stderr, "the batch was written for events the store "
+			"does not keep\n");
+	CHECK(store_pending_since(store) != -1);
+	CHECK(r.events == 10);
+	store_flush(store);
+	close(fd);
+	loop_round(10);
+}
+
+/*
+ * A client that resumes from the last seq it was sent, while the events
+ * after it are still in the batch being made (within RECORDER_BATCH_MS of
+ * them): it gets them all, in order, then live ones.
+ */
+static void test_resume_pending(void)
+{
+	struct seq_reader r = { 0 };
+	uint64_t seen;
+	char req[200];
+	int fd;
+
+	for (int i = 0; i < 20; i++)
+		event();
+	store_flush(store);		/* what a client was sent is written */
+	seen = last_seq;
+	for (int i = 0; i < 10; i++)
+		event();		/* added, not yet written */
+	r.next = seen + 1;
+	fd = client();
+	CHECK(fd >= 0);
+	snprintf(req, sizeof(req), HELLO "{\"op\":\"subscribe\",\"view\":"
+		 "\"both\",\"resume_seq\":%llu}\n", (unsigned long long)seen);
+	CHECK(say(fd, req));
+	for (int round = 0; round < 200 && !r.replayed; round++) {
+		loop_round(5);
+		read_seqs(fd, &r);
+	}
+	for (int i = 0; i < 5; i++) {
+		event();
+		loop_round(5);
+		read_seqs(fd, &r);
+	}
+	if (r.bad || r.events != last_seq - seen)
+		fprintf(stderr, "resumed after %llu: read %zu events (%zu out "
+			"of order) of the %llu after it\n",
+			(unsigned long long)seen, r.events, r.bad,
+			(unsigned long long)(last_seq - seen));
+	CHECK(r.replayed);
+	CHECK(r.bad == 0);
+	CHECK(r.events == last_seq - seen);
+	close(fd);
+	loop_round(10);
 }
 
 /*
@@ -749,11 +845,14 @@ int main(void)
 	RUN(test_half_close_gets_its_replies);
 	RUN(test_unwatchable_client_dropped);
 	RUN(test_log_lines_per_uid);
+	RUN(test_resume_pending);
 	RUN(test_replay_then_live);
 	RUN(test_replays_take_turns_per_uid);
 	RUN(test_past_jobs_per_uid);
 	RUN(test_full_replays_let_the_loop_sleep);
 	RUN(test_past_reply_after_half_close);
+	/* last: it stores only some of the seqs the others expect */
+	RUN(test_batch_written_for_stored_only);
 	rc = CHECK_DONE();
 	server_close(srv, "shutdown");
 	unlink(sock);
