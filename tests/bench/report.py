@@ -48,8 +48,10 @@ for w in tps:
             continue
         runs = tps[w][c]
         ratios = [runs[r] / base[r] for r in runs if base.get(r)]
+        # without a no-tracer run (CONFIGS without none) there is no ratio
         print("| %s | %s | %s |" % (names[c], spread(list(runs.values())),
-                                    spread(ratios, "{:.3f}") if c != "none" else "1"))
+                                    "1" if c == "none" else
+                                    spread(ratios, "{:.3f}") if ratios else "-"))
     # per round: ns per run of each hook, by configuration
     per_round = {}
     for line in open(raw):
