@@ -401,8 +401,8 @@ static void filter_hook(void *ctx)
 	b->events.want_query = false;
 	b->events.want_redacted = false;
 	b->events.want_ustack = false;
-	ring_pace_reset(&b->ring);
 	any = server_filter_union(b->server, &k);
+	ring_pace_reset(&b->ring, any);
 	live_query = k.want_query;
 	if (b->rec) {	/* the recorder is a subscriber that never leaves */
 		recorder_widen(b->rec, &k);

@@ -59,9 +59,29 @@ static void test_reset_ends_the_backoff(void)
 	for (int i = 0; i < 10; i++)
 		ring_pace_read(&p, 1000, 0);
 	CHECK(ring_pace_wait_ms(&p, 1001) == RING_IDLE_PACE_MS - 1);
-	ring_pace_reset(&p);
+	ring_pace_reset(&p, true);
 	CHECK(ring_pace_wait_ms(&p, 1001) == RING_PACE_MS - 1);
 	CHECK(ring_pace_wait_ms(&p, 1010) == 0);
+}
+
+/* With only the recorder reading, the first read after a change is as
+ * soon as ever, then records come RING_RECORD_PACE_MS apart; a live
+ * subscriber brings the fast pace back. */
+static void test_recorder_alone_reads_slower(void)
+{
+	struct ring_pace p;
+
+	ring_pace_init(&p);
+	ring_pace_reset(&p, false);
+	CHECK(ring_pace_wait_ms(&p, 1000) == 0);
+	ring_pace_read(&p, 1000, 40);
+	CHECK(ring_pace_wait_ms(&p, 1000) == RING_RECORD_PACE_MS);
+	ring_pace_read(&p, 1000 + RING_RECORD_PACE_MS, 0);	/* backs off */
+	CHECK(ring_pace_wait_ms(&p, 1000 + RING_RECORD_PACE_MS) ==
+	      RING_IDLE_PACE_MS);
+	ring_pace_reset(&p, true);
+	ring_pace_read(&p, 2000, 3);
+	CHECK(ring_pace_wait_ms(&p, 2000) == RING_PACE_MS);
 }
 
 int main(void)
@@ -70,5 +90,6 @@ int main(void)
 	RUN(test_fast_while_records_come);
 	RUN(test_backs_off_to_idle_pace);
 	RUN(test_reset_ends_the_backoff);
+	RUN(test_recorder_alone_reads_slower);
 	return CHECK_DONE();
 }
