@@ -220,12 +220,14 @@ binary-test: all
 # libFuzzer targets (clang): the request decoder, the client's renderers
 # (with the flame graph writer), pgoff_exporter's parser and page, the
 # ELF symbol reader of user stacks, the flight recorder's aggregation
-# records, its SQL redactor and the writer of event lines.
+# records and batch records, its SQL redactor and the writer of event
+# lines.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
-	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer
+	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer \
+	$(BUILD)/fuzz/fuzz_store_batch
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -247,6 +249,12 @@ $(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c 
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+# The flight recorder's batch records, as read back: any payload.
+$(BUILD)/fuzz/fuzz_store_batch: tests/fuzz/fuzz_store_batch.c broker/store.c $(PROTOCOL_SRCS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -lzstd -ljson-c -o $@
 
 # The redactor of SQL the flight recorder stores: any query text.
 $(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c broker/grow_buf.c

@@ -205,8 +205,14 @@ static uint32_t record_crc(const struct store_hdr *h, const void *payload)
 size_t store_frame(void *buf, size_t cap, uint64_t seq, int64_t wall_ns,
 		   const void *payload, size_t len)
 {
+	return store_frame_flags(buf, cap, seq, wall_ns, 0, payload, len);
+}
+
+size_t store_frame_flags(void *buf, size_t cap, uint64_t seq, int64_t wall_ns,
+			 uint32_t flags, const void *payload, size_t len)
+{
 	struct store_hdr h = { .magic = STORE_MAGIC, .len = (uint32_t)len,
-			       .seq = seq, .wall_ns = wall_ns };
+			       .flags = flags, .seq = seq, .wall_ns = wall_ns };
 
 	if (len > STORE_MAX_PAYLOAD || cap < sizeof(h) + len)
 		return 0;

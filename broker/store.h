@@ -77,6 +77,9 @@ enum store_check {
  * it does not fit or len > STORE_MAX_PAYLOAD. */
 size_t store_frame(void *buf, size_t cap, uint64_t seq, int64_t wall_ns,
 		   const void *payload, size_t len);
+/* The same, with the payload as stored under flags (STORE_F_*). */
+size_t store_frame_flags(void *buf, size_t cap, uint64_t seq, int64_t wall_ns,
+			 uint32_t flags, const void *payload, size_t len);
 /* Whether buf (avail bytes) starts with a record; *h filled on STORE_OK. */
 enum store_check store_check(const void *buf, size_t avail,
 			     struct store_hdr *h);
