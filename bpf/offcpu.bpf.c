@@ -75,46 +75,6 @@ static __always_inline __u64 switch_time(__u64 *now)
 }
 
 /*
- * Where the kernel keeps its own runqueue accounting (CONFIG_SCHED_INFO)
- * and a task's entity knows its runqueue (CONFIG_FAIR_GROUP_SCHED), as in
- * Debian's kernels, the part of an off-CPU interval a woken thread waited
- * for a CPU is the scheduler's own count of it (what /proc/PID/schedstat
- * and delay accounting show), read at its switch-in; and sched_waking,
- * which runs for every wakeup, needs no clock (the read was 71 of its
- * 186 ns, results-floor.md). Decided at load; without them sched_waking
- * stamps the wakeup.
- */
-#define RUNQ_FROM_SCHED_INFO \
-	(bpf_core_field_exists(struct task_struct, sched_info.last_queued) && \
-	 bpf_core_field_exists(struct cfs_rq, rq))
-
-/*
- * How long next waited runnable since its switch-out, by the scheduler's
- * count: what it added to run_delay on runqueues it left (a queued task
- * moved to another CPU), and its wait on this one since it was queued
- * (its arrival, which clears last_queued, comes after this tracepoint).
- * Runqueue clock ns, a length only; at most the interval.
- */
-static __always_inline __u64 runq_wait_ns(struct task_struct *next,
-					  const struct thread *th,
-					  __u64 off_cpu_ns, bool btf)
-{
-	__u64 queued = TASK_FIELD(btf, next, sched_info.last_queued);
-	__u64 ns = TASK_FIELD(btf, next, sched_info.run_delay) - th->run_delay_ns;
-	__u64 clock;
-
-	if (queued) {
-		/* this CPU's runqueue: the one next is queued on; its clock
-		 * was read by this __schedule() */
-		clock = btf ? next->se.cfs_rq->rq->clock :
-			      BPF_CORE_READ(next, se.cfs_rq, rq, clock);
-		if (clock > queued)
-			ns += clock - queued;
-	}
-	return ns < off_cpu_ns ? ns : off_cpu_ns;
-}
-
-/*
  * prev is current here: its user memory is the backend's. Every interval
  * is started, also with nobody subscribed: a DBA who starts watching a
  * stuck backend must see the wait that is already going on end.
@@ -142,8 +102,6 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	if (!th)
 		return;
 	now = switch_time(clock);
-	if (RUNQ_FROM_SCHED_INFO)
-		th->run_delay_ns = TASK_FIELD(btf, prev, sched_info.run_delay);
 	s.tgid = tgid;
 	s.cluster = t->cluster;
 	s.state = agg_state(task_state(prev, btf));
@@ -315,8 +273,6 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 		return;
 	}
 	now = switch_time(clock);
-	if (RUNQ_FROM_SCHED_INFO && (s->flags & PGOFF_F_WOKEN))
-		s->wake_ns = now - runq_wait_ns(next, th, now - s->start_ns, btf);
 	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes) {
 		bool in_lock = th->lock_pair.start_ns, in_lw = th->lw_pair.start_ns;
@@ -384,8 +340,14 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	barrier();
 	if (s->flags & (PGOFF_F_WOKEN | PGOFF_F_PREEMPTED))
 		return;		/* the first wakeup is the one */
-	if (!RUNQ_FROM_SCHED_INFO)
-		s->wake_ns = bpf_ktime_get_ns();
+	/*
+	 * Stamped here, not taken from the scheduler's run_delay at
+	 * switch-in: that starts when the wakee is queued, and a wakeup
+	 * sent to an idle CPU is queued only once that CPU takes it (an
+	 * IPI; on a VM up to ms while the host is busy), time that would
+	 * count as blocked after the waker had acted.
+	 */
+	s->wake_ns = bpf_ktime_get_ns();
 	s->flags |= PGOFF_F_WOKEN;
 	id = current_pid_tgid();
 	s->waker_pid = (__u32)id;

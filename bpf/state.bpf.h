@@ -136,8 +136,6 @@ struct thread {
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
 	__u16 pad[2];
-	__u64 run_delay_ns;		/* the scheduler's run_delay at switch-out
-					 * (runq_wait_ns) */
 	/* while subscribers want episodes */
 	struct episode e;		/* inferred, or a lock wait (PAIR_LOCK) */
 	/* rarely: LWLock waits, and user stacks */

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The part of each off-CPU interval a backend waited for a CPU (runq_ns)
-# agrees with the kernel's own count of it (run_delay in
-# /proc/PID/schedstat) to the microsecond, with both hooks: pgoff reads
-# the scheduler's accounting at switch-in (a stamp at the wakeup counted
-# 13 us more a wakeup here). A backend sleeps 2 ms 400 times while CPU
-# hogs keep both cores busy: some wakeups wait in a run queue, some move
-# between CPUs while they wait.
+# holds all of the kernel's own count of it (run_delay in
+# /proc/PID/schedstat), with both hooks, and none of its sleep: pgoff
+# times it from the wakeup, the kernel from when the wakee is queued, so
+# pgoff's is at least the kernel's, and more by the wakeup path (on this
+# VM about 10 us a wakeup, more while the host is busy). A backend
+# sleeps 2 ms 400 times while CPU hogs keep both cores busy: some
+# wakeups wait in a run queue, some move between CPUs while they wait.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -58,18 +59,22 @@ for hook in tp_btf raw_tp; do
 	sum=$(jq -s 'map(.runq_ns) | add // 0' "$out.counted")
 	preempted=$(jq -s 'map(select(.blocked_ns == 0) | .runq_ns) | add // 0' "$out.counted")
 	n=$(jq -s 'length' "$out.counted")
-	woken=$(jq -s 'map(select(.blocked_ns > 0 and .runq_ns > 0)) | length' "$out.counted")
+	woken=$(jq -s 'map(select(.blocked_ns > 0)) | length' "$out.counted")
 	kernel=$((r1 - r0))
-	note "$hook: $n intervals, $woken woken that waited for a CPU; runq_ns summed $sum ($preempted of it preempted), the kernel's run_delay grew $kernel"
+	note "$hook: $n intervals, $woken of them woken; runq_ns summed $sum ($preempted of it preempted), the kernel's run_delay grew $kernel"
 	check "$hook: every interval of the backend came (no drop notice)" \
 		no_drop_notice "$out.json"
-	# a woken sleeper mostly preempts a hog at once: some must wait
-	check "$hook: the hogs made some sleeps wait in a run queue (>= 5 of them)" \
-		[ "$kernel" -gt 0 -a "$woken" -ge 5 ]
-	# the same count: only a preemption's interval is timed by pgoff
-	# (switch to switch), not by the scheduler (queued to arrival); a
-	# stamp at the wakeup instead was 13 us a wakeup more here
-	check "$hook: runq_ns summed is the kernel's run_delay within 1 % + 100 us" \
-		between "$sum" "$(( kernel * 99 / 100 - 100000 ))" "$(( kernel * 101 / 100 + 100000 ))"
+	# a woken sleeper mostly preempts a hog at once: some must wait,
+	# or the bound below says nothing
+	check "$hook: the hogs made the backend wait in run queues (run_delay grew >= 200 us)" \
+		[ "$kernel" -ge 200000 ]
+	# the kernel's count, and more only by the wakeup paths: a sleep
+	# counted as waiting for a CPU would be 2 ms a wakeup; 0.5 ms a
+	# wakeup on average is far beyond any wakeup path seen here (up to
+	# 50 us when quiet, single ones of some ms while the host is busy)
+	check "$hook: runq_ns summed holds the kernel's run_delay (>= 99 % - 100 us)" \
+		[ "$sum" -ge "$(( kernel * 99 / 100 - 100000 ))" ]
+	check "$hook: ... and less than 0.5 ms a wakeup more ($(( (sum - kernel) / 1000 )) us over $woken wakeups)" \
+		[ "$(( sum - kernel ))" -lt "$(( woken * 500000 ))" ]
 	e2e_stop_broker TERM
 done
