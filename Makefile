@@ -364,7 +364,7 @@ selinux-test:
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
 bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
-	floor_load trap_empty.bpf.o trap_site trap_load)
+	floor_load trap_empty.bpf.o trap_site trap_load stretch_store)
 	@tests/bench/bench.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
 	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
@@ -393,6 +393,14 @@ FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/pg_probe.c broker/pg_elf.c \
 $(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench/floor.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(FLOOR_LOAD_SRCS) -lbpf -lelf -lz -o $@
+
+# stretch_store rewrites a recorded store with pgoffd's own store code
+STRETCH_STORE_SRCS := tests/bench/stretch_store.c broker/store.c broker/event_dict.c \
+	protocol/log.c protocol/utf8.c
+$(BUILD)/bench/stretch_store: $(STRETCH_STORE_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(STRETCH_STORE_SRCS) -lz -lzstd -o $@
 
 $(BUILD)/bench/%: tests/bench/%.c
 	$(call msg,CC,$@)
