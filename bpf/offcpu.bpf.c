@@ -134,13 +134,20 @@ read_done:
 		episode_switch_out(pid, tgid, &s, &th->e, now,
 				   th->lock_pair.start_ns || th->lw_pair.start_ns);
 	/*
-	 * Published by start_ns, written last: sched_waking on another CPU
-	 * may run during this switch and acts only on a published start
-	 * (compiler barriers; x86 keeps stores in order).
+	 * Published by start_ns, written last (compiler barriers; x86 keeps
+	 * stores in order). The wakeup's fields are not written here: a
+	 * wakeup on another CPU during this switch, with prev already off
+	 * its runqueue, was recorded by sched_waking before the start was
+	 * published, and belongs to this interval (on_waking).
 	 */
 	th->s.start_ns = 0;
 	barrier();
-	__builtin_memcpy(&th->s, &s, sizeof(s));
+	th->s.tgid = s.tgid;
+	th->s.cluster = s.cluster;
+	th->s.pg_wait_event_info = s.pg_wait_event_info;
+	th->s.flags = s.flags;
+	th->s.syscall = s.syscall;
+	th->s.state = s.state;
 	barrier();
 	th->s.start_ns = now;
 }
@@ -264,9 +271,15 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 		return;
 	pid = task_pid(next, btf);
 	th = bpf_map_lookup_elem(&threads, &pid);
-	if (!th || !th->s.start_ns)
-		return;		/* not traced, or its switch-out was not seen */
+	if (!th)
+		return;		/* not traced */
 	s = &th->s;
+	if (!s->start_ns) {	/* its switch-out was not seen */
+		s->wake_flags = 0;	/* nor a wakeup's, then */
+		return;
+	}
+	s->flags |= s->wake_flags;
+	s->wake_flags = 0;
 	tgid = task_tgid(next, btf);
 	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
 		thread_forget(pid, th);
@@ -316,11 +329,26 @@ done:
 }
 
 /*
+ * Whether p, on a CPU, is switching out to wait: taken off its runqueue,
+ * or left on it by a delayed dequeue (EEVDF, 6.12 on) until picked.
+ */
+static __always_inline bool blocking(struct task_struct *p, bool btf)
+{
+	if (!TASK_FIELD(btf, p, on_rq))
+		return true;
+	if (bpf_core_field_exists(p->se.sched_delayed))
+		return btf ? p->se.sched_delayed :
+			     BPF_CORE_READ(p, se.sched_delayed);
+	return false;
+}
+
+/*
  * Runs in the waker's context: current is the waker (for a wakeup from
  * an interrupt, the task it interrupted).
  */
 static __always_inline void on_waking(struct task_struct *p, bool btf)
 {
+	__u8 wake = PGOFF_F_WOKEN;
 	struct pgoff_start *s;
 	struct pgoff_target *t;
 	struct thread *th;
@@ -335,10 +363,19 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	if (!th)
 		return;
 	s = &th->s;
-	if (!s->start_ns)	/* on the CPU, or its start not yet published */
+	/*
+	 * No start published: p is on a CPU. Still queued, it has not
+	 * blocked, and this wakeup keeps it running (no interval follows).
+	 * Off its runqueue (or left on it by a delayed dequeue), it is
+	 * inside its switch-out, and this wakeup belongs to the interval
+	 * that starts at once: recorded here in fields the switch-out
+	 * leaves alone. (Also after a switch-out not traced: the switch-in
+	 * clears it.) Wakeups of one task are serialized (its pi_lock).
+	 */
+	if (!s->start_ns && !blocking(p, btf))
 		return;
 	barrier();
-	if (s->flags & (PGOFF_F_WOKEN | PGOFF_F_PREEMPTED))
+	if ((s->wake_flags & PGOFF_F_WOKEN) || (s->flags & PGOFF_F_PREEMPTED))
 		return;		/* the first wakeup is the one */
 	/*
 	 * Stamped here, not taken from the scheduler's run_delay at
@@ -348,7 +385,6 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	 * count as blocked after the waker had acted.
 	 */
 	s->wake_ns = bpf_ktime_get_ns();
-	s->flags |= PGOFF_F_WOKEN;
 	id = current_pid_tgid();
 	s->waker_pid = (__u32)id;
 	s->waker_tgid = id >> 32;
@@ -366,14 +402,17 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	/* only wakeups of waiting targets get here: the lookup is rare */
 	if (!maybe_target(s->waker_tgid) ||
 	    !(t = bpf_map_lookup_elem(&targets, &s->waker_tgid)))
-		return;
-	s->flags |= PGOFF_F_WAKER_TRACED;
+		goto done;
+	wake |= PGOFF_F_WAKER_TRACED;
 	if (t->wait_event_ptr &&
 	    owner_runs(btf ? bpf_get_current_task_btf() :
 			     (struct task_struct *)bpf_get_current_task(),
 		       t, btf) &&
 	    read_pg_u32(t->wait_event_ptr, &s->waker_pg_wait_event_info))
-		s->flags |= PGOFF_F_WAKER_PG_WAIT;
+		wake |= PGOFF_F_WAKER_PG_WAIT;
+done:
+	barrier();	/* the fields first: WOKEN says they are valid */
+	s->wake_flags = wake;
 }
 
 /*

@@ -161,8 +161,9 @@ static inline __u64 pgoff_blocked_ns(__u32 flags, __u64 start_ns,
 {
 	if (flags & PGOFF_F_PREEMPTED)
 		return 0;
-	if ((flags & PGOFF_F_WOKEN) && wake_ns >= start_ns && wake_ns <= end_ns)
-		return wake_ns - start_ns;
+	/* woken during its own switch-out: before the start was stamped */
+	if ((flags & PGOFF_F_WOKEN) && wake_ns <= end_ns)
+		return wake_ns > start_ns ? wake_ns - start_ns : 0;
 	return end_ns - start_ns;
 }
 
@@ -183,7 +184,9 @@ struct pgoff_start {
 	__u32 waker_pg_wait_event_info;
 	__s16 syscall;		/* PGOFF_AGG_NO_SYSCALL if none */
 	__u8 state;		/* enum pgoff_agg_state */
-	__u8 pad;
+	__u8 wake_flags;	/* PGOFF_F_WOKEN, _WAKER_*: sched_waking's,
+				 * apart from flags, which the switch-out
+				 * writes; or-ed into them at switch-in */
 	char waker_comm[PGOFF_COMM_LEN];
 };
 

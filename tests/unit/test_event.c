@@ -183,6 +183,26 @@ static void test_interval_plain(void)
 	CHECK_STR(meta.backend_type, "client backend");
 }
 
+/*
+ * A wakeup during the thread's own switch-out, stamped before its start
+ * was: the interval is all waiting for a CPU, and its waker is told. A
+ * stamp after the end (none is) would leave it all blocked.
+ */
+static void test_woken_in_switch_out(void)
+{
+	struct pgoff_record r = interval();
+	struct event_lines lines;
+	struct event_meta meta;
+
+	r.wake_ns = r.start_ns - 300;
+	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+	CHECK(strstr(lines.plain, "\"blocked_ns\":0,\"runq_ns\":500000,") != NULL);
+	CHECK(strstr(lines.plain, "\"waker\":{\"pid\":102,") != NULL);
+	r.wake_ns = r.end_ns + 1;
+	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+	CHECK(strstr(lines.plain, "\"blocked_ns\":500000,\"runq_ns\":0,") != NULL);
+}
+
 /* An interval with its SQL and a user stack of one frame. */
 struct query_ustack_record {
 	struct pgoff_record_query rq;
@@ -551,6 +571,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_interval_plain);
+	RUN(test_woken_in_switch_out);
 	RUN(test_interval_query_and_ustack);
 	RUN(test_interval_redacted);
 	RUN(test_interval_unknown_process);
