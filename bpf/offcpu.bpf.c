@@ -332,14 +332,20 @@ done:
  * Whether p, on a CPU, is switching out to wait: taken off its runqueue,
  * or left on it by a delayed dequeue (EEVDF, 6.12 on) until picked.
  */
+struct sched_entity___delayed {	/* 6.12 on: a build host's may lack it */
+	unsigned char sched_delayed;
+} __attribute__((preserve_access_index));
+
 static __always_inline bool blocking(struct task_struct *p, bool btf)
 {
+	struct sched_entity___delayed *se;
+
 	if (!TASK_FIELD(btf, p, on_rq))
 		return true;
-	if (bpf_core_field_exists(p->se.sched_delayed))
-		return btf ? p->se.sched_delayed :
-			     BPF_CORE_READ(p, se.sched_delayed);
-	return false;
+	if (!bpf_core_field_exists(struct sched_entity___delayed, sched_delayed))
+		return false;
+	se = (struct sched_entity___delayed *)&p->se;
+	return btf ? se->sched_delayed : BPF_CORE_READ(se, sched_delayed);
 }
 
 /*
@@ -350,6 +356,7 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 {
 	__u8 wake = PGOFF_F_WOKEN;
 	struct pgoff_start *s;
+	__u64 start;
 	struct pgoff_target *t;
 	struct thread *th;
 	__u32 pid;
@@ -372,10 +379,13 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	 * leaves alone. (Also after a switch-out not traced: the switch-in
 	 * clears it.) Wakeups of one task are serialized (its pi_lock).
 	 */
-	if (!s->start_ns && !blocking(p, btf))
+	start = s->start_ns;
+	if (!start && !blocking(p, btf))
 		return;
 	barrier();
-	if ((s->wake_flags & PGOFF_F_WOKEN) || (s->flags & PGOFF_F_PREEMPTED))
+	/* (flags are the last interval's until the start is published) */
+	if ((s->wake_flags & PGOFF_F_WOKEN) ||
+	    (start && (s->flags & PGOFF_F_PREEMPTED)))
 		return;		/* the first wakeup is the one */
 	/*
 	 * Stamped here, not taken from the scheduler's run_delay at

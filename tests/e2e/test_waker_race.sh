@@ -19,17 +19,20 @@ watcher=$!
 watchers 1 || not_ok "the watcher subscribed"
 tps=$("$PGBIN/pgbench" -c 8 -j 2 -T 8 -n 2>/dev/null | awk '/^tps = /{ print $3 }')
 wait "$watcher"
-counts=$(jq -s -c 'map(select(.type == "offcpu")) | {
-	intervals: length,
+counts=$(jq -s -c '(map(select(.type == "dropped")) | map(.count // 0) | add // 0) as $dropped |
+	map(select(.type == "offcpu")) | {
+	intervals: length, dropped: $dropped,
 	blocked: map(select(.blocked_ns > 0)) | length,
 	blocked_no_waker: map(select(.blocked_ns > 0 and .waker == null)) | length,
 	woken_in_switch_out: map(select(.blocked_ns == 0 and .kernel_wait != "cpu" and .waker != null)) | length,
-	all_runq: map(select(.blocked_ns == 0 and .kernel_wait != "cpu" and .waker != null and .runq_ns == .duration_ns)) | length}' "$out")
+	long: map(select(.blocked_ns == 0 and .kernel_wait != "cpu" and .waker != null and .duration_ns >= 50000000)) | length}' "$out")
 note "pgbench ${tps:-?} tps; $counts"
+# (drops, counted above, only make fewer of them)
 n=$(jq .woken_in_switch_out <<<"$counts")
 check "wakeups during the switch-out are recorded with their waker (${n:-?} intervals, >= 10)" \
 	[ "${n:-0}" -ge 10 ]
-check "... and those intervals are all waiting for a CPU" \
-	[ "$(jq .all_runq <<<"$counts")" = "$n" ]
-check "the watch saw every interval (no drop notice)" \
-	bash -c "! grep -q '\"type\":\"dropped\"' '$out'"
+# a wakeup recorded for an interval it did not belong to (one that did
+# not follow at once) would turn a whole wait into waiting for a CPU:
+# these are short, their run-queue waits (a few ms here at most)
+check "... each of them short, a run-queue wait (none of 50 ms or more: $(jq .long <<<"$counts"))" \
+	[ "$(jq .long <<<"$counts")" = 0 ]
