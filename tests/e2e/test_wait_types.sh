@@ -31,14 +31,21 @@ check "cpu: a preempted backend is wait cpu, all of it in the run queue, no wake
 check "cpu: PostgreSQL reported no wait event (it was running)" \
 	jqe '.pg.wait_event == null' "$E2E_DIR/cpu.json"
 
-# --- net: a client that stops reading a large COPY result
+# --- net: a client that stops reading a large COPY result, and reads
+# again 0.5 s after the watcher subscribed (not after a fixed time: a
+# slow run subscribed after the wait had ended, and saw none)
+go=$E2E_DIR/net.go
 psql -X -q -c "copy (select repeat('x', 2000) from generate_series(1, 20000)) to stdout" |
-	{ sleep 2; cat >/dev/null; } &
+	{ for _ in $(seq 600); do [ -e "$go" ] && break; sleep 0.05; done
+	  sleep 0.5; cat >/dev/null; } &
 copy_job=$!
 IFS='|' read -r net_pid psa_type psa_event <<<"$(psa_wait_for "wait_event = 'ClientWrite'")"
 member watch --view intervals --pid "${net_pid:-1}" --min 300ms --json --count 1 \
-	--timeout 20s >"$E2E_DIR/net.json"
-wait "$copy_job"
+	--timeout 20s >"$E2E_DIR/net.json" &
+net_watch=$!
+watchers 1 || note "the net watcher did not subscribe"
+touch "$go"
+wait "$net_watch" "$copy_job"
 check "net: pg_stat_activity said Client/ClientWrite" [ "$psa_type/$psa_event" = Client/ClientWrite ]
 check "net: Client/ClientWrite, wait net (PostgreSQL waits for a writable socket in epoll)" \
 	jqe '.pg.wait_event == "ClientWrite" and .wait == "net" and .kernel_wait == "poll"' "$E2E_DIR/net.json"
