@@ -187,9 +187,13 @@ TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.
 	broker/store.c broker/replay_meta.c \
 	broker/filter.c broker/classify.c $(PG_WAIT_NAMES)
 
+# A test is built from sources in one command, with no dependency file:
+# any header change rebuilds them all, rather than leave one stale.
+UNIT_TEST_HEADERS := $(wildcard broker/*.h client/*.h exporter/*.h protocol/*.h) bpf/offcpu.h
+
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
-		$(PROTOCOL_OBJS)
+		$(PROTOCOL_OBJS) $(UNIT_TEST_HEADERS)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) \
