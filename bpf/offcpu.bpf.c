@@ -328,14 +328,14 @@ done:
 	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
 }
 
-/*
- * Whether p, on a CPU, is switching out to wait: taken off its runqueue,
- * or left on it by a delayed dequeue (EEVDF, 6.12 on) until picked.
- */
 struct sched_entity___delayed {	/* 6.12 on: a build host's may lack it */
 	unsigned char sched_delayed;
 } __attribute__((preserve_access_index));
 
+/*
+ * Whether p, on a CPU, is switching out to wait: taken off its runqueue,
+ * or left on it by a delayed dequeue (EEVDF, 6.12 on) until picked.
+ */
 static __always_inline bool blocking(struct task_struct *p, bool btf)
 {
 	struct sched_entity___delayed *se;
