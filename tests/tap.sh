@@ -18,10 +18,11 @@ not_ok() {
 	TAP_FAILED=1
 }
 note() { echo "# $*"; }
-# check NAME COMMAND...: one test line from a command's status
+# check NAME COMMAND...: one test line from a command's status, which it
+# returns, so that "check ... || note WHAT-IT-SAW" tells a failure
 check() {
 	local name=$1; shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
+	if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi
 }
 
 # tap_skip WHAT WHY: WHAT cannot be tested here because of WHY: a failure
