@@ -73,7 +73,10 @@ m_job=$!
 member watch --db other --type sleep --min 200ms --json --count 1 --timeout 20s \
 	>"$E2E_DIR/d.out" 2>&1 &
 d_job=$!
-watchers 3 || note "watchers did not all connect"
+# every event of the two sessions, to say what the filters saw if one fails
+member watch --min 100ms --json --timeout 8s >"$E2E_DIR/all.out" 2>"$E2E_DIR/all.err" &
+all_job=$!
+watchers 4 || note "watchers did not all connect"
 sleep 0.2
 # Each session stays a moment after its sleep (idle: ClientRead, which
 # no watcher here wants): pgoffd learns a backend's database and type
@@ -100,7 +103,15 @@ check "a member of the query group sees the SQL" \
 check "a plain member gets the same event without any query field" \
 	jqe --argjson s "$(jq .seq "$E2E_DIR/q.out")" '.seq == $s and (has("query") | not)' "$E2E_DIR/m.out"
 check "--db other --type sleep: only the backend in database other ($s2)" \
-	jqe --argjson p "$s2" '.pid == $p and .pg.database == "other" and .wait == "sleep"' "$E2E_DIR/d.out"
+	jqe --argjson p "$s2" '.pid == $p and .pg.database == "other" and .wait == "sleep"' "$E2E_DIR/d.out" ||
+	note "--db other watcher (exit $d_rc): $(head -c 300 "$E2E_DIR/d.out")"
+kill "$all_job" 2>/dev/null; wait "$all_job" 2>/dev/null
+if [ "$q_rc$m_rc$d_rc" != 000 ]; then
+	for p in "$s1" "$s2"; do
+		note "all of $p's events of 100 ms or more:" $(jq -c --argjson p "${p:-0}" 'select(.pid? == $p) |
+			{seq, type, duration_ns, wait, pg: (.pg | {wait_event, database, backend_type})}' "$E2E_DIR/all.out")
+	done
+fi
 
 # --- names the broker does not know are usage errors, not empty streams
 member watch --pg-wait Locks --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
