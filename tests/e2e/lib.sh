@@ -242,3 +242,85 @@ subscribers_at_least() {
 
 # float comparison: between VALUE LOW HIGH
 between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+
+# --- Sessions held open, for a wait that begins and ends when the test
+# says so (after a watch subscribed) instead of after a fixed pause that
+# a new psql's connect or a sanitizer build's start may outlast.
+# session_open NAME: a psql session that stays open, its output in
+# $E2E_DIR/NAME.out and its stderr in NAME.err, its backend's pid in
+# SESSION_PID[NAME] (it may take seconds to connect on a loaded machine).
+# session_send NAME SQL...: NAME runs SQL while the test goes on.
+# session_run NAME SQL...: the same, and waits (up to 30 s) until NAME
+# has run it; fails, saying what psql said, on an error or a timeout.
+# session_close NAME: NAME quits; wait for it.
+# until_queued PID: SQL for a lock holder that returns once backend PID
+# waits for a lock (pg_locks: not granted), polled for up to 10 s, or
+# raises an error: a hold after it is a wait at least that long.
+# unwatch [JOB...]: stop these pgoffctl jobs (started as
+# "${AS_MEMBER[@]}" "$PGOFFCTL" ... &, so that $! is pgoffctl) or wait for
+# those that ended, then until pgoffd counts no subscriber (it learns of a
+# client's exit a little later), so that the next "watchers N" counts
+# only new ones.
+declare -A SESSION_FD=() SESSION_JOB=() SESSION_PID=()
+SESSION_SEQ=0
+session_open() {
+	local name=$1 fd
+	rm -f "$E2E_DIR/$name.fifo" && mkfifo "$E2E_DIR/$name.fifo" || return 1
+	: >"$E2E_DIR/$name.out"; : >"$E2E_DIR/$name.err"
+	psql -X -q -At <"$E2E_DIR/$name.fifo" >>"$E2E_DIR/$name.out" 2>>"$E2E_DIR/$name.err" &
+	SESSION_JOB[$name]=$!
+	exec {fd}>"$E2E_DIR/$name.fifo"
+	SESSION_FD[$name]=$fd
+	session_run "$name" "select pg_backend_pid();" || return 1
+	SESSION_PID[$name]=$(head -n1 "$E2E_DIR/$name.out")
+}
+session_send() {
+	local name=$1; shift
+	# (a subshell: a psql gone meanwhile is its SIGPIPE, not the test's)
+	if gone "${SESSION_JOB[$name]}" ||
+	   ! (printf '%s\n' "$@" >&"${SESSION_FD[$name]}") 2>/dev/null; then
+		echo "# session $name: psql has quit: $(head -c 300 "$E2E_DIR/$name.err")" >&2
+		return 1
+	fi
+}
+session_run() {
+	local name=$1; shift
+	local mark="session $name: step $((++SESSION_SEQ)) done" errs
+	errs=$(stat -c %s "$E2E_DIR/$name.err")
+	session_send "$name" "$@" "select '$mark';" || return 1
+	WAIT_STEP=0.01 wait_for 30 session_done_or_gone "$name" "$mark"
+	if ! grep -qxF "$mark" "$E2E_DIR/$name.out"; then
+		echo "# session $name did not finish: $(head -c 300 "$E2E_DIR/$name.err")" >&2
+		return 1
+	fi
+	if [ "$(stat -c %s "$E2E_DIR/$name.err")" != "$errs" ]; then
+		echo "# session $name: $(tail -c +$((errs + 1)) "$E2E_DIR/$name.err" | head -c 600)" >&2
+		return 1
+	fi
+}
+session_done_or_gone() {
+	grep -qxF "$2" "$E2E_DIR/$1.out" || gone "${SESSION_JOB[$1]}"
+}
+session_close() {
+	local fd=${SESSION_FD[$1]}
+	session_send "$1" '\q'
+	exec {fd}>&-
+	wait "${SESSION_JOB[$1]}"
+}
+until_queued() {
+	cat <<SQL
+do \$\$ begin
+	for i in 1..1000 loop
+		if exists (select 1 from pg_locks where pid = $1 and not granted) then return; end if;
+		perform pg_sleep(0.01);
+	end loop;
+	raise exception 'backend $1 did not wait for a lock within 10 s';
+end \$\$;
+SQL
+}
+unwatch() {
+	# (a bare wait would wait for every job: the sessions too)
+	if [ $# -gt 0 ]; then kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; fi
+	wait_for 5 no_subscribers
+}
+no_subscribers() { [ "$("$PGOFFCTL" --socket "$SOCK" status --json | jq .subscribers)" = 0 ]; }
