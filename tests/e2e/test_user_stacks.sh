@@ -18,27 +18,24 @@ ok "pgoffd starts and answers status"
 counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 show() { note "$1: $(jq -c '{wait, kernel_wait, mismatch, pg: .pg.wait_event, user_stack, user_stack_error}' "$2" 2>/dev/null || cat "$2")"; }
 
-# --- a row-lock wait: B asks for the row A holds, 1 s after it started,
-# so that the watch (on B's pid) is there when the wait begins: a user
-# stack is walked when an interval begins
-cat >"$E2E_DIR/a.sql" <<'SQL'
-begin;
-update t set v = 1 where id = 1;
-select pg_sleep(3);
-commit;
-SQL
-sql -f "$E2E_DIR/a.sql" >/dev/null &
-a_job=$!
-psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(1)" \
-	-c "update t set v = 2 where id = 1" >"$E2E_DIR/b.out" &
-b_job=$!
-for _ in $(seq 500); do [ -s "$E2E_DIR/b.out" ] && break; sleep 0.01; done
-b_pid=$(head -n1 "$E2E_DIR/b.out")
+# --- a row-lock wait: B asks for the row A holds once the watch (on B's
+# pid) is there, since a user stack is walked when an interval begins; A
+# holds it 0.3 s after B queued
+session_open a && session_open b || { not_ok "open psql sessions A and B"; exit 1; }
+b_pid=${SESSION_PID[b]}
+session_run a "begin;" "update t set v = 1 where id = 1;" ||
+	{ not_ok "session A takes the row lock"; exit 1; }
 member watch --view intervals --pid "$b_pid" --pg-wait Lock --min 100ms --user-stack \
 	--json --count 1 --timeout 20s >"$E2E_DIR/lock.out" 2>&1 &
 w_job=$!
-watchers 1
-wait "$a_job" "$b_job" "$w_job"
+watchers 1 10 || not_ok "the watch on B subscribed (gave up after 10 s)"
+session_send b "update t set v = 2 where id = 1;"
+session_run a "$(until_queued "$b_pid")" "select pg_sleep(0.3);" "commit;" ||
+	not_ok "session A holds the lock until B waits for it, then commits"
+wait "$w_job"
+session_close a
+session_close b
+unwatch
 show "row lock (backend $b_pid)" "$E2E_DIR/lock.out"
 check "row-lock wait: user stack has ProcSleep and LockAcquireExtended, no error" \
 	jqe '.pg.wait_event_type == "Lock" and (.user_stack | index("ProcSleep") != null and index("LockAcquireExtended") != null) and (has("user_stack_error") | not)' "$E2E_DIR/lock.out"
@@ -47,17 +44,30 @@ check "row-lock wait: epoll_wait, then its caller WaitEventSetWait, then WaitLat
 	jqe '.user_stack[0:3] == ["epoll_wait", "WaitEventSetWait", "WaitLatch"]' "$E2E_DIR/lock.out"
 check "row-lock wait: the kernel stack is there too" jqe '.stack | length > 0' "$E2E_DIR/lock.out"
 
-# --- a commit's WAL flush (and pg_sleep before it)
-psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(1)" \
-	-c "select pg_sleep(0.3)" -c "insert into t values (2, 0)" >"$E2E_DIR/c.out" &
-c_job=$!
-for _ in $(seq 500); do [ -s "$E2E_DIR/c.out" ] && break; sleep 0.01; done
-c_pid=$(head -n1 "$E2E_DIR/c.out")
-member watch --view intervals --pid "$c_pid" --min 50ms --user-stack \
-	--json --timeout 4s >"$E2E_DIR/commit.all" 2>&1 &
+# --- a commit's WAL flush (and pg_sleep before it). C first waits for an
+# advisory lock H holds: a wait that began before the watch, let go 0.1 s
+# after the watch is there.
+session_open h && session_open c || { not_ok "open psql sessions H and C"; exit 1; }
+c_pid=${SESSION_PID[c]}
+session_run h "select pg_advisory_lock(1);" || { not_ok "session H takes an advisory lock"; exit 1; }
+session_send c "select pg_advisory_lock(1);"
+session_run h "$(until_queued "$c_pid")" || not_ok "C waits for H's advisory lock"
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --pid "$c_pid" --min 50ms \
+	--user-stack --json --timeout 60s >"$E2E_DIR/commit.all" 2>&1 &
 w_job=$!
-watchers 1
-wait "$c_job" "$w_job"
+watchers 1 10 || not_ok "the watch on C subscribed (gave up after 10 s)"
+session_run h "select pg_sleep(0.1);" "select pg_advisory_unlock(1);" ||
+	not_ok "session H lets the advisory lock go"
+session_run c "select pg_sleep(0.3);" "insert into t values (2, 0);" ||
+	not_ok "session C sleeps and commits"
+session_close h
+session_close c
+commit_seen() { jqe -s 'any(.[]; .user_stack // [] | index("XLogFlush") != null)' "$E2E_DIR/commit.all" 2>/dev/null; }
+sleep_seen() { jqe -s 'any(.[]; .pg.wait_event == "PgSleep" and .user_stack != null)' "$E2E_DIR/commit.all" 2>/dev/null; }
+# the symbolized intervals reach the watch a little later (the line
+# being written may be cut: 2>/dev/null)
+wait_for 10 commit_seen && wait_for 10 sleep_seen
+unwatch "$w_job"
 jq -c 'select(.user_stack // [] | index("XLogFlush") != null)' "$E2E_DIR/commit.all" | head -n1 >"$E2E_DIR/commit.out"
 jq -c 'select(.pg.wait_event == "PgSleep" and .user_stack != null)' "$E2E_DIR/commit.all" | head -n1 >"$E2E_DIR/sleep.out"
 [ -s "$E2E_DIR/commit.out" ] || cp "$E2E_DIR/commit.all" "$E2E_DIR/commit.out"
@@ -68,42 +78,46 @@ check "commit: an interval whose user stack has XLogFlush under CommitTransactio
 	jqe '.user_stack | index("XLogFlush") < index("CommitTransactionCommand")' "$E2E_DIR/commit.out"
 check "pg_sleep: Timeout/PgSleep, user stack has pg_sleep" \
 	jqe '.user_stack | index("pg_sleep") != null' "$E2E_DIR/sleep.out"
-# the first pg_sleep began before the watch: it says why it has none
+# the advisory lock wait began before the watch: it says why it has none
 check "an interval older than the subscription: user_stack null, and why" \
 	jqe -s 'any(.[]; .user_stack == null and (.user_stack_error | test("began before")))' "$E2E_DIR/commit.all"
 
 # --- flame --user-stack: wait event, kernel wait, PostgreSQL outermost
-# first, then the kernel stack
-psql -X -q -At -c "select pg_backend_pid()" -c "select pg_sleep(1)" -c "select pg_sleep(0.4)" \
-	>"$E2E_DIR/f.out" &
-f_job=$!
-for _ in $(seq 500); do [ -s "$E2E_DIR/f.out" ] && break; sleep 0.01; done
-f_pid=$(head -n1 "$E2E_DIR/f.out")
-member flame --folded --user-stack --pid "$f_pid" --min 100ms --duration 2500ms \
+# first, then the kernel stack. F's 0.4 s sleep begins once flame is
+# there; flame records 6 s from its subscription, time enough to receive it.
+session_open f || { not_ok "open psql session F"; exit 1; }
+f_pid=${SESSION_PID[f]}
+member flame --folded --user-stack --pid "$f_pid" --min 100ms --duration 6s \
 	>"$E2E_DIR/flame.out" 2>"$E2E_DIR/flame.err" &
 fl_job=$!
-watchers 1
-wait "$f_job" "$fl_job"
+watchers 1 10 || not_ok "flame on F subscribed (gave up after 10 s)"
+session_run f "select pg_sleep(0.4);" || not_ok "session F sleeps"
+wait "$fl_job"
+session_close f
+unwatch
 grep -m1 PostgresMain "$E2E_DIR/flame.out" | sed 's/^/# flame: /'
 check "flame --user-stack: PgSleep; wait: sleep; PostgresMain ... pg_sleep ... epoll_wait; then the kernel's epoll" \
 	grep -Eq '^Timeout:PgSleep;wait: sleep;(.*;)?PostgresMain;(.*;)?pg_sleep;(.*;)?WaitLatch;WaitEventSetWait;epoll_wait;(.*;)?do_epoll_wait' \
-	"$E2E_DIR/flame.out"
+	"$E2E_DIR/flame.out" || note "flame said: $(head -c 300 "$E2E_DIR/flame.err")"
 
 # --- pg_read_binary_file of a cold file: uninstrumented I/O
 dd if=/dev/urandom of="$PGDATA_DIR/cold.bin" bs=1M count=16 status=none
 chown postgres "$PGDATA_DIR/cold.bin"
 sync "$PGDATA_DIR/cold.bin"
 dd if="$PGDATA_DIR/cold.bin" iflag=nocache count=0 status=none	# out of the page cache
-member watch --view intervals --type io --db postgres --min 10us --user-stack --json \
-	--timeout 8s >"$E2E_DIR/read.all" 2>&1 &
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --type io --db postgres \
+	--min 10us --user-stack --json --timeout 60s >"$E2E_DIR/read.all" 2>&1 &
 r_job=$!
-watchers 1
+watchers 1 10 || not_ok "the io watch subscribed (gave up after 10 s)"
 sql -c "select length(pg_read_binary_file('cold.bin'))" >/dev/null
-kill "$r_job" 2>/dev/null; wait "$r_job" 2>/dev/null
 # the SQL function's C entry is pg_read_binary_file or, in 15,
 # pg_read_binary_file_all (a jump to it): a cold code page of it faults
 # (uninstrumented I/O too) before the file's read does
 in_read() { echo 'any(.user_stack // [] | .[]; test("^pg_read_binary_file"))'; }
+# the symbolized intervals reach the watch a little later
+read_seen() { jqe -s "any(.[]; .mismatch != null and $(in_read))" "$E2E_DIR/read.all" 2>/dev/null; }
+wait_for 10 read_seen
+unwatch "$r_job"
 jq -c "select(.mismatch != null and $(in_read))" \
 	"$E2E_DIR/read.all" | head -n1 >"$E2E_DIR/read.out"
 [ -s "$E2E_DIR/read.out" ] || {
@@ -119,8 +133,9 @@ check "cold pg_read_binary_file: flagged mismatch, user stack has pg_read_binary
 # --- nobody asking walks nothing; a bad combination is refused
 member watch --user-stack --view waits --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
 rc=$?
-check "--user-stack --view waits: exit 2, told why" \
-	[ $rc = 2 ] && grep -q 'user_stack is on intervals' "$E2E_DIR/bad.err"
+refused_why() { [ "$rc" = 2 ] && grep -q 'user_stack is on intervals' "$E2E_DIR/bad.err"; }
+check "--user-stack --view waits: exit 2, told why" refused_why ||
+	note "exit $rc; said: $(head -c 300 "$E2E_DIR/bad.err")"
 check "status has user_stack_failed (0)" [ "$(counter user_stack_failed)" = 0 ]
 # postgres and libc, named above: cached, nothing over a cap, evicted,
 # or put off past the owner's load budget
