@@ -22,15 +22,14 @@ static __always_inline bool is_pg_title(const char *s)
  * it in user space, byte by byte (init_ps_display): preempted or faulting
  * there, the process would show a torn title ("postgres: " and the rest
  * of its old argv), sent once and kept for its life. Blocked in a system
- * call, it is not writing it. A kernel that cannot tell a system call
- * (before 5.15) is trusted at any sleep.
+ * call, it is not writing it. Where a system call cannot be told (before
+ * 5.15), any sleep is trusted.
  */
 static __always_inline bool title_whole(const struct pgoff_start *s)
 {
 	if (s->flags & PGOFF_F_PREEMPTED)
 		return false;
-	return s->syscall != PGOFF_AGG_NO_SYSCALL ||
-	       !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs);
+	return s->syscall != PGOFF_AGG_NO_SYSCALL || !syscalls_told();
 }
 
 /*
