@@ -190,15 +190,12 @@ sleep_load() {
 }
 sleep_load_wait() { wait "${SLEEP_LOAD_JOBS[@]}"; }
 
-# row_lock_wait SQL: B runs SQL, which must wait for the row lock of
-# t's row id = 1, held by A until B waits for it (up to 10 s; on a loaded
-# machine B may start late), then 0.3 s more; B_PID is B's backend
-row_lock_wait() {
-	local a_job b_job
-	cat >"$E2E_DIR/a.sql" <<'SQL'
-select pg_backend_pid();
-begin;
-update t set id = id where id = 1;
+# until_lock_waiter: SQL for a lock holder that returns once some backend
+# waits for a heavyweight lock (pg_stat_activity), polled for up to 10 s
+# (on a loaded machine the waiter's psql may start late): a hold after it
+# is a wait at least that long
+until_lock_waiter() {
+	cat <<'SQL'
 do $$ begin
 	for i in 1..1000 loop
 		perform pg_stat_clear_snapshot();
@@ -206,13 +203,26 @@ do $$ begin
 		perform pg_sleep(0.01);
 	end loop;
 end $$;
-select pg_sleep(0.3);
-commit;
 SQL
+}
+
+# row_lock_wait SQL: B runs SQL, which must wait for the row lock of
+# t's row id = 1, held by A until B waits for it, then 0.3 s more; B_PID
+# is B's backend
+row_lock_wait() {
+	local a_job b_job
+	{
+		echo "begin;"
+		echo "update t set id = id where id = 1;"
+		echo "select pg_backend_pid();	-- printed once the row is A's"
+		until_lock_waiter
+		echo "select pg_sleep(0.3);"
+		echo "commit;"
+	} >"$E2E_DIR/a.sql"
 	rm -f "$E2E_DIR/a.out"
 	sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
 	a_job=$!
-	wait_for 5 [ -s "$E2E_DIR/a.out" ]
+	wait_for 10 [ -s "$E2E_DIR/a.out" ] || note "A's psql printed nothing in 10 s"
 	sql -c "$1" >/dev/null &
 	b_job=$!
 	IFS='|' read -r B_PID _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"

@@ -443,20 +443,14 @@ ct_check_lock_wait() {
 	WAIT_STEP=0.1 wait_for 10 subscribed
 	# the holder prints its pid once the row is its own, and holds it 1 s
 	# from the moment the waiter waits, however long each psql took
-	inside su postgres -c "psql -X -q -At" >"$dir/holder.out" 2>&1 <<'SQL' &
-begin;
-update ct_lock set v = 2;
-select pg_backend_pid();
-do $$ begin
-	for i in 1..2000 loop
-		perform pg_stat_clear_snapshot();
-		exit when exists (select 1 from pg_stat_activity where wait_event_type = 'Lock');
-		perform pg_sleep(0.01);
-	end loop;
-end $$;
-select pg_sleep(1);
-commit;
-SQL
+	{
+		echo "begin;"
+		echo "update ct_lock set v = 2;"
+		echo "select pg_backend_pid();"
+		until_lock_waiter
+		echo "select pg_sleep(1);"
+		echo "commit;"
+	} | inside su postgres -c "psql -X -q -At" >"$dir/holder.out" 2>&1 &
 	holder=$!
 	wait_for 20 [ -s "$dir/holder.out" ] || note "the holder's psql printed nothing in 20 s"
 	inside su postgres -c "psql -X -q -c 'update ct_lock set v = 3'" >/dev/null 2>&1

@@ -26,20 +26,14 @@ check "with no subscriber, the kernel sends what is recorded (1 ms)" \
 # from the moment B waits for it, however long B's psql took to start.
 t_before=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 t_clock=$(date +%H:%M:%S)	# the local time of day, as a DBA types it
-cat >"$E2E_DIR/a.sql" <<'SQL'
-begin;
-update t set v = 1 where id = 1;
-select pg_backend_pid();	-- printed once the row is A's
-do $$ begin
-	for i in 1..1000 loop
-		perform pg_stat_clear_snapshot();
-		exit when exists (select 1 from pg_stat_activity where wait_event_type = 'Lock');
-		perform pg_sleep(0.01);
-	end loop;
-end $$;
-select pg_sleep(0.8);
-commit;
-SQL
+{
+	echo "begin;"
+	echo "update t set v = 1 where id = 1;"
+	echo "select pg_backend_pid();	-- printed once the row is A's"
+	until_lock_waiter
+	echo "select pg_sleep(0.8);"
+	echo "commit;"
+} >"$E2E_DIR/a.sql"
 sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
 a_job=$!
 wait_for 10 [ -s "$E2E_DIR/a.out" ] || note "A's psql printed nothing in 10 s"
