@@ -37,6 +37,19 @@ static __always_inline __u8 agg_state(long state)
 }
 
 /*
+ * Whether current_syscall can tell a system call: it reads the saved user
+ * registers through bpf_task_pt_regs (5.15 on), on x86 and arm64.
+ */
+static __always_inline bool syscalls_told(void)
+{
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
+	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs);
+#else
+	return false;
+#endif
+}
+
+/*
  * The system call current is blocked in, from its saved user registers.
  * On x86 orig_ax holds the number, but an exception (a page fault) puts
  * its error code there; the entry code sets ax to -ENOSYS only for a
@@ -47,8 +60,7 @@ static __always_inline __s16 current_syscall(void)
 	struct task_struct *task;
 	struct pt_regs *regs;
 
-	/* bpf_task_pt_regs is 5.15's: older kernels tell no system call */
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+	if (!syscalls_told())
 		return PGOFF_AGG_NO_SYSCALL;
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);

@@ -116,7 +116,7 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 		count(PGOFF_CNT_NOT_OWNER);
 		goto read_done;
 	}
-	if (t->flags & PGOFF_T_TITLE_PENDING)
+	if ((t->flags & PGOFF_T_TITLE_PENDING) && title_whole(&s))
 		send_title(prev, t, tgid, btf);
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;

@@ -18,6 +18,21 @@ static __always_inline bool is_pg_title(const char *s)
 }
 
 /*
+ * Whether a switch-out is a moment the title is whole. PostgreSQL writes
+ * it in user space, byte by byte (init_ps_display): preempted or faulting
+ * there, the process would show a torn title ("postgres: " and the rest
+ * of its old argv), sent once and kept for its life. Blocked in a system
+ * call, it is not writing it. Where a system call cannot be told (before
+ * 5.15), any sleep is trusted.
+ */
+static __always_inline bool title_whole(const struct pgoff_start *s)
+{
+	if (s->flags & PGOFF_F_PREEMPTED)
+		return false;
+	return s->syscall != PGOFF_AGG_NO_SYSCALL || !syscalls_told();
+}
+
+/*
  * A forked process's title, once PostgreSQL has set it (over argv, at
  * mm->arg_start): sent once, then the target stops asking. Before that
  * the child still shows its postmaster's command line.

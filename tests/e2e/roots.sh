@@ -441,10 +441,24 @@ ct_check_lock_wait() {
 	watch_job=$!
 	subscribed() { [ "$(subscribers)" = $((${base:-0} + 1)) ]; }
 	WAIT_STEP=0.1 wait_for 10 subscribed
-	inside su postgres -c "psql -X -q -At -c 'begin' -c 'select pg_backend_pid()' \
-		-c 'update ct_lock set v = 2' -c 'select pg_sleep(1)' -c 'commit'" >"$dir/holder.out" 2>&1 &
+	# the holder prints its pid once the row is its own, and holds it 1 s
+	# from the moment the waiter waits, however long each psql took
+	inside su postgres -c "psql -X -q -At" >"$dir/holder.out" 2>&1 <<'SQL' &
+begin;
+update ct_lock set v = 2;
+select pg_backend_pid();
+do $$ begin
+	for i in 1..2000 loop
+		perform pg_stat_clear_snapshot();
+		exit when exists (select 1 from pg_stat_activity where wait_event_type = 'Lock');
+		perform pg_sleep(0.01);
+	end loop;
+end $$;
+select pg_sleep(1);
+commit;
+SQL
 	holder=$!
-	sleep 0.3
+	wait_for 20 [ -s "$dir/holder.out" ] || note "the holder's psql printed nothing in 20 s"
 	inside su postgres -c "psql -X -q -c 'update ct_lock set v = 3'" >/dev/null 2>&1
 	wait "$holder" "$watch_job"
 	holder_pid=$(head -n1 "$dir/holder.out")

@@ -14,12 +14,16 @@ sql -c "create database other"
 e2e_start_broker --query-group "$E2E_QUERY_GROUP" || { not_ok "start pgoffd"; exit 1; }
 
 # --- ps: every process pg_stat_activity shows, with the same backend type
-backend_sleep 3
-sleep 1.2	# one discovery scan
+backend_sleep 4
+# the sleeper is known once a discovery scan (every 1 s) found it
+listed() { member ps --json | jqe --argjson p "${1:-0}" 'any(.processes[]; .pid == $p)'; }
+wait_for 3 listed "$SLEEPER_PID" || note "the sleeper ($SLEEPER_PID) is not listed by ps"
 member ps --json >"$E2E_DIR/ps.json"
 check "ps --json as a group member exits 0" [ $? = 0 ]
+# autovacuum workers come and go between the two reads: not compared
 sql -F ' ' -c "select pid, backend_type, coalesce(datname, '-'), coalesce(usename, '-')
-	from pg_stat_activity where pid <> pg_backend_pid() order by pid" >"$E2E_DIR/psa.txt"
+	from pg_stat_activity where pid <> pg_backend_pid() and backend_type <> 'autovacuum worker'
+	order by pid" >"$E2E_DIR/psa.txt"
 mismatch=0 compared=0
 while read -r pid btype_and_rest; do
 	want=$(sed 's/ \([^ ]*\) \([^ ]*\)$/|\1|\2/' <<<"$btype_and_rest")
@@ -41,18 +45,26 @@ check "ps (table) names the sleeping backend" grep -qE "^ *$SLEEPER_PID +1 +clie
 wait "$SLEEPER_JOB"
 
 # --- an advisory lock: Lock/advisory, woken by the session that unlocked
-psql -X -q -At -c "select pg_backend_pid()" -c "select pg_advisory_lock(42)" \
-	-c "select pg_sleep(1)" -c "select pg_advisory_unlock(42)" >"$E2E_DIR/holder.out" &
+# The holder's session reads a FIFO: it unlocks once the watcher has
+# subscribed, 0.3 s later, however long psql and pgoffctl took to start.
+mkfifo "$E2E_DIR/holder.fifo"
+sql <"$E2E_DIR/holder.fifo" >"$E2E_DIR/holder.out" &
 holder_job=$!
-WAIT_STEP=0.01 wait_for 1 [ -s "$E2E_DIR/holder.out" ]
-sleep 0.1
+exec 4>"$E2E_DIR/holder.fifo"
+echo "select pg_backend_pid() from (select pg_advisory_lock(42)) l;" >&4
+wait_for 10 [ -s "$E2E_DIR/holder.out" ] || note "the holder's psql printed nothing in 10 s"
 psql -X -q -At -c "select pg_advisory_lock(42)" >/dev/null &
 waiter_job=$!
 IFS='|' read -r waiter psa_type psa_event <<<"$(psa_wait_for "wait_event = 'advisory'")"
 holder=$(head -n1 "$E2E_DIR/holder.out")
 note "holder $holder, waiter $waiter: pg_stat_activity says $psa_type/$psa_event"
-member watch --pid "$waiter" --min 100ms --json --count 1 --timeout 20s >"$E2E_DIR/adv.out"
-wait "$holder_job" "$waiter_job"
+member watch --pid "${waiter:-0}" --min 100ms --json --count 1 --timeout 20s >"$E2E_DIR/adv.out" &
+adv_job=$!
+watchers 1 || note "the watcher did not subscribe"
+sleep 0.3
+echo "select pg_advisory_unlock(42);" >&4
+exec 4>&-
+wait "$adv_job" "$holder_job" "$waiter_job"
 ev=$(cat "$E2E_DIR/adv.out")
 note "advisory lock episode: $(jq -c "{intervals, blocked_ns, runq_ns, on_cpu_ns, waker: .waker.pid}" <<<"$ev")"
 check "advisory lock: the same wait event as pg_stat_activity (Lock/advisory)" \
@@ -67,7 +79,7 @@ marker="pgoff-e2e-$RANDOM"
 querier watch --view intervals --pg-wait Timeout:PgSleep --db postgres --min 200ms --json --count 1 \
 	--timeout 20s >"$E2E_DIR/q.out" 2>&1 &
 q_job=$!
-member watch --view intervals --pg-wait timeout:pgsleep --backend-type "client backend" --min 200ms \
+member watch --view intervals --pg-wait timeout:pgsleep --db postgres --backend-type "client backend" --min 200ms \
 	--json --count 1 --timeout 20s >"$E2E_DIR/m.out" 2>&1 &
 m_job=$!
 member watch --db other --type sleep --min 200ms --json --count 1 --timeout 20s \
@@ -114,26 +126,41 @@ if [ "$q_rc$m_rc$d_rc" != 000 ]; then
 fi
 
 # --- names the broker does not know are usage errors, not empty streams
+# usage_error RC TEXT: the exit code was 2 and bad.err says TEXT
+usage_error() {
+	[ "$1" = 2 ] && grep -qF "$2" "$E2E_DIR/bad.err" ||
+		{ note "exit $1: $(head -c 300 "$E2E_DIR/bad.err")"; return 1; }
+}
 member watch --pg-wait Locks --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
 rc=$?
 check "--pg-wait Locks: exit 2 naming the bad type" \
-	[ $rc = 2 ] && grep -q 'unknown PostgreSQL wait event type "Locks"' "$E2E_DIR/bad.err"
+	usage_error "$rc" 'unknown PostgreSQL wait event type "Locks"' 
 member watch --pg-wait Lock:rowlock --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
 rc=$?
 check "--pg-wait Lock:rowlock: exit 2 naming the bad event" \
-	[ $rc = 2 ] && grep -q 'unknown PostgreSQL wait event "Lock:rowlock"' "$E2E_DIR/bad.err"
+	usage_error "$rc" 'unknown PostgreSQL wait event "Lock:rowlock"' 
 member watch --type disk --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
 check "--type disk: exit 2" [ $? = 2 ]
 
 # --- an idle client: Client/ClientRead, the kernel sees an epoll wait
-psql -X -q -At -c "select pg_backend_pid()" -c '\! sleep 1.5' -c "select 1" >"$E2E_DIR/idle.out" &
+# The session reads a FIFO: idle from its first statement until the next,
+# sent 1.3 s after the watcher has subscribed.
+mkfifo "$E2E_DIR/idle.fifo"
+sql <"$E2E_DIR/idle.fifo" >"$E2E_DIR/idle.out" &
 idle_job=$!
-WAIT_STEP=0.01 wait_for 1 [ -s "$E2E_DIR/idle.out" ]
+exec 4>"$E2E_DIR/idle.fifo"
+echo "select pg_backend_pid();" >&4
+wait_for 10 [ -s "$E2E_DIR/idle.out" ] || note "the idle session's psql printed nothing in 10 s"
 idle=$(head -n1 "$E2E_DIR/idle.out")
-sleep 0.2
-psa=$(sql -c "select state, wait_event_type, wait_event from pg_stat_activity where pid = $idle")
-member watch --view intervals --pid "$idle" --min 1s --json --count 1 --timeout 20s >"$E2E_DIR/idle.json"
-wait "$idle_job"
+member watch --view intervals --pid "${idle:-0}" --min 1s --json --count 1 --timeout 20s \
+	>"$E2E_DIR/idle.json" &
+idle_watch=$!
+watchers 1 || note "the watcher did not subscribe"
+psa=$(sql -c "select state, wait_event_type, wait_event from pg_stat_activity where pid = ${idle:-0}")
+sleep 1.3
+echo "select 1;" >&4
+exec 4>&-
+wait "$idle_watch" "$idle_job"
 check "idle client: pg_stat_activity said idle|Client|ClientRead" [ "$psa" = "idle|Client|ClientRead" ]
 check "idle client: Client/ClientRead, wait poll, kernel_wait poll, >= 1.2 s" \
 	jqe '.pg.wait_event_type == "Client" and .pg.wait_event == "ClientRead" and .wait == "poll" and .kernel_wait == "poll" and .duration_ns >= 1200000000' "$E2E_DIR/idle.json"
@@ -189,11 +216,14 @@ select pg_backend_pid() \g $E2E_CGROUP/cgroup.procs
 select length(pg_read_binary_file(pg_relation_filepath('big')));
 SQL
 	sql -f "$E2E_DIR/cold2.sql" >/dev/null
-	sleep 0.3
+	uninstrumented() {
+		jqe -s 'any(.[]; .kernel_wait == "io" and .pg.wait_event == null and (.mismatch // "" | test("uninstrumented I/O")))' \
+			"$E2E_DIR/uninstr.out"
+	}
+	wait_for 10 uninstrumented
 	kill "$io_job"; wait "$io_job" 2>/dev/null
 	check "uninstrumented I/O: kernel io while PostgreSQL reported no wait event is flagged" \
-		jqe -s 'any(.[]; .kernel_wait == "io" and .pg.wait_event == null and (.mismatch // "" | test("uninstrumented I/O")))' \
-		"$E2E_DIR/uninstr.out"
+		uninstrumented || note "io events seen: $(jq -c '{kernel_wait, wait_event: .pg.wait_event, mismatch}' "$E2E_DIR/uninstr.out" 2>/dev/null | head -5 | tr '\n' ' ')"
 else
 	not_ok "cold read: cannot throttle reads with a blkio cgroup ($E2E_CGROUP, device $majmin)"
 fi

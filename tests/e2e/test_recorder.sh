@@ -22,20 +22,27 @@ check "the state directory is 0700 and pgoffd's user's" \
 check "with no subscriber, the kernel sends what is recorded (1 ms)" \
 	[ "$(member status --json | jq .kernel_min_duration_ns)" = 1000000 ]
 
-# A lock wait of ~0.8 s with no client connected.
+# A lock wait of ~0.8 s with no client connected: A holds the row 0.8 s
+# from the moment B waits for it, however long B's psql took to start.
 t_before=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 t_clock=$(date +%H:%M:%S)	# the local time of day, as a DBA types it
 cat >"$E2E_DIR/a.sql" <<'SQL'
-select pg_backend_pid();
 begin;
 update t set v = 1 where id = 1;
+select pg_backend_pid();	-- printed once the row is A's
+do $$ begin
+	for i in 1..1000 loop
+		perform pg_stat_clear_snapshot();
+		exit when exists (select 1 from pg_stat_activity where wait_event_type = 'Lock');
+		perform pg_sleep(0.01);
+	end loop;
+end $$;
 select pg_sleep(0.8);
 commit;
 SQL
 sql -f "$E2E_DIR/a.sql" >"$E2E_DIR/a.out" &
 a_job=$!
-wait_for 1 [ -s "$E2E_DIR/a.out" ]
-sleep 0.05
+wait_for 10 [ -s "$E2E_DIR/a.out" ] || note "A's psql printed nothing in 10 s"
 sql -c "update t set v = 2 where id = 1" >/dev/null &
 b_job=$!
 IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"
@@ -158,9 +165,16 @@ replay_all() {
 # episode.)
 sleep_load 4000
 sleep 2	# thousands stored: the replay takes many loop rounds
-member watch --since 1h --view intervals --pg-wait Timeout:PgSleep --json --timeout 5s \
-	>"$E2E_DIR/w1.json" 2>"$E2E_DIR/w1.err"
+member watch --since 1h --view intervals --pg-wait Timeout:PgSleep --json --timeout 60s \
+	>"$E2E_DIR/w1.json" 2>"$E2E_DIR/w1.err" &
+w1_job=$!
+wait_for 30 grep -q "stored events replayed" "$E2E_DIR/w1.err"
 sleep_load_wait
+# live events after the replay, however long it took (ASan's is slow)
+sleep_load 100
+sleep_load_wait
+sleep 0.3
+kill "$w1_job" 2>/dev/null; wait "$w1_job" 2>/dev/null
 replay_all "$E2E_DIR/w2.json" "$E2E_DIR/w2.err" "$E2E_MEMBER" --view intervals --pg-wait Timeout:PgSleep
 jq -r .seq "$E2E_DIR/w1.json" >"$E2E_DIR/w1.seq"
 jq -r .seq "$E2E_DIR/w2.json" >"$E2E_DIR/w2.seq"

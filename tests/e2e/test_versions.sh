@@ -129,8 +129,10 @@ ps_agrees() {
 	local psaf=$D/psa.txt psf=$D/ps.json n=0 bad=0 nspid host rest want got
 	# the session's backend is known once a discovery scan found it
 	wait_for 5 listed "$S_PID"
+	# autovacuum workers come and go between the two reads: not compared
 	pgroot_sql "$R" -F '|' -c "select pid, backend_type, coalesce(datname, '-'), coalesce(usename, '-')
-		from pg_stat_activity where pid <> pg_backend_pid() order by pid" >"$psaf"
+		from pg_stat_activity where pid <> pg_backend_pid() and backend_type <> 'autovacuum worker'
+		order by pid" >"$psaf"
 	member ps --json >"$psf"
 	while IFS='|' read -r nspid rest; do
 		host=$(hostpid "$nspid") || continue

@@ -19,7 +19,7 @@ for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
 psql -X -q -At -c "select pg_backend_pid()" \
 	-c "do \$\$ begin for i in 1..2000000000 loop end loop; end \$\$" >"$E2E_DIR/cpu.out" 2>/dev/null &
 cpu_job=$!
-WAIT_STEP=0.01 wait_for 1 [ -s "$E2E_DIR/cpu.out" ]
+WAIT_STEP=0.01 wait_for 10 [ -s "$E2E_DIR/cpu.out" ] || note "the busy session's psql printed nothing in 10 s"
 cpu_pid=$(head -n1 "$E2E_DIR/cpu.out")
 member watch --view intervals --type cpu --pid "$cpu_pid" --min 1ms --json --count 1 \
 	--timeout 20s >"$E2E_DIR/cpu.json"
@@ -50,11 +50,12 @@ check "net: pg_stat_activity said Client/ClientWrite" [ "$psa_type/$psa_event" =
 check "net: Client/ClientWrite, wait net (PostgreSQL waits for a writable socket in epoll)" \
 	jqe '.pg.wait_event == "ClientWrite" and .wait == "net" and .kernel_wait == "poll"' "$E2E_DIR/net.json"
 
-# --- io: commits wait for the WAL to reach the disk
-member watch --view intervals --pg-wait IO:WALSync --min 100us --json --count 1 \
+# --- io: commits wait for the WAL to reach the disk (--type io: a
+# preemption inside WALSync is an interval of wait cpu)
+member watch --view intervals --pg-wait IO:WALSync --type io --min 100us --json --count 1 \
 	--timeout 20s >"$E2E_DIR/wal.json" &
 wal_job=$!
-watchers 1
+watchers 1 || note "the WAL watcher did not subscribe"
 sql -c "create table w (v int)"
 for _ in $(seq 20); do echo "insert into w values (1);"; done | sql >/dev/null
 wait "$wal_job"
