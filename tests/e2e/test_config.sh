@@ -16,7 +16,8 @@ printf 'group = %s\nuser = %s\nmin-flor = 1ms\n' "$E2E_GROUP" "$E2E_BROKER_USER"
 "$PGOFFD" -n -c "$E2E_DIR/bad.conf" >"$E2E_DIR/n.out" 2>&1
 rc=$?
 check "pgoffd -n rejects an unknown key, naming file and line (exit 2)" \
-	[ $rc = 2 ] && grep -q "bad.conf:3: unknown setting 'min-flor'" "$E2E_DIR/n.out"
+	bash -c "[ $rc = 2 ] && grep -q \"bad.conf:3: unknown setting 'min-flor'\" '$E2E_DIR/n.out'" ||
+	note "exit $rc: $(head -c 200 "$E2E_DIR/n.out" | tr "\n" " ")"
 "$PGOFFD" -n -c "$conf" --group no_such_group_e2e >"$E2E_DIR/n.out" 2>&1
 check "the command line wins over the file (a missing group: exit 2)" [ $? = 2 ]
 "$PGOFFD" -n -c "$conf" --user nobody >"$E2E_DIR/n.out" 2>&1
@@ -60,8 +61,8 @@ check "SIGHUP: the reload is logged" grep -q "configuration reloaded" "$E2E_DIR/
 
 printf 'group = %s\nuser = %s\nmax-clients = lots\nrecord = no\n' "$E2E_GROUP" "$E2E_BROKER_USER" >"$conf"
 kill -HUP "$E2E_BROKER_PID"
-sleep 0.3
 check "SIGHUP with a bad file: nothing changes, and the log says why" \
-	grep -q "not reloaded: .*invalid value 'lots' for max-clients" "$E2E_DIR/pgoffd.log"
+	wait_for 5 grep -q "not reloaded: .*invalid value 'lots' for max-clients" "$E2E_DIR/pgoffd.log" ||
+	sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log" | tail -n 5
 check "... the querier's watch is still served" kill -0 "$querier_job"
 kill "$querier_job" 2>/dev/null; wait "$querier_job" 2>/dev/null || true

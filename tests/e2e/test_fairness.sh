@@ -4,7 +4,7 @@
 # With 40 backends traced (status walks the kernel's table of them), the
 # member streams status and ps requests on 6 connections without reading a
 # byte and asks as fast as it reads on 2 more; meanwhile another member
-# asks status every 20 ms and its latency is measured. An outsider connects
+# asks status, one request after another, and its latency is measured. An outsider connects
 # a thousand times. pgoffd's log stays short, its memory bounded, and the
 # flooder is answered only as far as it reads. The figures (latency, the
 # broker's CPU, log lines) are printed for comparison between versions.
@@ -59,30 +59,6 @@ else:
         sent += 2
     print(sent)
 PY
-# probe.py SECONDS: status every 20 ms, latencies in ms; first the time
-# from connect to the hello reply
-cat >"$E2E_DIR/probe.py" <<'PY'
-import socket, sys, time
-path, secs = sys.argv[1], float(sys.argv[2])
-t = time.monotonic()
-s = socket.socket(socket.AF_UNIX)
-s.connect(path)
-s.sendall(b'{"op":"hello","version":1}\n')
-f = s.makefile("rb")
-f.readline()
-hello = (time.monotonic() - t) * 1000
-lat = []
-end = time.time() + secs
-while time.time() < end:
-    t = time.monotonic()
-    s.sendall(b'{"op":"status"}\n')
-    f.readline()
-    lat.append((time.monotonic() - t) * 1000)
-    time.sleep(0.02)
-lat.sort()
-print(len(lat), "%.2f" % lat[len(lat) // 2], "%.2f" % lat[int(len(lat) * 0.99)],
-      "%.2f" % lat[-1], "%.2f" % hello)
-PY
 # denied.py N: connect N times and read the refusal
 cat >"$E2E_DIR/denied.py" <<'PY'
 import socket, sys
@@ -99,7 +75,11 @@ echo "select pg_sleep(0.5);" >"$E2E_DIR/sleep.sql"
 load=$!
 sleep 2.5	# found by a scan
 traced=$(member status --json | jq .traced_processes)
-as "$E2E_QUERIER" $py "$E2E_DIR/probe.py" "$SOCK" 3 >"$E2E_DIR/quiet.out"
+# a member's status round trips (and hello), for 3 s, then under the
+# flood; copied where that member may read it
+latency=$E2E_DIR/status_latency.py
+cp "$E2E_TOP/tests/e2e/status_latency.py" "$latency"
+as "$E2E_QUERIER" $py "$latency" "$SOCK" 3 >"$E2E_DIR/quiet.out"
 # cpu: the broker's user + system ticks
 cpu() { awk '{ print $14 + $15 }' "/proc/$E2E_BROKER_PID/stat"; }
 floods=()
@@ -119,7 +99,7 @@ as "$E2E_OUTSIDER" $py "$E2E_DIR/denied.py" "$SOCK" 1000 2>"$E2E_DIR/denied.err"
 outsider=$!
 sleep 1
 cpu0=$(cpu) t0=$(date +%s.%N)
-as "$E2E_QUERIER" $py "$E2E_DIR/probe.py" "$SOCK" 7 >"$E2E_DIR/probe.out"
+as "$E2E_QUERIER" $py "$latency" "$SOCK" 7 >"$E2E_DIR/probe.out"
 cpu1=$(cpu) t1=$(date +%s.%N)
 rss_flood=$(rss_kb)
 wait "${floods[@]}"
@@ -127,7 +107,7 @@ wait "$outsider"
 denied_rc=$?
 kill "$load" 2>/dev/null; wait "$load" 2>/dev/null
 sleep 1.2	# a tick: held-back log lines are told
-read -r _ quiet_p50 quiet_p99 _ <"$E2E_DIR/quiet.out"
+read -r _ quiet_p50 quiet_p99 _ _ <"$E2E_DIR/quiet.out"
 read -r samples p50 p99 max hello <"$E2E_DIR/probe.out"
 sent=$(cat "$E2E_DIR"/noread.* | awk '{ s += $1 } END { print s + 0 }')
 done_reads=$(cat "$E2E_DIR"/read.* | awk '{ s += $1 } END { print s + 0 }')
@@ -140,8 +120,8 @@ note "a new member's connect and hello under the flood: $hello ms"
 note "status latency under the flood: $samples samples, p50 $p50 ms, p99 $p99 ms, max $max ms; pgoffd at ${broker_cpu}% of a CPU ($((cpu1 - cpu0)) ticks in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 note "6 non-reading connections got $sent requests into pgoffd's socket; 2 reading ones had $done_reads answered"
 note "pgoffd RSS: ${rss_before} kB before, ${rss_flood} kB during the flood; $lines log lines"
-check "status answered within 100 ms (p99 $p99 ms) while a member floods" \
-	between "$p99" 0 100
+check "status answered within 100 ms (p99 $p99 ms of $samples) while a member floods" \
+	between "${p99:-999}" 0 100 || note "$(tail -n +2 "$E2E_DIR/probe.out")"
 check "a new member connects and says hello within 1 s ($hello ms)" between "$hello" 0 1000
 # a connection not read takes what the kernel buffers (about 200 KiB each
 # way) and what was answered before 64 KiB of replies waited: not more

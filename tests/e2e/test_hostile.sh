@@ -20,6 +20,44 @@ mkdir -p "$evil" && chown "$E2E_OUTSIDER" "$evil"
 bad() { as "$E2E_OUTSIDER" "$@"; }
 out_uid=$(id -u "$E2E_OUTSIDER")
 
+# status_latency WHEN: status round trips for 5 s, 1000 at least, while
+# the attack goes on: status is served from a cache, and the attack must
+# not stall pgoffd's loop for most requests (its once-a-second scan may
+# hold up one each time: the slowest few are not the 99th percentile)
+status_latency() {
+	local out n p50 p99 max
+	out=$(/usr/bin/python3 "$E2E_TOP/tests/e2e/status_latency.py" "$SOCK" 5 2>&1)
+	read -r n p50 p99 max _ <<<"$out"
+	note "status round trips $1: ${n:-?}, p50 ${p50:-?} ms, p99 ${p99:-?} ms, max ${max:-?} ms"
+	check "status answers within 100 ms at p99 $1 (${p99:-?} ms of ${n:-?} round trips)" \
+		between "${p99:-999}" 0 100 || note "$(tail -n +2 <<<"$out")"
+}
+
+# sigterm_ends_pgoffd WHEN: pgoffd's own shutdown, from SIGTERM to its
+# last log line, within 1 s: it kills the prober's workers rather than
+# wait for their 3 s deadline. The exit after that line: 1 s, or 10 s
+# for a sanitizer build (its leak scan runs then); a pgoffd that hangs
+# is killed and fails.
+exited() { case $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) in "" | Z) return 0 ;; esac; return 1; }
+sigterm_ends_pgoffd() {
+	local t0=${EPOCHREALTIME/./} stopped_ms=none exit_ms=none exit_limit=1000
+	[ -n "${PGOFF_SANITIZE:-}" ] && exit_limit=10000
+	kill -TERM "$E2E_BROKER_PID"
+	WAIT_STEP=0.01 wait_for 10 grep -q "stopped; all BPF programs detached" "$E2E_DIR/pgoffd.log" &&
+		stopped_ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+	WAIT_STEP=0.01 wait_for 20 exited "$E2E_BROKER_PID" &&
+		exit_ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
+	[ "$exit_ms" = none ] && kill -KILL "$E2E_BROKER_PID"
+	e2e_stop_broker TERM
+	check "SIGTERM ends pgoffd $1: shut down in ${stopped_ms} ms (< 1000), exited in ${exit_ms} ms (then < $exit_limit), status ${E2E_BROKER_RC}" \
+		shut_down_in_time "$stopped_ms" "$exit_ms" "$exit_limit" ||
+		sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log" | tail -n 5
+}
+shut_down_in_time() {	# STOPPED_MS EXIT_MS EXIT_LIMIT
+	[ "$1" != none ] && [ "$2" != none ] && [ "$1" -lt 1000 ] &&
+		[ "$2" -lt $(($1 + $3)) ] && [ "$E2E_BROKER_RC" = 0 ]
+}
+
 pg_start || { not_ok "start PostgreSQL 15"; exit 1; }
 
 # --- the attacker's processes, before pgoffd starts and after
@@ -74,9 +112,7 @@ fake_list=$(pgrep -u "$out_uid" -f "bin/postgres 600")
 fakes=$(wc -w <<<"$fake_list")
 note "attacker: $fakes processes named postgres, clusters on ports ${ports[*]}"
 
-read -r p50 p99 max <<<"$(/usr/bin/python3 "$E2E_TOP/tests/e2e/status_latency.py" "$SOCK" 100 2>&1)"
-note "status round trips under attack: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms"
-check "a member's status answers within 100 ms at p99 (${p99} ms)" between "${p99:-999}" 0 100
+status_latency "under attack"
 
 member ps --json >"$E2E_DIR/ps.json"
 traced=$(jq '[.processes[].pid]' "$E2E_DIR/ps.json")
@@ -99,8 +135,10 @@ note "untraced (first 3): $(jq -c '.untraced[:3]' "$E2E_DIR/ps.json")"
 member ps >"$E2E_DIR/ps.txt" 2>&1
 check "ps as a table carries no raw control character (ESC, C1 CSI)" \
 	bash -c "! grep -qP '[\x1b\x9b\x07]' '$E2E_DIR/ps.txt'"
+# ESC and TAB shown as "?" (the untraced rows' reasons say "own" too)
 check "... and shows the attacker's data directory, made printable" \
-	grep -q "own" "$E2E_DIR/ps.txt"
+	grep -qF "own?[31mred?x." "$E2E_DIR/ps.txt" ||
+	grep -F red "$E2E_DIR/ps.txt" | head -n 3 | cat -v | sed 's/^/# ps: /'
 
 # the real cluster's waits keep coming, and the evil client is a waker
 member watch --db postgres --pg-wait Client:ClientRead --min 300ms --count 1 \
@@ -127,19 +165,14 @@ check "the log carries no raw control character" \
 check "each fake is logged once, not at every scan" \
 	[ "$(grep -c 'named postgres is not traced' "$E2E_DIR/pgoffd.log")" -le "$((fakes + 10))" ]
 
-t0=$(date +%s%N)
-e2e_stop_broker TERM
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-check "SIGTERM ends pgoffd under attack within 1 s ($ms ms), exit 0" [ "$ms" -lt 1000 -a "$E2E_BROKER_RC" = 0 ]
+sigterm_ends_pgoffd "under attack"
 
 # --- the attacker's uid trusted: the FIFO is reached, and refused
 : >"$E2E_DIR/pgoffd.log"
 e2e_start_broker --max-clusters-per-user 2 --trust-uids "$E2E_OUTSIDER" ||
 	{ not_ok "start pgoffd trusting the attacker"; exit 1; }
 sleep 2
-read -r p50 p99 max <<<"$(/usr/bin/python3 "$E2E_TOP/tests/e2e/status_latency.py" "$SOCK" 100 2>&1)"
-note "status round trips, attacker trusted: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms"
-check "trusted attacker: status within 100 ms at p99 (${p99} ms)" between "${p99:-999}" 0 100
+status_latency "with the attacker trusted"
 # the fakes are probed a few per discovery scan: under ASan 2 s may not
 # reach 50 of them
 fifo_refused() {
@@ -153,10 +186,7 @@ check "trusted attacker: the FIFO postmaster.pid is refused, never opened (${fif
 [ "${fifos:-0}" -ge 50 ] || note "untraced: $(jq -c '[.untraced[].why] | group_by(.) | map({(.[0]): length}) | add' "$E2E_DIR/ps2.json" | head -c 600)"
 check "trusted attacker: still no fake traced" \
 	jqe --argjson f "$fake_pids" '[.processes[].pid] as $t | ($f - ($f - $t)) | length == 0' "$E2E_DIR/ps2.json"
-t0=$(date +%s%N)
-e2e_stop_broker TERM
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-check "trusted attacker: SIGTERM ends pgoffd within 1 s ($ms ms)" [ "$ms" -lt 1000 -a "$E2E_BROKER_RC" = 0 ]
+sigterm_ends_pgoffd "with the attacker trusted"
 
 kill "$copy_job" 2>/dev/null
 for i in 0 1 2; do bad "$PGBIN/pg_ctl" -D "$own.$i" -m immediate stop >/dev/null 2>&1; done

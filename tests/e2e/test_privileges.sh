@@ -88,10 +88,13 @@ lists_cluster() {
 		'any(.clusters[]; .data_dir == $d and .port == $p)'
 }
 wait_for 10 lists_cluster	# found by a scan (once a second)
-backend_sleep 1.5
-member watch --view intervals --pid "$SLEEPER_PID" --min 200ms --json --count 1 \
-	--timeout 15s >"$E2E_DIR/late.json"
-wait "$SLEEPER_JOB"
+# the backend sleeps once the watch has subscribed: none of it is missed
+member watch --view intervals --pg-wait Timeout:PgSleep --min 200ms --json --count 1 \
+	--timeout 15s >"$E2E_DIR/late.json" &
+w=$!
+watchers 1 || note "the watch did not subscribe: $(head -c 300 "$E2E_DIR/late.json" | tr "\n" " ")"
+sql -c "select pg_sleep(0.5)" >/dev/null
+wait "$w"
 name="a cluster started after the drop: its data directory, port and wait events"
 if jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
 	'.pg.cluster.data_dir == $d and .pg.cluster.port == $p and .pg.wait_event == "PgSleep"' \
@@ -99,7 +102,7 @@ if jqe --arg d "$PGDATA_DIR" --argjson p "$PGPORT" \
 	ok "$name"
 else
 	not_ok "$name"
-	note "got: $(cat "$E2E_DIR/late.json"); the sleeper was ${SLEEPER_PID:-?}"
+	note "got: $(cat "$E2E_DIR/late.json")"
 	note "clusters now: $(member ps --json | jq -c .clusters)"
 	sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log"
 fi
