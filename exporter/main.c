@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "build/exporter/revision.h"
+#include "exporter/revision.h"	/* generated, in $(BUILD) */
 #include "exporter/broker_client.h"
 #include "exporter/http.h"
 #include "exporter/web_config.h"
