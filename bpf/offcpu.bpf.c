@@ -116,8 +116,8 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 		count(PGOFF_CNT_NOT_OWNER);
 		goto read_done;
 	}
-	if ((t->flags & PGOFF_T_TITLE_PENDING) && title_whole(&s))
-		send_title(prev, t, tgid, btf);
+	if (t->flags & PGOFF_T_TITLE_PENDING)
+		send_title(prev, t, tgid, title_whole(&s), btf);
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
 	else if (read_pg_u32(t->wait_event_ptr, &s.pg_wait_event_info))
@@ -450,7 +450,7 @@ static __always_inline void on_fork(struct task_struct *parent,
 	n = target_slot(ctgid);
 	if (!n || !q || !quota_take(&q->procs, q->max_procs))
 		return;
-	c.flags |= PGOFF_T_TITLE_PENDING;
+	c.flags = (c.flags & ~PGOFF_T_TITLE_GUESSED) | PGOFF_T_TITLE_PENDING;
 	/* counted first: a switch-out that sees the entry sees it too */
 	__sync_fetch_and_add(n, 1);
 	if (bpf_map_update_elem(&targets, &ctgid, &c, BPF_NOEXIST)) {

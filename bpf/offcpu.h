@@ -74,7 +74,10 @@ static inline __u32 pgoff_target_slot(__u32 tgid)
 /* Target flags. */
 #define PGOFF_T_TITLE_PENDING	(1u << 0)	/* forked: its title is read at a
 						 * switch-out until it is a
-						 * PostgreSQL title (a record) */
+						 * PostgreSQL title (a record),
+						 * read whole */
+#define PGOFF_T_TITLE_GUESSED	(1u << 1)	/* a title read at a moment it
+						 * may have been torn was sent */
 
 /*
  * What one user's PostgreSQL may take of the kernel's tables, index of

@@ -8,6 +8,7 @@
 #define PGOFF_POSTGRES_BPF_H
 
 #include "targets.bpf.h"
+#include "aggregate.bpf.h"
 
 /* "postgres: " starts every title PostgreSQL sets (ps_status.c). */
 static __always_inline bool is_pg_title(const char *s)
@@ -20,10 +21,9 @@ static __always_inline bool is_pg_title(const char *s)
 /*
  * Whether a switch-out is a moment the title is whole. PostgreSQL writes
  * it in user space, byte by byte (init_ps_display): preempted or faulting
- * there, the process would show a torn title ("postgres: " and the rest
- * of its old argv), sent once and kept for its life. Blocked in a system
- * call, it is not writing it. Where a system call cannot be told (before
- * 5.15), any sleep is trusted.
+ * there, the process may show a torn title ("postgres: " and the rest of
+ * its old argv). Blocked in a system call, it is not writing it. Where a
+ * system call cannot be told (before 5.15), any sleep is trusted.
  */
 static __always_inline bool title_whole(const struct pgoff_start *s)
 {
@@ -34,16 +34,21 @@ static __always_inline bool title_whole(const struct pgoff_start *s)
 
 /*
  * A forked process's title, once PostgreSQL has set it (over argv, at
- * mm->arg_start): sent once, then the target stops asking. Before that
- * the child still shows its postmaster's command line.
+ * mm->arg_start). Before that the child still shows its postmaster's
+ * command line. Read whole, it is sent and the target stops asking. Read
+ * at a moment it may be torn, it is sent once as a first guess, so that a
+ * process which lives only a moment is labelled, and the next whole read
+ * replaces it.
  */
 static __always_inline void send_title(struct task_struct *task,
 				       struct pgoff_target *t, __u32 tgid,
-				       bool btf)
+				       bool whole, bool btf)
 {
 	struct pgoff_title *r;
 	unsigned long arg;
 
+	if (!whole && (t->flags & PGOFF_T_TITLE_GUESSED))
+		return;
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count(PGOFF_CNT_RINGBUF_FULL);
@@ -61,7 +66,10 @@ static __always_inline void send_title(struct task_struct *task,
 	r->cluster = t->cluster;
 	r->pad = 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	t->flags &= ~PGOFF_T_TITLE_PENDING;
+	if (whole)
+		t->flags &= ~PGOFF_T_TITLE_PENDING;
+	else
+		t->flags |= PGOFF_T_TITLE_GUESSED;
 }
 
 /* Read a uint32 through a pointer variable of the current process. */
