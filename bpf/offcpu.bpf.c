@@ -80,7 +80,7 @@ static __always_inline __u64 switch_time(__u64 *now)
  * stuck backend must see the wait that is already going on end.
  */
 static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
-					  __u64 *clock, bool btf)
+					  bool preempt, __u64 *clock, bool btf)
 {
 	__u64 id = current_pid_tgid();	/* prev is current */
 	__u32 tgid = id >> 32, pid = (__u32)id;
@@ -104,7 +104,9 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	now = switch_time(clock);
 	s.tgid = tgid;
 	s.cluster = t->cluster;
-	s.state = agg_state(task_state(prev, btf));
+	/* preempted, prev stays runnable whatever its state says: it may
+	 * have been on its way to sleep (state set, schedule() not reached) */
+	s.state = preempt ? PGOFF_AGG_RUNQ : agg_state(task_state(prev, btf));
 	if (s.state == PGOFF_AGG_RUNQ) {
 		s.flags |= PGOFF_F_PREEMPTED;
 		s.syscall = PGOFF_AGG_NO_SYSCALL;
@@ -585,7 +587,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 {
 	__u64 clock = 0;	/* read by the first side that is traced */
 
-	on_switch_out(ctx, prev, &clock, true);
+	on_switch_out(ctx, prev, preempt, &clock, true);
 	on_switch_in(next, &clock, true);
 	return 0;
 }
@@ -596,7 +598,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 {
 	__u64 clock = 0;	/* read by the first side that is traced */
 
-	on_switch_out(ctx, prev, &clock, false);
+	on_switch_out(ctx, prev, preempt, &clock, false);
 	on_switch_in(next, &clock, false);
 	return 0;
 }
