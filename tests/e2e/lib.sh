@@ -135,9 +135,16 @@ e2e_stop_broker() {
 }
 
 # as USER COMMAND...: run as one of the test users. setpriv execs the
-# command itself (runuser would stay as its parent), so $! is pgoffctl.
+# command itself (runuser would stay as its parent). Called in a subshell
+# (a job: "member watch ... &", a pipeline, $(...)) it replaces that
+# subshell, so that $! is pgoffctl and a kill reaches it: a function call
+# forks, and killing the fork left pgoffctl subscribed. So it must be the
+# last command of any subshell it is called in.
 as() {
 	local u=$1; shift
+	if [ "$BASHPID" != "$$" ]; then
+		exec setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
+	fi
 	setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
 }
 
