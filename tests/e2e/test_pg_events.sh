@@ -45,26 +45,22 @@ check "ps (table) names the sleeping backend" grep -qE "^ *$SLEEPER_PID +1 +clie
 wait "$SLEEPER_JOB"
 
 # --- an advisory lock: Lock/advisory, woken by the session that unlocked
-# The holder's session reads a FIFO: it unlocks once the watcher has
+# The holder's session stays open: it unlocks once the watcher has
 # subscribed, 0.3 s later, however long psql and pgoffctl took to start.
-mkfifo "$E2E_DIR/holder.fifo"
-sql <"$E2E_DIR/holder.fifo" >"$E2E_DIR/holder.out" &
-holder_job=$!
-exec 4>"$E2E_DIR/holder.fifo"
-echo "select pg_backend_pid() from (select pg_advisory_lock(42)) l;" >&4
-wait_for 10 [ -s "$E2E_DIR/holder.out" ] || note "the holder's psql printed nothing in 10 s"
+session_open holder && session_run holder "select pg_advisory_lock(42);" ||
+	not_ok "the holder took the advisory lock"
+holder=${SESSION_PID[holder]}
 psql -X -q -At -c "select pg_advisory_lock(42)" >/dev/null &
 waiter_job=$!
 IFS='|' read -r waiter psa_type psa_event <<<"$(psa_wait_for "wait_event = 'advisory'")"
-holder=$(head -n1 "$E2E_DIR/holder.out")
 note "holder $holder, waiter $waiter: pg_stat_activity says $psa_type/$psa_event"
 member watch --pid "${waiter:-0}" --min 100ms --json --count 1 --timeout 20s >"$E2E_DIR/adv.out" &
 adv_job=$!
 watchers 1 || note "the watcher did not subscribe"
 sleep 0.3
-echo "select pg_advisory_unlock(42);" >&4
-exec 4>&-
-wait "$adv_job" "$holder_job" "$waiter_job"
+session_run holder "select pg_advisory_unlock(42);"
+session_close holder
+wait "$adv_job" "$waiter_job"
 ev=$(cat "$E2E_DIR/adv.out")
 note "advisory lock episode: $(jq -c "{intervals, blocked_ns, runq_ns, on_cpu_ns, waker: .waker.pid}" <<<"$ev")"
 check "advisory lock: the same wait event as pg_stat_activity (Lock/advisory)" \
@@ -75,6 +71,7 @@ check "advisory lock: the waker's own wait event at wake time is given" \
 	jqe '.waker.backend_type == "client backend" and (.waker | has("wait_event_info"))' <<<"$ev"
 
 # --- pg_sleep: Timeout/PgSleep; SQL only for the query group
+unwatch	# until pgoffd has seen the last watcher go
 marker="pgoff-e2e-$RANDOM"
 querier watch --view intervals --pg-wait Timeout:PgSleep --db postgres --min 200ms --json --count 1 \
 	--timeout 20s >"$E2E_DIR/q.out" 2>&1 &
@@ -86,7 +83,8 @@ member watch --db other --type sleep --min 200ms --json --count 1 --timeout 20s 
 	>"$E2E_DIR/d.out" 2>&1 &
 d_job=$!
 # every event of the two sessions, to say what the filters saw if one fails
-member watch --min 100ms --json --timeout 8s >"$E2E_DIR/all.out" 2>"$E2E_DIR/all.err" &
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --min 100ms --json --timeout 20s \
+	>"$E2E_DIR/all.out" 2>"$E2E_DIR/all.err" &
 all_job=$!
 watchers 4 || note "watchers did not all connect"
 sleep 0.2
@@ -117,7 +115,7 @@ check "a plain member gets the same event without any query field" \
 check "--db other --type sleep: only the backend in database other ($s2)" \
 	jqe --argjson p "$s2" '.pid == $p and .pg.database == "other" and .wait == "sleep"' "$E2E_DIR/d.out" ||
 	note "--db other watcher (exit $d_rc): $(head -c 300 "$E2E_DIR/d.out")"
-kill "$all_job" 2>/dev/null; wait "$all_job" 2>/dev/null
+unwatch "$all_job"
 if [ "$q_rc$m_rc$d_rc" != 000 ]; then
 	for p in "$s1" "$s2"; do
 		note "all of $p's events of 100 ms or more:" $(jq -c --argjson p "${p:-0}" 'select(.pid? == $p) |
@@ -143,24 +141,20 @@ member watch --type disk --count 1 >/dev/null 2>"$E2E_DIR/bad.err"
 check "--type disk: exit 2" [ $? = 2 ]
 
 # --- an idle client: Client/ClientRead, the kernel sees an epoll wait
-# The session reads a FIFO: idle from its first statement until the next,
+# The session stays open: idle from its first statement until the next,
 # sent 1.3 s after the watcher has subscribed.
-mkfifo "$E2E_DIR/idle.fifo"
-sql <"$E2E_DIR/idle.fifo" >"$E2E_DIR/idle.out" &
-idle_job=$!
-exec 4>"$E2E_DIR/idle.fifo"
-echo "select pg_backend_pid();" >&4
-wait_for 10 [ -s "$E2E_DIR/idle.out" ] || note "the idle session's psql printed nothing in 10 s"
-idle=$(head -n1 "$E2E_DIR/idle.out")
+unwatch
+session_open idle || not_ok "the idle session started"
+idle=${SESSION_PID[idle]}
 member watch --view intervals --pid "${idle:-0}" --min 1s --json --count 1 --timeout 20s \
 	>"$E2E_DIR/idle.json" &
 idle_watch=$!
 watchers 1 || note "the watcher did not subscribe"
 psa=$(sql -c "select state, wait_event_type, wait_event from pg_stat_activity where pid = ${idle:-0}")
 sleep 1.3
-echo "select 1;" >&4
-exec 4>&-
-wait "$idle_watch" "$idle_job"
+session_run idle "select 1;"
+session_close idle
+wait "$idle_watch"
 check "idle client: pg_stat_activity said idle|Client|ClientRead" [ "$psa" = "idle|Client|ClientRead" ]
 check "idle client: Client/ClientRead, wait poll, kernel_wait poll, >= 1.2 s" \
 	jqe '.pg.wait_event_type == "Client" and .pg.wait_event == "ClientRead" and .wait == "poll" and .kernel_wait == "poll" and .duration_ns >= 1200000000' "$E2E_DIR/idle.json"
@@ -173,15 +167,21 @@ sql -c "create table big (id int, x int, pad text)" \
 	-c "create index big_id on big (id)" -c "vacuum analyze big" -c "checkpoint"
 old_cluster=$(jq --arg d "$PGDATA_DIR" '.clusters[] | select(.data_dir == $d) | .id' "$E2E_DIR/ps.json")
 su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' -m fast -w restart" >/dev/null 2>&1
-sleep 1.2	# the new postmaster is found by the next scan
+# the new postmaster is found by a scan (every 1 s)
+restarted() {
+	member ps --json | jqe --argjson old "${old_cluster:-0}" --arg d "$PGDATA_DIR" \
+		'any(.clusters[]; .data_dir == $d and .id != $old)'
+}
+wait_for 5 restarted || note "ps does not list the restarted cluster"
 majmin=$(findmnt -no MAJ:MIN -T "$PGDATA_DIR")
 [ -e "/sys/dev/block/$majmin/partition" ] && majmin=$(cat "/sys/dev/block/$majmin/../dev")
 E2E_CGROUP=/sys/fs/cgroup/blkio/pgoff-e2e-$$
 if mkdir "$E2E_CGROUP" && echo "$majmin 200" >"$E2E_CGROUP/blkio.throttle.read_iops_device"; then
+	unwatch
 	member watch --view intervals --pg-wait IO:DataFileRead --db postgres --min 1ms --json --count 1 \
 		--timeout 30s >"$E2E_DIR/io.out" 2>&1 &
 	io_job=$!
-	watchers 1
+	watchers 1 || note "the io watcher did not subscribe"
 	cat >"$E2E_DIR/cold.sql" <<SQL
 set max_parallel_workers_per_gather = 0;
 set enable_seqscan = off;
@@ -205,10 +205,11 @@ SQL
 		jqe --argjson old "$old_cluster" --arg d "$PGDATA_DIR" '.pg.cluster.id != $old and .pg.cluster.data_dir == $d' "$E2E_DIR/io.out"
 
 	# pg_read_binary_file reads with plain read(): no wait event is reported
-	member watch --view intervals --type io --db postgres --min 100us --json \
-		>"$E2E_DIR/uninstr.out" 2>&1 &
+	unwatch
+	"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --type io --db postgres \
+		--min 100us --json --timeout 60s >"$E2E_DIR/uninstr.out" 2>"$E2E_DIR/uninstr.err" &
 	io_job=$!
-	watchers 1
+	watchers 1 || note "the io watcher did not subscribe"
 	cat >"$E2E_DIR/cold2.sql" <<SQL
 select pg_relation_filepath('big');
 select pg_backend_pid() \g $E2E_CGROUP/cgroup.procs
@@ -221,7 +222,7 @@ SQL
 			"$E2E_DIR/uninstr.out"
 	}
 	wait_for 10 uninstrumented
-	kill "$io_job"; wait "$io_job" 2>/dev/null
+	unwatch "$io_job"
 	check "uninstrumented I/O: kernel io while PostgreSQL reported no wait event is flagged" \
 		uninstrumented || note "io events seen: $(jq -c '{kernel_wait, wait_event: .pg.wait_event, mismatch}' "$E2E_DIR/uninstr.out" 2>/dev/null | head -5 | tr '\n' ' ')"
 else
