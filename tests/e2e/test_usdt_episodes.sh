@@ -230,8 +230,10 @@ done_hits=$(delta usdt_lwlock_wait_done)
 lost=$(( $(delta ringbuf_full) + $(delta client_queue_full) ))
 # the last episodes reach the watch a little later
 exact_lw() { nlw=$(jq -s '[.[] | select(.type == "episode" and .boundary == "exact")] | length' "$E2E_DIR/lw.json"); }
+# ... then none for 0.5 s: an extra one still on its way is counted too
 all_there() { exact_lw; [ "$nlw" -ge $((hits - 2)) ]; }
-wait_for 10 all_there
+settled() { local n=$nlw; sleep 0.5; exact_lw; [ "$nlw" = "$n" ]; }
+wait_for 10 all_there && wait_for 5 settled
 unwatch "$wlw"
 exact_lw
 ninf=$(jq -s '[.[] | select(.type == "episode" and .boundary != "exact")] | length' "$E2E_DIR/lw.json")
