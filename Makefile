@@ -189,7 +189,8 @@ TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.
 
 # A test is built from sources in one command, with no dependency file:
 # any header change rebuilds them all, rather than leave one stale.
-UNIT_TEST_HEADERS := $(wildcard broker/*.h client/*.h exporter/*.h protocol/*.h) bpf/offcpu.h
+UNIT_TEST_HEADERS := $(wildcard broker/*.h client/*.h exporter/*.h protocol/*.h tests/unit/*.h) \
+	bpf/offcpu.h
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
