@@ -14,10 +14,10 @@ sql -c "create database other"
 e2e_start_broker --query-group "$E2E_QUERY_GROUP" || { not_ok "start pgoffd"; exit 1; }
 
 # --- ps: every process pg_stat_activity shows, with the same backend type
-backend_sleep 4
+backend_sleep 20	# cancelled once ps has been read
 # the sleeper is known once a discovery scan (every 1 s) found it
 listed() { member ps --json | jqe --argjson p "${1:-0}" 'any(.processes[]; .pid == $p)'; }
-wait_for 3 listed "$SLEEPER_PID" || note "the sleeper ($SLEEPER_PID) is not listed by ps"
+wait_for 5 listed "$SLEEPER_PID" || note "the sleeper ($SLEEPER_PID) is not listed by ps"
 member ps --json >"$E2E_DIR/ps.json"
 check "ps --json as a group member exits 0" [ $? = 0 ]
 # autovacuum workers come and go between the two reads: not compared
@@ -41,7 +41,9 @@ check "ps shows the cluster: data directory, port, version 15" \
 	'any(.clusters[]; .data_dir == $d and .port == $port and (.version | startswith("15.")))' \
 	"$E2E_DIR/ps.json"
 member ps >"$E2E_DIR/ps.txt"
-check "ps (table) names the sleeping backend" grep -qE "^ *$SLEEPER_PID +1 +client backend +postgres +postgres" "$E2E_DIR/ps.txt"
+check "ps (table) names the sleeping backend" grep -qE "^ *$SLEEPER_PID +1 +client backend +postgres +postgres" "$E2E_DIR/ps.txt" ||
+	note "ps: $(tr '\n' '|' <"$E2E_DIR/ps.txt" | head -c 1200)"
+sql -c "select pg_cancel_backend($SLEEPER_PID)" >/dev/null
 wait "$SLEEPER_JOB"
 
 # --- an advisory lock: Lock/advisory, woken by the session that unlocked
