@@ -39,19 +39,25 @@ for hook in tp_btf raw_tp; do
 	r0=$(run_delay "$pid")
 	member watch --view intervals --pid "${pid:-1}" --min 0 --json --timeout 40s >"$out.json" 2>"$out.err" &
 	watcher=$!
-	watchers 1
+	watchers 1 || note "$hook: the watcher did not subscribe: $(head -c 300 "$out.err")"
 	check "$hook: subscribed while the backend slept (its count unchanged)" \
 		[ "$(run_delay "$pid")" = "$r0" ]
 	# niced, the backend's wakeups preempt the hogs less often: they wait
 	renice -n 5 -p "$pid" >/dev/null
 	for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
-	psa_wait_for "pid = $pid and query like '%3.01%' and wait_event = 'PgSleep'" >/dev/null
+	# (the loop may take many seconds: niced, among four hogs, on a busy host)
+	WAIT_STEP=0.05 wait_for 60 has_rows "select 1 from pg_stat_activity where pid = $pid
+		and query like '%3.01%' and wait_event = 'PgSleep'" ||
+		note "$hook: the backend did not reach its last sleep in 60 s"
 	kill "${hogs[@]}"; wait "${hogs[@]}" 2>/dev/null; hogs=()
 	wait_for 5 sleeping "$pid"
 	r1=$(run_delay "$pid")
 	# the 3.01 s sleep's interval comes after every one counted, and
 	# is not
-	wait_for 10 jqe -s 'any(.[]; .duration_ns > 3e9 and .duration_ns < 4e9)' "$out.json"
+	wait_for 10 jqe -s 'any(.[]; .duration_ns > 3e9 and .duration_ns < 4e9)' "$out.json" ||
+		note "$hook: no 3.01 s interval; the watch got $(jq -s 'length' "$out.json" 2>/dev/null) events," \
+			"the longest $(jq -s -c 'map(.duration_ns // 0) | sort | .[-3:]' "$out.json" 2>/dev/null) ns;" \
+			"its stderr: $(head -c 300 "$out.err"); psql: $(head -c 300 "$out.psql")"
 	kill "$watcher"; wait "$watcher" "$job" 2>/dev/null
 	# the intervals before it (after it, psql leaves and the backend exits)
 	jq -s '(map(select(.duration_ns > 3e9 and .duration_ns < 4e9)) | .[0].seq) as $upto |
