@@ -256,12 +256,16 @@ static void status_hook(void *ctx, json_object *r)
 #define UNTRACED_BUDGET (PGOFF_MAX_LINE / 8)
 #define CLUSTERS_BUDGET (PGOFF_MAX_LINE / 4)
 
-/* Processes named postgres that are not traced, and why (the newest). */
-static json_object *untraced_json(struct broker *b, size_t *used)
+/* Processes named postgres that are not traced, and why: the newest
+ * that fit, their total in *total. */
+static json_object *untraced_json(struct broker *b, size_t *used,
+				  size_t *total)
 {
 	json_object *arr = json_object_new_array();
 	size_t n, room = 0;
 	const struct pg_refusal *f = pg_registry_refusals(b->registry, &n);
+
+	*total = n;
 
 	for (size_t i = n; i-- > 0;) {
 		json_object *o = json_object_new_object();
@@ -287,8 +291,9 @@ static void ps_hook(void *ctx, json_object *r)
 	struct broker *b = ctx;
 	json_object *clusters = json_object_new_array();
 	json_object *procs = json_object_new_array();
-	size_t n, used = 0, shown = 0, cluster_bytes = 0;
+	size_t n, used = 0, shown = 0, cluster_bytes = 0, untraced_total;
 	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
+	json_object *untraced;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct pg_cluster *c = pg_registry_cluster(b->registry,
@@ -315,12 +320,16 @@ static void ps_hook(void *ctx, json_object *r)
 		json_object_array_add(procs, o);
 		shown++;
 	}
+	untraced = untraced_json(b, &used, &untraced_total);
 	json_object_object_add(r, "clusters", clusters);
 	json_object_object_add(r, "processes", procs);
 	json_object_object_add(r, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(r, "truncated", json_object_new_boolean(
-		shown < n || cluster_bytes > CLUSTERS_BUDGET));
-	json_object_object_add(r, "untraced", untraced_json(b, &used));
+		shown < n || cluster_bytes > CLUSTERS_BUDGET ||
+		json_object_array_length(untraced) < untraced_total));
+	json_object_object_add(r, "untraced", untraced);
+	json_object_object_add(r, "untraced_total",
+			       json_object_new_int64((int64_t)untraced_total));
 }
 
 static void stats_hook(void *ctx, const struct pgoff_request *req,

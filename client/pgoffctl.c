@@ -154,7 +154,8 @@ static int cmd_query(const struct query_cmd *cmd, int argc, char **argv,
 		check_stdout();
 		if (truncated)
 			log_warnx("the list is cut short: more processes than "
-				  "one reply holds");
+				  "one reply holds (see \"total\" and "
+				  "\"untraced_total\" in --json)");
 	}
 	conn_close(&c);
 	return ret;

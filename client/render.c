@@ -178,14 +178,20 @@ void render_event(FILE *out, json_object *ev)
 	render_query(out, str_or(ev, "query", NULL));
 }
 
-/* Processes named postgres that pgoffd does not trace, and why. */
-static void render_untraced(FILE *out, json_object *untraced)
+/* Processes named postgres that pgoffd does not trace, and why: the
+ * newest that fit in the reply, of total. */
+static void render_untraced(FILE *out, json_object *untraced, int64_t total)
 {
 	size_t n = untraced ? json_object_array_length(untraced) : 0;
 
 	if (!n)
 		return;
-	fprintf(out, "not traced:\n%7s %7s  %s\n", "PID", "UID", "WHY");
+	if ((int64_t)n < total)
+		fprintf(out, "not traced (the newest %zu of %" PRId64 "):\n",
+			n, total);
+	else
+		fprintf(out, "not traced:\n");
+	fprintf(out, "%7s %7s  %s\n", "PID", "UID", "WHY");
 	for (size_t i = 0; i < n; i++) {
 		json_object *u = json_object_array_get_idx(untraced, i);
 		int64_t pid = 0, uid = 0;
@@ -199,7 +205,8 @@ static void render_untraced(FILE *out, json_object *untraced)
 
 void render_ps(FILE *out, json_object *ps)
 {
-	json_object *clusters = NULL, *procs = NULL;
+	json_object *clusters = NULL, *procs = NULL, *untraced;
+	int64_t untraced_total = 0;
 	char c1[CELL_MAX], c2[CELL_MAX], c3[CELL_MAX];
 
 	clusters = member(ps, "clusters", json_type_array);
@@ -228,7 +235,9 @@ void render_ps(FILE *out, json_object *ps)
 			cl, cell(p, "backend_type", "-", c1),
 			cell(p, "database", "-", c2), cell(p, "user", "-", c3));
 	}
-	render_untraced(out, member(ps, "untraced", json_type_array));
+	untraced = member(ps, "untraced", json_type_array);
+	pgoff_get_int64(ps, "untraced_total", &untraced_total);
+	render_untraced(out, untraced, untraced_total);
 }
 
 /* A key or a value of a status reply, as text, into a cell. */

@@ -190,6 +190,48 @@ static void test_ps_cells_are_clean(void)
 	json_object_put(ps);
 }
 
+static json_object *untraced_reply(int n, int total)
+{
+	json_object *ps = json_object_new_object();
+	json_object *u = json_object_new_array();
+
+	for (int i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int(100 + i));
+		json_object_object_add(o, "uid", json_object_new_int(995));
+		json_object_object_add(o, "why", str("why"));
+		json_object_array_add(u, o);
+	}
+	json_object_object_add(ps, "untraced", u);
+	if (total >= 0)
+		json_object_object_add(ps, "untraced_total",
+				       json_object_new_int(total));
+	return ps;
+}
+
+/* A cut list of untraced processes says so, and how many there are. */
+static void test_ps_untraced_says_when_cut(void)
+{
+	json_object *ps = untraced_reply(2, 300);
+	char *out = render_to_string(render_ps, ps);
+
+	CHECK_CONTAINS(out, "not traced (the newest 2 of 300):\n");
+	CHECK_CONTAINS(out, "    101     995  why\n");
+	free(out);
+	json_object_put(ps);
+	ps = untraced_reply(2, 2);
+	out = render_to_string(render_ps, ps);
+	CHECK_CONTAINS(out, "not traced:\n");
+	free(out);
+	json_object_put(ps);
+	ps = untraced_reply(1, -1);	/* an older pgoffd: no total */
+	out = render_to_string(render_ps, ps);
+	CHECK_CONTAINS(out, "not traced:\n");
+	free(out);
+	json_object_put(ps);
+}
+
 static void test_status_cells_are_clean(void)
 {
 	json_object *st = json_object_new_object(), *cnt = json_object_new_object();
@@ -213,6 +255,7 @@ int main(void)
 	RUN(test_no_control_bytes_or_split_characters);
 	RUN(test_event_cells_are_clean);
 	RUN(test_user_stack_line);
+	RUN(test_ps_untraced_says_when_cut);
 	RUN(test_ps_cells_are_clean);
 	RUN(test_status_cells_are_clean);
 	return CHECK_DONE();
