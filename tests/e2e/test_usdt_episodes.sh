@@ -231,15 +231,18 @@ lost=$(( $(delta ringbuf_full) + $(delta client_queue_full) ))
 # the last episodes reach the watch a little later
 exact_lw() { nlw=$(jq -s '[.[] | select(.type == "episode" and .boundary == "exact")] | length' "$E2E_DIR/lw.json"); }
 # ... then none for 0.5 s: an extra one still on its way is counted too
-all_there() { exact_lw; [ "$nlw" -ge $((hits - 2)) ]; }
+all_there() { exact_lw; [ "$((nlw + lost))" -ge $((hits - 2)) ]; }
 settled() { local n=$nlw; sleep 0.5; exact_lw; [ "$nlw" = "$n" ]; }
 wait_for 10 all_there && wait_for 5 settled
 unwatch "$wlw"
 exact_lw
 ninf=$(jq -s '[.[] | select(.type == "episode" and .boundary != "exact")] | length' "$E2E_DIR/lw.json")
 note "pgbench: $(grep -E '^tps' "$E2E_DIR/pgbench.log" | head -1); lwlock__wait__start $hits, done $done_hits; exact LWLock episodes $nlw, others $ninf; lost $lost; watch said: $(head -c 300 "$E2E_DIR/lw.err")"
-check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges" \
-	bash -c "[ $hits -gt 0 ] && [ $lost = 0 ] && [ \$(( $nlw - $hits )) -ge -2 ] && [ \$(( $nlw - $hits )) -le 2 ]"
+# a loss the kernel counted (8 clients on 2 CPUs, the sanitizer build's
+# pgoffd or pgoffctl descheduled on a busy host: its ring or queue
+# fills) may hide episodes, never add any: exact when nothing was lost
+check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges, less at most the $lost events lost" \
+	bash -c "[ $hits -gt 0 ] && [ \$(( $nlw - $hits )) -le 2 ] && [ \$(( $nlw + $lost - $hits )) -ge -2 ]"
 
 # 5. Binaries that appear after pgoffd started: the prober links a
 # root-owned one (exact episodes), says why a build without probes is
