@@ -180,7 +180,9 @@ majmin=$(findmnt -no MAJ:MIN -T "$PGDATA_DIR")
 E2E_CGROUP=/sys/fs/cgroup/blkio/pgoff-e2e-$$
 if mkdir "$E2E_CGROUP" && echo "$majmin 200" >"$E2E_CGROUP/blkio.throttle.read_iops_device"; then
 	unwatch
-	member watch --view intervals --pg-wait IO:DataFileRead --db postgres --min 1ms --json --count 1 \
+	# --type io: a tick's preemption inside a read the page cache holds
+	# (the first query's catalog reads) is a DataFileRead interval too
+	member watch --view intervals --pg-wait IO:DataFileRead --type io --db postgres --min 1ms --json --count 1 \
 		--timeout 30s >"$E2E_DIR/io.out" 2>&1 &
 	io_job=$!
 	watchers 1 || note "the io watcher did not subscribe"
@@ -195,8 +197,8 @@ select sum(x) from big where id = any(array(select generate_series(1, 200000, 10
 SQL
 	sql -f "$E2E_DIR/cold.sql" >/dev/null
 	wait "$io_job"
-	check "cold read: IO/DataFileRead, wait io, and the kernel also saw io" \
-		jqe '.pg.wait_event_type == "IO" and .pg.wait_event == "DataFileRead" and .wait == "io" and .kernel_wait == "io"' "$E2E_DIR/io.out"
+	check "cold read: IO/DataFileRead waited for the disk (an io interval came), and the kernel saw io" \
+		jqe '.pg.wait_event_type == "IO" and .pg.wait_event == "DataFileRead" and .kernel_wait == "io"' "$E2E_DIR/io.out"
 	note "cold read's kernel stack: $(jq -r '.stack | join(" < ")' "$E2E_DIR/io.out" 2>/dev/null | head -c 600)"
 	# waiting for a page or buffer the disk fills: the folio or buffer
 	# wait, or the page cache's read path above it (inlining moves which
