@@ -136,7 +136,7 @@ wait_for 5 gone "${prober:-0}"
 check "... and the prober ends with it" bash -c "! kill -0 ${prober:-0} 2>/dev/null"
 check "a subscriber is told the broker is shutting down" grep -q "closed the stream (shutdown)" "$E2E_DIR/bye.err"
 check "the socket file stays after SIGTERM, refusing connections" \
-	bash -c "[ -S '$SOCK' ] && ! python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' '$SOCK' 2>/dev/null"
+	bash -c "[ -S '$SOCK' ] && ! /usr/bin/python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' '$SOCK' 2>/dev/null"
 member status >"$E2E_DIR/stale.out" 2>&1
 rc=$?
 note "pgoffctl on the stale socket: $(cat "$E2E_DIR/stale.out") (exit $rc)"
