@@ -35,7 +35,8 @@ e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 member ps --json >"$E2E_DIR/ps.json"
 note "ps: $(jq -c '.clusters' "$E2E_DIR/ps.json")"
 check "ps: the cluster is version 20.18 with no wait names, and says why" \
-	jqe '.clusters[0].version == "20.18" and .clusters[0].wait_names == null and (.clusters[0].wait_names_missing | test("no names for PostgreSQL 20"))' "$E2E_DIR/ps.json"
+	jqe --arg d "$PGDATA_DIR" 'any(.clusters[] | select(.data_dir == $d); .version == "20.18" and
+		.wait_names == null and (.wait_names_missing | test("no names for PostgreSQL 20")))' "$E2E_DIR/ps.json"
 member status --json >"$E2E_DIR/status.json"
 check "status lists it among the clusters whose waits cannot be named" \
 	jqe '.clusters_unnamed | length == 1 and .[0].version == "20.18"' "$E2E_DIR/status.json"
