@@ -39,12 +39,13 @@ _root_key() {	# SUITE RELEASE PACKAGES...
 }
 
 # _root_fresh DIR KEY: DIR is a complete root built from KEY, young enough
+# (as of PGOFF_ROOT_NOW, the start of the test run, if set)
 _root_fresh() {
 	local stamp=$1/.pgoff-root built
 	[ -f "$stamp" ] || return 1
 	[ "$(grep -v '^built=' "$stamp")" = "$2" ] || return 1
 	built=$(sed -n 's/^built=//p' "$stamp")
-	[ -n "$built" ] && [ $(($(date +%s) - built)) -lt "$PGOFF_ROOT_MAX_AGE" ]
+	[ -n "$built" ] && [ $((${PGOFF_ROOT_NOW:-$(date +%s)} - built)) -lt "$PGOFF_ROOT_MAX_AGE" ]
 }
 
 # _root_log_tail LOG: the end of a failed build's log, as TAP comments
@@ -361,7 +362,9 @@ pgroot_stop_all() {
 # overlay of the cached root so that the cache stays as built:
 #   ct_mount DIR   the overlay at DIR/root (its upper and work dirs in
 #                  DIR); sets CT_ROOT; the root can be changed (chroot)
-#                  before it boots
+#                  before it boots; its timers are masked (a daily job
+#                  such as dpkg-db-backup would write files in the middle
+#                  of a test that compares them)
 #   ct_boot        boot it, wait until its systemd has started up; sets
 #                  CT_LEADER (its PID 1, on the host) and CT_STATE (what
 #                  systemctl is-system-running said last); 0 if running or
@@ -375,7 +378,8 @@ ct_mount() {
 	mkdir -p "$CT_DIR/upper" "$CT_DIR/work" "$CT_ROOT" &&
 		mount -t overlay overlay \
 			-o "lowerdir=$PGOFF_ROOTS/bookworm-systemd,upperdir=$CT_DIR/upper,workdir=$CT_DIR/work" \
-			"$CT_ROOT"
+			"$CT_ROOT" &&
+		ln -sfn /dev/null "$CT_ROOT/etc/systemd/system/timers.target"
 }
 
 _ct_leader() {
