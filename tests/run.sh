@@ -7,6 +7,10 @@ set -u
 mode=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)
 pass=0 fail=0
+# the cached test roots' age is judged once for the whole run: a root that
+# expired in its middle would be rebuilt between the plain and the
+# sanitizer pass, from newer packages
+export PGOFF_ROOT_NOW=${PGOFF_ROOT_NOW:-$(date +%s)}
 
 count() {	# reads a test's output, echoes it, counts its lines
 	local line
