@@ -166,6 +166,7 @@ TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c 
 	broker/uelf.c $(PG_WAIT_NAMES)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
+TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c

@@ -42,6 +42,7 @@ struct pg_registry {
 	size_t nclusters;
 	struct pg_refusal *refusals;	/* oldest first */
 	size_t nrefusals;
+	uint64_t refusals_forgotten;	/* the oldest, past MAX_REFUSALS */
 	struct candidate *candidates;
 	size_t ncandidates;
 	uint32_t last_uid;		/* users are asked about in turn */
@@ -175,7 +176,17 @@ static struct pg_refusal *find_refusal(struct pg_registry *r, uint32_t pid)
 	return NULL;
 }
 
-/* A refusal for pid, new or the one there was; the oldest goes if full. */
+/* Forget a refusal; the others stay oldest first (ps lists the newest). */
+static void drop_refusal(struct pg_registry *r, struct pg_refusal *f)
+{
+	size_t i = (size_t)(f - r->refusals);
+
+	memmove(f, f + 1, (r->nrefusals - i - 1) * sizeof(*f));
+	r->nrefusals--;
+}
+
+/* A refusal for pid, new or the one there was; the oldest goes if full
+ * (counted: ps says how many). */
 static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid)
 {
 	struct pg_refusal *f = find_refusal(r, pid);
@@ -183,9 +194,8 @@ static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid)
 	if (f)
 		return f;
 	if (r->nrefusals == MAX_REFUSALS) {
-		memmove(&r->refusals[0], &r->refusals[1],
-			(MAX_REFUSALS - 1) * sizeof(*f));
-		r->nrefusals--;
+		drop_refusal(r, &r->refusals[0]);
+		r->refusals_forgotten++;
 	}
 	f = &r->refusals[r->nrefusals++];
 	memset(f, 0, sizeof(*f));
@@ -355,7 +365,7 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 	char why[160];
 
 	if (f && f->start != pm->start) {	/* the pid was reused */
-		*f = r->refusals[--r->nrefusals];
+		drop_refusal(r, f);
 		f = NULL;
 	}
 	if (pm->pid == r->asked || (f && (!f->retry_ms || f->retry_ms > now_ms)))
@@ -538,7 +548,7 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 		return NULL;
 	f = find_refusal(r, info->postmaster_pid);
 	if (f)	/* it was starting: no longer a refusal */
-		*f = r->refusals[--r->nrefusals];
+		drop_refusal(r, f);
 	c = &r->clusters[r->nclusters++];
 	c->id = info->id;
 	c->start = start;
@@ -601,4 +611,9 @@ const struct pg_refusal *pg_registry_refusals(const struct pg_registry *r,
 {
 	*n = r->nrefusals;
 	return r->refusals;
+}
+
+uint64_t pg_registry_refusals_forgotten(const struct pg_registry *r)
+{
+	return r->refusals_forgotten;
 }
