@@ -179,19 +179,24 @@ void render_event(FILE *out, json_object *ev)
 }
 
 /* Processes named postgres that pgoffd does not trace, and why: the
- * newest that fit in the reply, of total. */
-static void render_untraced(FILE *out, json_object *untraced, int64_t total)
+ * newest that fit in the reply, of the total it keeps; those it forgot
+ * past that (the oldest) are counted. */
+static void render_untraced(FILE *out, json_object *ps)
 {
+	json_object *untraced = member(ps, "untraced", json_type_array);
 	size_t n = untraced ? json_object_array_length(untraced) : 0;
+	int64_t total = 0, forgotten = 0;
 
 	if (!n)
 		return;
+	pgoff_get_int64(ps, "untraced_total", &total);
+	pgoff_get_int64(ps, "untraced_forgotten", &forgotten);
+	fprintf(out, "not traced");
 	if ((int64_t)n < total)
-		fprintf(out, "not traced (the newest %zu of %" PRId64 "):\n",
-			n, total);
-	else
-		fprintf(out, "not traced:\n");
-	fprintf(out, "%7s %7s  %s\n", "PID", "UID", "WHY");
+		fprintf(out, " (the newest %zu of %" PRId64 ")", n, total);
+	if (forgotten > 0)
+		fprintf(out, " (%" PRId64 " older ones forgotten)", forgotten);
+	fprintf(out, ":\n%7s %7s  %s\n", "PID", "UID", "WHY");
 	for (size_t i = 0; i < n; i++) {
 		json_object *u = json_object_array_get_idx(untraced, i);
 		int64_t pid = 0, uid = 0;
@@ -205,8 +210,7 @@ static void render_untraced(FILE *out, json_object *untraced, int64_t total)
 
 void render_ps(FILE *out, json_object *ps)
 {
-	json_object *clusters = NULL, *procs = NULL, *untraced;
-	int64_t untraced_total = 0;
+	json_object *clusters = NULL, *procs = NULL;
 	char c1[CELL_MAX], c2[CELL_MAX], c3[CELL_MAX];
 
 	clusters = member(ps, "clusters", json_type_array);
@@ -235,9 +239,7 @@ void render_ps(FILE *out, json_object *ps)
 			cl, cell(p, "backend_type", "-", c1),
 			cell(p, "database", "-", c2), cell(p, "user", "-", c3));
 	}
-	untraced = member(ps, "untraced", json_type_array);
-	pgoff_get_int64(ps, "untraced_total", &untraced_total);
-	render_untraced(out, untraced, untraced_total);
+	render_untraced(out, ps);
 }
 
 /* A key or a value of a status reply, as text, into a cell. */

@@ -210,7 +210,8 @@ static json_object *untraced_reply(int n, int total)
 	return ps;
 }
 
-/* A cut list of untraced processes says so, and how many there are. */
+/* A cut list of untraced processes says so, how many there are, and how
+ * many pgoffd forgot. */
 static void test_ps_untraced_says_when_cut(void)
 {
 	json_object *ps = untraced_reply(2, 300);
@@ -228,6 +229,12 @@ static void test_ps_untraced_says_when_cut(void)
 	ps = untraced_reply(1, -1);	/* an older pgoffd: no total */
 	out = render_to_string(render_ps, ps);
 	CHECK_CONTAINS(out, "not traced:\n");
+	free(out);
+	json_object_put(ps);
+	ps = untraced_reply(2, 4096);
+	json_object_object_add(ps, "untraced_forgotten", json_object_new_int(7));
+	out = render_to_string(render_ps, ps);
+	CHECK_CONTAINS(out, "not traced (the newest 2 of 4096) (7 older ones forgotten):\n");
 	free(out);
 	json_object_put(ps);
 }
