@@ -224,25 +224,29 @@ watchers 1 || not_ok "watcher subscribed"
 st0=$("$PGOFFCTL" --socket "$SOCK" status --json)
 su postgres -s /bin/sh -c "$PGBIN/pgbench -h '$PGHOST' -p $PGPORT -c 8 -j 2 -T 5 postgres" >"$E2E_DIR/pgbench.log" 2>&1
 st1=$("$PGOFFCTL" --socket "$SOCK" status --json)
-delta() { echo $(( $(jq ".counters.$1" <<<"$st1") - $(jq ".counters.$1" <<<"$st0") )); }
+# delta COUNTER [TO]: its growth from st0 to TO (st1)
+delta() { echo $(( $(jq ".counters.$1" <<<"${2:-$st1}") - $(jq ".counters.$1" <<<"$st0") )); }
 hits=$(delta usdt_lwlock_wait_start)
 done_hits=$(delta usdt_lwlock_wait_done)
-lost=$(( $(delta ringbuf_full) + $(delta client_queue_full) ))
+# what was lost so far, in the kernel's ring or this client's queue
+lost_now() { st2=$("$PGOFFCTL" --socket "$SOCK" status --json); lost=$(( $(delta ringbuf_full "$st2") + $(delta client_queue_full "$st2") )); }
 # the last episodes reach the watch a little later
 exact_lw() { nlw=$(jq -s '[.[] | select(.type == "episode" and .boundary == "exact")] | length' "$E2E_DIR/lw.json"); }
 # ... then none for 0.5 s: an extra one still on its way is counted too
-all_there() { exact_lw; [ "$((nlw + lost))" -ge $((hits - 2)) ]; }
+all_there() { exact_lw; lost_now; [ "$((nlw + lost))" -ge $((hits - 2)) ]; }
 settled() { local n=$nlw; sleep 0.5; exact_lw; [ "$nlw" = "$n" ]; }
 wait_for 10 all_there && wait_for 5 settled
 unwatch "$wlw"
 exact_lw
+lost_now	# a slow watcher's queue may have overflowed until the end
 ninf=$(jq -s '[.[] | select(.type == "episode" and .boundary != "exact")] | length' "$E2E_DIR/lw.json")
 note "pgbench: $(grep -E '^tps' "$E2E_DIR/pgbench.log" | head -1); lwlock__wait__start $hits, done $done_hits; exact LWLock episodes $nlw, others $ninf; lost $lost; watch said: $(head -c 300 "$E2E_DIR/lw.err")"
-# a loss the kernel counted (8 clients on 2 CPUs, the sanitizer build's
-# pgoffd or pgoffctl descheduled on a busy host: its ring or queue
-# fills) may hide episodes, never add any: exact when nothing was lost
+# a counted loss (8 clients on 2 CPUs, the sanitizer build's pgoffd or
+# pgoffctl descheduled on a busy host: the kernel's ring or the client's
+# queue fills) may hide episodes, never add any: exact when nothing was
+# lost, and never fewer than half
 check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges, less at most the $lost events lost" \
-	bash -c "[ $hits -gt 0 ] && [ \$(( $nlw - $hits )) -le 2 ] && [ \$(( $nlw + $lost - $hits )) -ge -2 ]"
+	bash -c "[ $hits -gt 0 ] && [ $nlw -ge $((hits / 2)) ] && [ \$(( $nlw - $hits )) -le 2 ] && [ \$(( $nlw + $lost - $hits )) -ge -2 ]"
 
 # 5. Binaries that appear after pgoffd started: the prober links a
 # root-owned one (exact episodes), says why a build without probes is
