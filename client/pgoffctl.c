@@ -75,7 +75,7 @@ static void watch_usage(FILE *f)
 "  pgoffctl watch --pid 4242 --min 1s --count 1 --timeout 60s --json\n");
 }
 
-/* A command that is one request and its reply: status, ps. */
+/* A command that is one request and its reply: status, ps, history. */
 struct query_cmd {
 	enum pgoff_op op;
 	void (*usage)(FILE *f);

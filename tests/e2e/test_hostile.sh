@@ -116,8 +116,9 @@ note "attacker: $fakes processes named postgres, clusters on ports ${ports[*]}"
 status_latency "under attack"
 
 fake_pids=$(jq -s . <<<"$fake_list")
-# every fake refused: its line in the reply may be cut (the newest that
-# fit are listed, about 190 to 300 of these), not its count
+# as many refused as there are fakes (the capped cluster and the setuid
+# child are refused too): each one's line in the reply may be cut (the
+# newest that fit are listed, about 190 to 300 of these), not the count
 all_refused() {
 	member ps --json >"$E2E_DIR/ps.json" 2>"$E2E_DIR/ps-json.err"
 	[ "$(jq .untraced_total "$E2E_DIR/ps.json")" -gt "$fakes" ]
@@ -131,9 +132,13 @@ check "the setuid child is not traced" \
 # each is refused for its binary, or, once the user has two clusters
 # traced, without being asked about at all (the list holds at least 186
 # of the longer reason's lines)
-check "the fakes are listed as not traced, with why" \
+listed=$(jq --argjson f "$fake_pids" '[.untraced[] | select(.pid as $p | $f | index($p))] | length' "$E2E_DIR/ps.json")
+check "the fakes are listed as not traced, with why (${listed:-none} of them listed)" \
 	jqe --argjson f "$fake_pids" '[.untraced[] | select(.pid as $p | $f | index($p))] |
-		length >= 150 and all(.[]; .why | test("not a root-owned|max-clusters-per-user"))' "$E2E_DIR/ps.json"
+		length >= 150 and all(.[]; .why | test("not a root-owned|max-clusters-per-user"))' "$E2E_DIR/ps.json" ||
+	note "ps: $(jq -c '{truncated, listed: (.untraced | length), untraced_total, untraced_forgotten,
+		why: ([.untraced[].why] | group_by(.) | map({(.[0][:60]): length}) | add)}' "$E2E_DIR/ps.json" | head -c 600);" \
+		"stderr: $(head -c 200 "$E2E_DIR/ps-json.err")"
 pms=$(for i in 0 1 2; do head -n1 "$own.$i/postmaster.pid"; done | jq -s .)
 # the third's refusal, told once in the log (its line in ps may be cut)
 capped_in_log() {
@@ -150,7 +155,9 @@ two_traced_one_capped() {
 }
 check "two of the attacker's clusters are traced, the third refused (max-clusters-per-user)" \
 	two_traced_one_capped ||
-	note "postmasters $(jq -c . <<<"$pms"); clusters $(jq -c '[.clusters[].postmaster_pid]' "$E2E_DIR/ps.json")"
+	note "postmasters $(jq -c . <<<"$pms"); clusters $(jq -c '[.clusters[].postmaster_pid]' "$E2E_DIR/ps.json");" \
+		"the log: $(grep 'max-clusters-per-user' "$E2E_DIR/pgoffd.log" | grep -F -e "$(jq -r '.[0]' <<<"$pms") " \
+			-e "$(jq -r '.[1]' <<<"$pms") " -e "$(jq -r '.[2]' <<<"$pms") " | head -c 400)"
 note "untraced (first 3): $(jq -c '.untraced[:3]' "$E2E_DIR/ps.json")"
 
 member ps >"$E2E_DIR/ps.txt" 2>&1
@@ -214,7 +221,9 @@ check "trusted attacker: the FIFO postmaster.pid is refused, never opened ($fifo
 	fifo_refused ||
 	note "untraced: $(jq -c '[.untraced[].why] | group_by(.) | map({(.[0]): length}) | add' "$E2E_DIR/ps2.json" | head -c 600)"
 check "ps --json says its list of the untraced is cut, and how many there are" \
-	jqe '.truncated and (.untraced | length) < .untraced_total' "$E2E_DIR/ps2.json"
+	jqe '.truncated and (.untraced | length) < .untraced_total' "$E2E_DIR/ps2.json" ||
+	note "ps: $(jq -c '{truncated, listed: (.untraced | length), untraced_total, untraced_forgotten}' "$E2E_DIR/ps2.json");" \
+		"stderr: $(head -c 200 "$E2E_DIR/ps2-json.err")"
 member ps >"$E2E_DIR/ps2.txt" 2>"$E2E_DIR/ps2.err"
 ps_says_cut() {
 	grep -q "^not traced (the newest [0-9]* of [0-9]*):" "$E2E_DIR/ps2.txt" &&

@@ -37,6 +37,7 @@ for hook in tp_btf raw_tp; do
 	psa_wait_for "pid = ${pid:-0} and query like '%4.01%' and wait_event = 'PgSleep'" >/dev/null
 	wait_for 5 sleeping "$pid"
 	r0=$(run_delay "$pid")
+	# (its timeout outlasts the loop's 60 s and the last sleep's 10 s below)
 	member watch --view intervals --pid "${pid:-1}" --min 0 --json --timeout 120s >"$out.json" 2>"$out.err" &
 	watcher=$!
 	watchers 1 || note "$hook: the watcher did not subscribe: $(head -c 300 "$out.err")"
@@ -61,8 +62,7 @@ for hook in tp_btf raw_tp; do
 			"the watch $(kill -0 "$watcher" 2>/dev/null && echo runs || echo "had ended")," \
 			"the backend's wait: $(sql -c "select state, wait_event, left(query, 60) from pg_stat_activity where pid = ${pid:-0}" 2>&1 | head -c 200)"
 	kill "$watcher"; wait "$watcher" "$job" 2>/dev/null
-	# the intervals before it (after it, psql leaves and the backend exits);
-	# the watch's timeout outlasts the loop's 60 s and this 10 s
+	# the intervals before it (after it, psql leaves and the backend exits)
 	jq -s '(map(select(.duration_ns > 3e9 and .duration_ns < 4e9)) | .[0].seq) as $upto |
 		.[] | select(.type == "offcpu" and .seq < $upto)' "$out.json" >"$out.counted"
 	sum=$(jq -s 'map(.runq_ns) | add // 0' "$out.counted")
