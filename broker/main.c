@@ -330,8 +330,8 @@ static void ps_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "untraced", untraced);
 	json_object_object_add(r, "untraced_total",
 			       json_object_new_int64((int64_t)untraced_total));
-	json_object_object_add(r, "untraced_forgotten", json_object_new_int64(
-		(int64_t)pg_registry_refusals_forgotten(b->registry)));
+	json_object_object_add(r, "untraced_unkept", json_object_new_int64(
+		(int64_t)pg_registry_refusals_unkept(b->registry)));
 }
 
 static void stats_hook(void *ctx, const struct pgoff_request *req,

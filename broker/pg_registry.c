@@ -14,7 +14,7 @@
 #include "protocol/log.h"
 
 #define MAX_CLUSTERS	1024
-#define MAX_REFUSALS	4096	/* past that the oldest is forgotten */
+#define MAX_REFUSALS	4096	/* past that no more are kept: counted */
 #define MAX_CANDIDATES	4096
 /* A process /proc no longer shows is kept this many scans: its last
  * records may still be in the ring buffer. */
@@ -42,7 +42,8 @@ struct pg_registry {
 	size_t nclusters;
 	struct pg_refusal *refusals;	/* oldest first */
 	size_t nrefusals;
-	uint64_t refusals_forgotten;	/* the oldest, past MAX_REFUSALS */
+	size_t unkept;			/* refused, not kept: the last scan's */
+	bool full_told;			/* logged that no more are kept */
 	struct candidate *candidates;
 	size_t ncandidates;
 	uint32_t last_uid;		/* users are asked about in turn */
@@ -185,8 +186,13 @@ static void drop_refusal(struct pg_registry *r, struct pg_refusal *f)
 	r->nrefusals--;
 }
 
-/* A refusal for pid, new or the one there was; the oldest goes if full
- * (counted: ps says how many). */
+/*
+ * A refusal for pid, new or the one there was; NULL when MAX_REFUSALS are
+ * kept. Those kept stay: evicting the oldest for each new one would let a
+ * user with more processes than that churn the table (and the log) at
+ * every scan. A process not kept is asked about again; the scan counts
+ * them (pg_registry_refusals_unkept).
+ */
 static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid)
 {
 	struct pg_refusal *f = find_refusal(r, pid);
@@ -194,8 +200,12 @@ static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid)
 	if (f)
 		return f;
 	if (r->nrefusals == MAX_REFUSALS) {
-		drop_refusal(r, &r->refusals[0]);
-		r->refusals_forgotten++;
+		if (!r->full_told)
+			log_warnx("%d processes named postgres are not traced: no "
+				  "more are kept (pgoffctl ps counts them)",
+				  MAX_REFUSALS);
+		r->full_told = true;
+		return NULL;
 	}
 	f = &r->refusals[r->nrefusals++];
 	memset(f, 0, sizeof(*f));
@@ -209,6 +219,8 @@ static void refuse(struct pg_registry *r, uint32_t pid, uint32_t uid,
 {
 	struct pg_refusal *f = refusal_for(r, pid);
 
+	if (!f)
+		return;
 	f->uid = uid;
 	f->status = status;
 	f->retry_ms = retry_ms;
@@ -368,6 +380,8 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 		drop_refusal(r, f);
 		f = NULL;
 	}
+	if (!f && r->nrefusals == MAX_REFUSALS)
+		r->unkept++;
 	if (pm->pid == r->asked || (f && (!f->retry_ms || f->retry_ms > now_ms)))
 		return;
 	if (procfs_uids(r->proc_root, pm->pid, uids))
@@ -378,7 +392,8 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 			 "as max-clusters-per-user allows (%u)", uids[0],
 			 r->max_clusters_per_uid);
 		refuse(r, pm->pid, uids[0], -EDQUOT, why, now_ms + 1000);
-		find_refusal(r, pm->pid)->start = pm->start;
+		if ((f = find_refusal(r, pm->pid)))
+			f->start = pm->start;
 		return;
 	}
 	if (r->ncandidates < MAX_CANDIDATES)
@@ -411,6 +426,8 @@ static void sweep(struct pg_registry *r, const struct seen *s, size_t n)
 		if (seen_find(s, n, r->refusals[i].pid))
 			r->refusals[j++] = r->refusals[i];
 	r->nrefusals = j;
+	if (j <= MAX_REFUSALS / 2)	/* told again if it fills again */
+		r->full_told = false;
 }
 
 int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
@@ -425,6 +442,7 @@ int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
 		if (r->procs[i].missed < UINT8_MAX)
 			r->procs[i].missed++;
 	r->ncandidates = 0;
+	r->unkept = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t pm = postmaster_of(s, n, s[i].pid);
 		struct pg_cluster *c;
@@ -486,8 +504,11 @@ static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
 		     uint32_t first, uint32_t max, int64_t now_ms, bool tell)
 {
 	struct pg_refusal *f = refusal_for(r, info->postmaster_pid);
-	uint32_t wait = f->backoff_ms ? f->backoff_ms * 2 : first;
+	uint32_t wait;
 
+	if (!f)
+		return;
+	wait = f->backoff_ms ? f->backoff_ms * 2 : first;
 	f->start = r->asked_start;
 	if (wait > max)
 		wait = max;
@@ -523,6 +544,8 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 		return NULL;
 	case -EAGAIN:
 		f = refusal_for(r, info->postmaster_pid);
+		if (!f)
+			return NULL;	/* asked about again at the next scan */
 		if (++f->tries < STARTING_TRIES) {
 			f->retry_ms = now_ms;	/* the next scan asks again */
 			f->start = start;
@@ -540,7 +563,8 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	default:
 		refuse(r, info->postmaster_pid, info->uid, info->status,
 		       info->why[0] ? info->why : strerror(-info->status), 0);
-		find_refusal(r, info->postmaster_pid)->start = start;
+		if ((f = find_refusal(r, info->postmaster_pid)))
+			f->start = start;
 		return NULL;
 	}
 	if (r->nclusters == MAX_CLUSTERS ||
@@ -613,7 +637,7 @@ const struct pg_refusal *pg_registry_refusals(const struct pg_registry *r,
 	return r->refusals;
 }
 
-uint64_t pg_registry_refusals_forgotten(const struct pg_registry *r)
+size_t pg_registry_refusals_unkept(const struct pg_registry *r)
 {
-	return r->refusals_forgotten;
+	return r->unkept;
 }

@@ -91,9 +91,9 @@ const struct pg_proc *pg_registry_procs(const struct pg_registry *r,
 					size_t *n);
 size_t pg_registry_cluster_count(const struct pg_registry *r);
 /* Processes named postgres that are not traced, and why, oldest first:
- * at most 4096; older ones are forgotten, and counted. */
+ * at most 4096 are kept; the last scan saw so many more (unkept). */
 const struct pg_refusal *pg_registry_refusals(const struct pg_registry *r,
 					      size_t *n);
-uint64_t pg_registry_refusals_forgotten(const struct pg_registry *r);
+size_t pg_registry_refusals_unkept(const struct pg_registry *r);
 
 #endif

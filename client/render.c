@@ -179,23 +179,23 @@ void render_event(FILE *out, json_object *ev)
 }
 
 /* Processes named postgres that pgoffd does not trace, and why: the
- * newest that fit in the reply, of the total it keeps; those it forgot
- * past that (the oldest) are counted. */
+ * newest that fit in the reply, of the total it keeps; past what it keeps
+ * the others are only counted. */
 static void render_untraced(FILE *out, json_object *ps)
 {
 	json_object *untraced = member(ps, "untraced", json_type_array);
 	size_t n = untraced ? json_object_array_length(untraced) : 0;
-	int64_t total = 0, forgotten = 0;
+	int64_t total = 0, unkept = 0;
 
 	if (!n)
 		return;
 	pgoff_get_int64(ps, "untraced_total", &total);
-	pgoff_get_int64(ps, "untraced_forgotten", &forgotten);
+	pgoff_get_int64(ps, "untraced_unkept", &unkept);
 	fprintf(out, "not traced");
 	if ((int64_t)n < total)
 		fprintf(out, " (the newest %zu of %" PRId64 ")", n, total);
-	if (forgotten > 0)
-		fprintf(out, " (%" PRId64 " older ones forgotten)", forgotten);
+	if (unkept > 0)
+		fprintf(out, " (and %" PRId64 " more not kept)", unkept);
 	fprintf(out, ":\n%7s %7s  %s\n", "PID", "UID", "WHY");
 	for (size_t i = 0; i < n; i++) {
 		json_object *u = json_object_array_get_idx(untraced, i);

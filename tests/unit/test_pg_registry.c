@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_pg_registry.c - the list of processes named postgres that are not
- * traced: oldest first whatever is taken out of it (ps shows the newest),
- * and past its 4096 the oldest are forgotten and counted. A fake /proc
- * holds postmasters of one user, who may have one cluster traced.
+ * traced: oldest first whatever is taken out of it (ps shows the newest);
+ * past its 4096 the ones kept stay, and the rest are counted at each scan
+ * (not churned through the table and the log). A fake /proc holds
+ * postmasters of one user, who may have one cluster traced.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -108,11 +109,11 @@ static void test_order_kept_when_one_goes(void)
 	if (n == 3)
 		printf("# refused, oldest first: %u %u %u\n", pids[0], pids[1], pids[2]);
 	CHECK(n == 3 && pids[0] == 300 && pids[1] == 400 && pids[2] == 200);
-	CHECK(pg_registry_refusals_forgotten(r) == 0);
+	CHECK(pg_registry_refusals_unkept(r) == 0);
 	pg_registry_free(r);
 }
 
-static void test_oldest_forgotten_and_counted(void)
+static void test_full_keeps_the_first_counts_the_rest(void)
 {
 	struct pg_registry *r;
 	const struct pg_refusal *f;
@@ -122,14 +123,30 @@ static void test_oldest_forgotten_and_counted(void)
 		fake_postmaster(pid, 7);
 	r = with_one_cluster();
 	CHECK(r != NULL);
-	CHECK(pg_registry_scan(r, 1000) == 0);
+	/* 3 from the test before, MANY here: 4096 kept, the lowest pids
+	 * (a scan goes by pid), the others counted */
+	for (int scan = 1; scan <= 3; scan++) {
+		CHECK(pg_registry_scan(r, 1000 * scan) == 0);
+		f = pg_registry_refusals(r, &n);
+		printf("# scan %d: %zu refusals kept, %zu more not kept\n", scan,
+		       n, pg_registry_refusals_unkept(r));
+		CHECK(n == 4096);
+		CHECK(pg_registry_refusals_unkept(r) == (size_t)(MANY + 3 - 4096));
+		CHECK(f[0].pid == 200 && f[n - 1].pid == 1000 + 4096 - 3 - 1);
+	}
+	/* the table has room again once some of them are gone */
+	for (uint32_t pid = 1000; pid < 1010; pid++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
+		unlink(path);
+	}
+	/* (a scan lets go of the gone at its end) */
+	CHECK(pg_registry_scan(r, 5000) == 0 && pg_registry_scan(r, 6000) == 0);
 	f = pg_registry_refusals(r, &n);
-	printf("# %zu refusals kept, %llu forgotten\n", n,
-	       (unsigned long long)pg_registry_refusals_forgotten(r));
-	/* 3 from the test before, MANY here: 4096 kept */
-	CHECK(n == 4096);
-	CHECK(pg_registry_refusals_forgotten(r) == MANY + 3 - 4096);
-	CHECK(n && f[n - 1].pid == 1000 + MANY - 1);
+	printf("# 10 gone: %zu kept, %zu not kept\n", n, pg_registry_refusals_unkept(r));
+	CHECK(n == MANY + 3 - 10 && pg_registry_refusals_unkept(r) == 0);
+	CHECK(f[n - 1].pid == 1000 + MANY - 1);
 	pg_registry_free(r);
 }
 
@@ -142,7 +159,7 @@ int main(void)
 	if (!mkdtemp(proc_root))
 		return 1;
 	RUN(test_order_kept_when_one_goes);
-	RUN(test_oldest_forgotten_and_counted);
+	RUN(test_full_keeps_the_first_counts_the_rest);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", proc_root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", proc_root);

@@ -211,7 +211,7 @@ static json_object *untraced_reply(int n, int total)
 }
 
 /* A cut list of untraced processes says so, how many there are, and how
- * many pgoffd forgot. */
+ * many more pgoffd had no room to keep. */
 static void test_ps_untraced_says_when_cut(void)
 {
 	json_object *ps = untraced_reply(2, 300);
@@ -232,9 +232,9 @@ static void test_ps_untraced_says_when_cut(void)
 	free(out);
 	json_object_put(ps);
 	ps = untraced_reply(2, 4096);
-	json_object_object_add(ps, "untraced_forgotten", json_object_new_int(7));
+	json_object_object_add(ps, "untraced_unkept", json_object_new_int(7));
 	out = render_to_string(render_ps, ps);
-	CHECK_CONTAINS(out, "not traced (the newest 2 of 4096) (7 older ones forgotten):\n");
+	CHECK_CONTAINS(out, "not traced (the newest 2 of 4096) (and 7 more not kept):\n");
 	free(out);
 	json_object_put(ps);
 }
