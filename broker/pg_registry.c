@@ -15,6 +15,10 @@
 
 #define MAX_CLUSTERS	1024
 #define MAX_REFUSALS	4096	/* past that no more are kept: counted */
+/* a user's share of them: past it, their processes named postgres are not
+ * asked about either (as a user at max-clusters-per-user), only counted;
+ * so one user can neither fill the table nor the prober's list */
+#define MAX_REFUSALS_PER_UID	(MAX_REFUSALS / 8)
 #define MAX_CANDIDATES	4096
 /* A process /proc no longer shows is kept this many scans: its last
  * records may still be in the ring buffer. */
@@ -42,7 +46,8 @@ struct pg_registry {
 	size_t nclusters;
 	struct pg_refusal *refusals;	/* oldest first */
 	size_t nrefusals;
-	size_t unkept;			/* refused, not kept: the last scan's */
+	size_t unkept;			/* not kept in the last scan's cycle */
+	size_t unkept_now;		/* ... in this one, so far */
 	bool full_told;			/* logged that no more are kept */
 	struct candidate *candidates;
 	size_t ncandidates;
@@ -177,6 +182,15 @@ static struct pg_refusal *find_refusal(struct pg_registry *r, uint32_t pid)
 	return NULL;
 }
 
+static size_t refusals_of(const struct pg_registry *r, uint32_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nrefusals; i++)
+		n += r->refusals[i].uid == uid;
+	return n;
+}
+
 /* Forget a refusal; the others stay oldest first (ps lists the newest). */
 static void drop_refusal(struct pg_registry *r, struct pg_refusal *f)
 {
@@ -187,29 +201,34 @@ static void drop_refusal(struct pg_registry *r, struct pg_refusal *f)
 }
 
 /*
- * A refusal for pid, new or the one there was; NULL when MAX_REFUSALS are
- * kept. Those kept stay: evicting the oldest for each new one would let a
- * user with more processes than that churn the table (and the log) at
- * every scan. A process not kept is asked about again; the scan counts
- * them (pg_registry_refusals_unkept).
+ * A refusal for pid of uid, new or the one there was; NULL when uid holds
+ * its share or MAX_REFUSALS are kept, counted (pg_registry_refusals_
+ * unkept). Those kept stay: evicting the oldest for each new one would
+ * let a user with more processes than that churn the table (and the log)
+ * at every scan.
  */
-static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid)
+static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid,
+				      uint32_t uid)
 {
 	struct pg_refusal *f = find_refusal(r, pid);
 
 	if (f)
 		return f;
-	if (r->nrefusals == MAX_REFUSALS) {
-		if (!r->full_told)
-			log_warnx("%d processes named postgres are not traced: no "
-				  "more are kept (pgoffctl ps counts them)",
+	if (r->nrefusals == MAX_REFUSALS ||
+	    refusals_of(r, uid) >= MAX_REFUSALS_PER_UID) {
+		if (r->nrefusals == MAX_REFUSALS && !r->full_told) {
+			log_warnx("%d processes named postgres are not traced: "
+				  "no more are kept (pgoffctl ps counts them)",
 				  MAX_REFUSALS);
-		r->full_told = true;
+			r->full_told = true;
+		}
+		r->unkept_now++;
 		return NULL;
 	}
 	f = &r->refusals[r->nrefusals++];
 	memset(f, 0, sizeof(*f));
 	f->pid = pid;
+	f->uid = uid;
 	return f;
 }
 
@@ -217,7 +236,7 @@ static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid)
 static void refuse(struct pg_registry *r, uint32_t pid, uint32_t uid,
 		   int status, const char *why, int64_t retry_ms)
 {
-	struct pg_refusal *f = refusal_for(r, pid);
+	struct pg_refusal *f = refusal_for(r, pid, uid);
 
 	if (!f)
 		return;
@@ -380,12 +399,14 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 		drop_refusal(r, f);
 		f = NULL;
 	}
-	if (!f && r->nrefusals == MAX_REFUSALS)
-		r->unkept++;
 	if (pm->pid == r->asked || (f && (!f->retry_ms || f->retry_ms > now_ms)))
 		return;
 	if (procfs_uids(r->proc_root, pm->pid, uids))
 		return;
+	if (!f && refusals_of(r, uids[0]) >= MAX_REFUSALS_PER_UID) {
+		r->unkept_now++;	/* not asked about: their share is used */
+		return;
+	}
 	if (r->max_clusters_per_uid &&
 	    clusters_of(r, uids[0]) >= r->max_clusters_per_uid) {
 		snprintf(why, sizeof(why), "uid %u has as many clusters traced "
@@ -399,6 +420,8 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 	if (r->ncandidates < MAX_CANDIDATES)
 		r->candidates[r->ncandidates++] = (struct candidate){
 			.pid = pm->pid, .uid = uids[0], .start = pm->start };
+	else
+		r->unkept_now++;	/* (eight users at their share) */
 }
 
 static void sweep(struct pg_registry *r, const struct seen *s, size_t n)
@@ -421,7 +444,15 @@ static void sweep(struct pg_registry *r, const struct seen *s, size_t n)
 			log_info("cluster %u (%s) is gone", c->id, c->info.data_dir);
 	}
 	r->nclusters = j;
-	/* a refused pid that is gone may come back as anything */
+}
+
+/* Before a scan's refusals: a refused pid that is gone frees its row (and
+ * may come back as anything). */
+static void sweep_refusals(struct pg_registry *r, const struct seen *s,
+			   size_t n)
+{
+	size_t i, j;
+
 	for (i = 0, j = 0; i < r->nrefusals; i++)
 		if (seen_find(s, n, r->refusals[i].pid))
 			r->refusals[j++] = r->refusals[i];
@@ -442,7 +473,9 @@ int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
 		if (r->procs[i].missed < UINT8_MAX)
 			r->procs[i].missed++;
 	r->ncandidates = 0;
-	r->unkept = 0;
+	r->unkept = r->unkept_now;	/* the cycle since the last scan */
+	r->unkept_now = 0;
+	sweep_refusals(r, s, n);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t pm = postmaster_of(s, n, s[i].pid);
 		struct pg_cluster *c;
@@ -503,7 +536,7 @@ bool pg_registry_next_probe(struct pg_registry *r, int64_t now_ms,
 static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
 		     uint32_t first, uint32_t max, int64_t now_ms, bool tell)
 {
-	struct pg_refusal *f = refusal_for(r, info->postmaster_pid);
+	struct pg_refusal *f = refusal_for(r, info->postmaster_pid, info->uid);
 	uint32_t wait;
 
 	if (!f)
@@ -543,7 +576,7 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	case -ENOENT:
 		return NULL;
 	case -EAGAIN:
-		f = refusal_for(r, info->postmaster_pid);
+		f = refusal_for(r, info->postmaster_pid, info->uid);
 		if (!f)
 			return NULL;	/* asked about again at the next scan */
 		if (++f->tries < STARTING_TRIES) {

@@ -187,10 +187,10 @@ static void render_untraced(FILE *out, json_object *ps)
 	size_t n = untraced ? json_object_array_length(untraced) : 0;
 	int64_t total = 0, unkept = 0;
 
-	if (!n)
-		return;
 	pgoff_get_int64(ps, "untraced_total", &total);
 	pgoff_get_int64(ps, "untraced_unkept", &unkept);
+	if (!n && unkept <= 0)
+		return;
 	fprintf(out, "not traced");
 	if ((int64_t)n < total)
 		fprintf(out, " (the newest %zu of %" PRId64 ")", n, total);

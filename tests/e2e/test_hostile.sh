@@ -136,7 +136,7 @@ listed=$(jq --argjson f "$fake_pids" '[.untraced[] | select(.pid as $p | $f | in
 check "the fakes are listed as not traced, with why (${listed:-none} of them listed)" \
 	jqe --argjson f "$fake_pids" '[.untraced[] | select(.pid as $p | $f | index($p))] |
 		length >= 150 and all(.[]; .why | test("not a root-owned|max-clusters-per-user"))' "$E2E_DIR/ps.json" ||
-	note "ps: $(jq -c '{truncated, listed: (.untraced | length), untraced_total, untraced_forgotten,
+	note "ps: $(jq -c '{truncated, listed: (.untraced | length), untraced_total, untraced_unkept,
 		why: ([.untraced[].why] | group_by(.) | map({(.[0][:60]): length}) | add)}' "$E2E_DIR/ps.json" | head -c 600);" \
 		"stderr: $(head -c 200 "$E2E_DIR/ps-json.err")"
 pms=$(for i in 0 1 2; do head -n1 "$own.$i/postmaster.pid"; done | jq -s .)
@@ -222,7 +222,7 @@ check "trusted attacker: the FIFO postmaster.pid is refused, never opened ($fifo
 	note "untraced: $(jq -c '[.untraced[].why] | group_by(.) | map({(.[0]): length}) | add' "$E2E_DIR/ps2.json" | head -c 600)"
 check "ps --json says its list of the untraced is cut, and how many there are" \
 	jqe '.truncated and (.untraced | length) < .untraced_total' "$E2E_DIR/ps2.json" ||
-	note "ps: $(jq -c '{truncated, listed: (.untraced | length), untraced_total, untraced_forgotten}' "$E2E_DIR/ps2.json");" \
+	note "ps: $(jq -c '{truncated, listed: (.untraced | length), untraced_total, untraced_unkept}' "$E2E_DIR/ps2.json");" \
 		"stderr: $(head -c 200 "$E2E_DIR/ps2-json.err")"
 member ps >"$E2E_DIR/ps2.txt" 2>"$E2E_DIR/ps2.err"
 ps_says_cut() {

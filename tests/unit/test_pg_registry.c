@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * test_pg_registry.c - the list of processes named postgres that are not
+ * test_pg_registry.c - the table of processes named postgres that are not
  * traced: oldest first whatever is taken out of it (ps shows the newest);
- * past its 4096 the ones kept stay, and the rest are counted at each scan
- * (not churned through the table and the log). A fake /proc holds
- * postmasters of one user, who may have one cluster traced.
+ * each user holds at most a share of it, past which their processes are
+ * not asked about; and when it is full the ones kept stay, whatever the
+ * prober answers about more: the rest are counted. A fake /proc (in
+ * /dev/shm: thousands of fake postmasters in a fraction of a second).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +17,7 @@
 #include "protocol/log.h"
 #include "tests/unit/check.h"
 
-#define TRACED		100	/* the user's one cluster */
-#define MANY		4100	/* more postmasters than refusals kept */
+#define SHARE		512	/* a user's share of the 4096 kept */
 
 static char proc_root[64];
 
@@ -36,132 +36,217 @@ static void write_file(uint32_t pid, const char *name, const char *text)
 	}
 }
 
-/* A postmaster of uid 1000 started at start (clock ticks). */
-static void fake_postmaster(uint32_t pid, unsigned start)
+/* A postmaster of uid started at start (clock ticks). */
+static void fake_postmaster(uint32_t pid, uint32_t uid, unsigned start)
 {
-	char stat[160];
+	char text[160];
 
 	/* after the ppid, 17 fields, then the start time (field 22) */
-	snprintf(stat, sizeof(stat), "%u (postgres) S 1 0 0 0 0 0 0 0 0 0 "
+	snprintf(text, sizeof(text), "%u (postgres) S 1 0 0 0 0 0 0 0 0 0 "
 		 "0 0 0 0 0 0 0 0 %u 0\n", pid, start);
-	write_file(pid, "stat", stat);
-	write_file(pid, "status", "Name:\tpostgres\nUid:\t1000\t1000\t1000\t1000\n");
+	write_file(pid, "stat", text);
+	snprintf(text, sizeof(text), "Name:\tpostgres\nUid:\t%u\t%u\t%u\t%u\n",
+		 uid, uid, uid, uid);
+	write_file(pid, "status", text);
 }
 
-/* A registry with TRACED's cluster traced, at most one cluster a user:
- * every other postmaster is refused without being asked about. */
-static struct pg_registry *with_one_cluster(void)
+static void gone(uint32_t pid)
 {
-	struct pg_registry *r = NULL;
-	struct pg_cluster_info info;
-	uint32_t asked = 0;
+	char path[128];
 
-	fake_postmaster(TRACED, 7);
-	if (pg_registry_new(&r, proc_root, 1) || pg_registry_scan(r, 0))
-		return NULL;
-	/* the other postmasters are asked about in turn: TRACED is one */
-	while (pg_registry_next_probe(r, 0, &asked) && asked != TRACED) {
-		memset(&info, 0, sizeof(info));
-		info.postmaster_pid = asked;
-		info.status = -ENOENT;		/* gone: not remembered */
-		pg_registry_probed(r, &info, NULL, 0, 0);
+	snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
+	unlink(path);
+}
+
+/* A fresh fake /proc for each test. */
+static void new_proc_root(void)
+{
+	char cmd[96];
+
+	if (proc_root[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", proc_root);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", proc_root);
 	}
-	if (asked != TRACED)
-		return NULL;
+	snprintf(proc_root, sizeof(proc_root), "/dev/shm/pgoff-test-registry.XXXXXX");
+	if (!mkdtemp(proc_root)) {
+		perror(proc_root);
+		exit(1);
+	}
+}
+
+/* The prober's answer to what it was asked about: status, for uid. */
+static const struct pg_cluster *answer(struct pg_registry *r, uint32_t pid,
+				       uint32_t uid, int status)
+{
+	struct pg_cluster_info info;
+
 	memset(&info, 0, sizeof(info));
-	info.postmaster_pid = TRACED;
-	info.uid = 1000;
-	info.id = 1;
+	info.postmaster_pid = pid;
+	info.uid = uid;
+	info.status = status;
+	info.id = pid;
 	info.major = 15;
-	if (!pg_registry_probed(r, &info, NULL, 0, 0))
-		return NULL;
-	return r;
+	if (status)
+		snprintf(info.why, sizeof(info.why), "refused (%d)", status);
+	return pg_registry_probed(r, &info, NULL, 0, 0);
 }
 
-static void refused_pids(struct pg_registry *r, uint32_t *pids, size_t max,
-			 size_t *n)
+/* Every question of this scan answered with status; how many. */
+static size_t answer_all(struct pg_registry *r, int status)
 {
-	const struct pg_refusal *f = pg_registry_refusals(r, n);
-
-	for (size_t i = 0; i < *n && i < max; i++)
-		pids[i] = f[i].pid;
-}
-
-static void test_order_kept_when_one_goes(void)
-{
-	struct pg_registry *r;
-	uint32_t pids[8];
+	uint32_t pid;
 	size_t n = 0;
 
-	fake_postmaster(200, 7);
-	fake_postmaster(300, 7);
-	fake_postmaster(400, 7);
-	r = with_one_cluster();
-	CHECK(r != NULL);
+	for (; pg_registry_next_probe(r, 0, &pid); n++) {
+		char path[128], buf[160];
+		unsigned uid = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%u/status", proc_root, pid);
+		f = fopen(path, "r");
+		if (!f || !fgets(buf, sizeof(buf), f) || !fgets(buf, sizeof(buf), f) ||
+		    sscanf(buf, "Uid: %u", &uid) != 1)
+			uid = 0;
+		if (f)
+			fclose(f);
+		answer(r, pid, uid, status);
+	}
+	return n;
+}
+
+static size_t kept_of(struct pg_registry *r, uint32_t uid)
+{
+	size_t n, k = 0;
+	const struct pg_refusal *f = pg_registry_refusals(r, &n);
+
+	for (size_t i = 0; i < n; i++)
+		k += f[i].uid == uid;
+	return k;
+}
+
+/* One user may have one cluster (100, traced); 200, 300 and 400 are
+ * refused for that without being asked about. */
+static void test_order_kept_when_one_goes(void)
+{
+	struct pg_registry *r = NULL;
+	const struct pg_refusal *f;
+	uint32_t pid;
+	size_t n = 0;
+
+	new_proc_root();
+	fake_postmaster(100, 1000, 7);
+	CHECK(pg_registry_new(&r, proc_root, 1) == 0 && pg_registry_scan(r, 0) == 0);
+	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 100);
+	CHECK(answer(r, 100, 1000, 0) != NULL);
+	fake_postmaster(200, 1000, 7);
+	fake_postmaster(300, 1000, 7);
+	fake_postmaster(400, 1000, 7);
 	CHECK(pg_registry_scan(r, 1000) == 0);
-	refused_pids(r, pids, 8, &n);
-	CHECK(n == 3 && pids[0] == 200 && pids[1] == 300 && pids[2] == 400);
+	f = pg_registry_refusals(r, &n);
+	CHECK(n == 3 && f[0].pid == 200 && f[1].pid == 300 && f[2].pid == 400);
 	/* 200 exits and its pid comes back as a new postmaster: its old
 	 * refusal goes, the new one is the newest */
-	fake_postmaster(200, 9);
+	fake_postmaster(200, 1000, 9);
 	CHECK(pg_registry_scan(r, 3000) == 0);
-	refused_pids(r, pids, 8, &n);
+	f = pg_registry_refusals(r, &n);
 	if (n == 3)
-		printf("# refused, oldest first: %u %u %u\n", pids[0], pids[1], pids[2]);
-	CHECK(n == 3 && pids[0] == 300 && pids[1] == 400 && pids[2] == 200);
-	CHECK(pg_registry_refusals_unkept(r) == 0);
+		printf("# refused, oldest first: %u %u %u\n", f[0].pid, f[1].pid, f[2].pid);
+	CHECK(n == 3 && f[0].pid == 300 && f[1].pid == 400 && f[2].pid == 200);
 	pg_registry_free(r);
 }
 
-static void test_full_keeps_the_first_counts_the_rest(void)
+/* One user's processes hold at most a share; past it they are not even
+ * asked about, and another user's still are. */
+static void test_one_user_holds_a_share(void)
 {
-	struct pg_registry *r;
+	struct pg_registry *r = NULL;
+	uint32_t pid;
+	size_t asked;
+
+	new_proc_root();
+	for (pid = 1000; pid < 1000 + SHARE + 88; pid++)
+		fake_postmaster(pid, 2000, 7);
+	CHECK(pg_registry_new(&r, proc_root, 0) == 0 && pg_registry_scan(r, 0) == 0);
+	asked = answer_all(r, -EACCES);
+	CHECK(pg_registry_scan(r, 1000) == 0);
+	printf("# asked %zu; kept %zu, not kept %zu\n", asked, kept_of(r, 2000),
+	       pg_registry_refusals_unkept(r));
+	CHECK(asked == SHARE + 88);		/* all asked about, once */
+	CHECK(kept_of(r, 2000) == SHARE);
+	CHECK(pg_registry_refusals_unkept(r) == 88);
+	/* from now on, the 88 are not asked about; another user's is */
+	fake_postmaster(5000, 3000, 7);
+	CHECK(pg_registry_scan(r, 2000) == 0);
+	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 5000);
+	CHECK(answer(r, 5000, 3000, -EACCES) == NULL && kept_of(r, 3000) == 1);
+	CHECK(!pg_registry_next_probe(r, 0, &pid));
+	CHECK(pg_registry_scan(r, 3000) == 0);
+	CHECK(pg_registry_refusals_unkept(r) == 88);
+	pg_registry_free(r);
+}
+
+/* Eight users at their share fill the table: the ones kept stay, scan
+ * after scan, whatever the prober answers about a ninth user's process
+ * (starting, timed out, refused); it is counted and asked about again,
+ * and kept once a row is free. */
+static void test_full_table_keeps_what_it_has(void)
+{
+	struct pg_registry *r = NULL;
 	const struct pg_refusal *f;
+	uint32_t pid, *before;
 	size_t n = 0;
+	static const int answers[] = { -EAGAIN, -EAGAIN, -EAGAIN, -EAGAIN,
+				       -ETIMEDOUT, -EACCES };
 
-	for (uint32_t pid = 1000; pid < 1000 + MANY; pid++)
-		fake_postmaster(pid, 7);
-	r = with_one_cluster();
-	CHECK(r != NULL);
-	/* 3 from the test before, MANY here: 4096 kept, the lowest pids
-	 * (a scan goes by pid), the others counted */
-	for (int scan = 1; scan <= 3; scan++) {
-		CHECK(pg_registry_scan(r, 1000 * scan) == 0);
-		f = pg_registry_refusals(r, &n);
-		printf("# scan %d: %zu refusals kept, %zu more not kept\n", scan,
-		       n, pg_registry_refusals_unkept(r));
-		CHECK(n == 4096);
-		CHECK(pg_registry_refusals_unkept(r) == (size_t)(MANY + 3 - 4096));
-		CHECK(f[0].pid == 200 && f[n - 1].pid == 1000 + 4096 - 3 - 1);
-	}
-	/* the table has room again once some of them are gone */
-	for (uint32_t pid = 1000; pid < 1010; pid++) {
-		char path[128];
-
-		snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
-		unlink(path);
-	}
-	/* (a scan lets go of the gone at its end) */
-	CHECK(pg_registry_scan(r, 5000) == 0 && pg_registry_scan(r, 6000) == 0);
+	new_proc_root();
+	for (uint32_t u = 0; u < 8; u++)
+		for (pid = 0; pid < SHARE + 2; pid++)
+			fake_postmaster(10000 + u * 1000 + pid, 2000 + u, 7);
+	/* (the prober's list holds 4096 a scan: a second scan for the rest) */
+	CHECK(pg_registry_new(&r, proc_root, 0) == 0 && pg_registry_scan(r, 0) == 0);
+	answer_all(r, -EACCES);
+	CHECK(pg_registry_scan(r, 0) == 0);
+	answer_all(r, -EACCES);
 	f = pg_registry_refusals(r, &n);
-	printf("# 10 gone: %zu kept, %zu not kept\n", n, pg_registry_refusals_unkept(r));
-	CHECK(n == MANY + 3 - 10 && pg_registry_refusals_unkept(r) == 0);
-	CHECK(f[n - 1].pid == 1000 + MANY - 1);
+	CHECK(n == 8 * SHARE);
+	before = malloc(n * sizeof(*before));
+	CHECK(before != NULL);
+	for (size_t i = 0; i < n; i++)
+		before[i] = f[i].pid;
+	fake_postmaster(90000, 3000, 7);
+	for (size_t a = 0; a < sizeof(answers) / sizeof(answers[0]); a++) {
+		CHECK(pg_registry_scan(r, 1000 * (int64_t)(a + 1)) == 0);
+		CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 90000);
+		CHECK(answer(r, pid, 3000, answers[a]) == NULL);
+		f = pg_registry_refusals(r, &n);
+		CHECK(n == 8 * SHARE);
+		for (size_t i = 0; i < n; i++)
+			CHECK(f[i].pid == before[i]);
+		CHECK(!pg_registry_next_probe(r, 0, &pid));	/* the rest not asked */
+	}
+	CHECK(pg_registry_scan(r, 9000) == 0);
+	printf("# full: %zu kept, %zu not kept in the last cycle\n", n,
+	       pg_registry_refusals_unkept(r));
+	CHECK(pg_registry_refusals_unkept(r) == 8 * 2 + 1);
+	/* rows free (the first user's processes are gone): the ninth user's
+	 * refusal is kept */
+	for (pid = 10000; pid < 10000 + SHARE + 2; pid++)
+		gone(pid);
+	CHECK(pg_registry_scan(r, 10000) == 0);
+	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 90000);
+	CHECK(answer(r, pid, 3000, -EACCES) == NULL && kept_of(r, 3000) == 1);
+	free(before);
 	pg_registry_free(r);
 }
 
 int main(void)
 {
-	char cmd[96];
-
 	log_init("test_pg_registry", LOG_LEVEL_ERROR);	/* one line a refusal */
-	snprintf(proc_root, sizeof(proc_root), "/dev/shm/pgoff-test-registry.XXXXXX");
-	if (!mkdtemp(proc_root))
-		return 1;
 	RUN(test_order_kept_when_one_goes);
-	RUN(test_full_keeps_the_first_counts_the_rest);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", proc_root);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", proc_root);
+	RUN(test_one_user_holds_a_share);
+	RUN(test_full_table_keeps_what_it_has);
+	new_proc_root();	/* removes the last one */
+	rmdir(proc_root);
 	return CHECK_DONE();
 }

@@ -237,6 +237,12 @@ static void test_ps_untraced_says_when_cut(void)
 	CHECK_CONTAINS(out, "not traced (the newest 2 of 4096) (and 7 more not kept):\n");
 	free(out);
 	json_object_put(ps);
+	ps = untraced_reply(0, 0);	/* none kept, some counted */
+	json_object_object_add(ps, "untraced_unkept", json_object_new_int(3));
+	out = render_to_string(render_ps, ps);
+	CHECK_CONTAINS(out, "not traced (and 3 more not kept):\n");
+	free(out);
+	json_object_put(ps);
 }
 
 static void test_status_cells_are_clean(void)
