@@ -19,7 +19,11 @@
  * asked about either (as a user at max-clusters-per-user), only counted;
  * so one user can neither fill the table nor the prober's list */
 #define MAX_REFUSALS_PER_UID	(MAX_REFUSALS / 8)
-#define MAX_CANDIDATES	4096
+/* a user's would-be postmasters asked about in one scan: one probe runs at
+ * a time, users in turn, so more would only wait; and the list has room
+ * for every user's (as many as the processes seen), so no user can crowd
+ * another out of it, whatever their processes' pids or number */
+#define CANDIDATES_PER_UID	16
 /* A process /proc no longer shows is kept this many scans: its last
  * records may still be in the ring buffer. */
 #define MISSED_SCANS	2
@@ -50,10 +54,11 @@ struct pg_registry {
 	size_t unkept_now;		/* ... in this one, so far */
 	bool full_told;			/* logged that no more are kept */
 	struct candidate *candidates;
-	size_t ncandidates;
+	size_t ncandidates, cap_candidates;
 	uint32_t last_uid;		/* users are asked about in turn */
 	uint32_t asked;			/* the pid the prober is asked about */
 	uint64_t asked_start;		/* and its start time */
+	uint32_t asked_uid;		/* and its user, as /proc said */
 };
 
 /* One process named postgres seen in a scan. */
@@ -71,8 +76,7 @@ int pg_registry_new(struct pg_registry **out, const char *proc_root,
 		return -ENOMEM;
 	r->clusters = calloc(MAX_CLUSTERS, sizeof(*r->clusters));
 	r->refusals = calloc(MAX_REFUSALS, sizeof(*r->refusals));
-	r->candidates = calloc(MAX_CANDIDATES, sizeof(*r->candidates));
-	if (!r->clusters || !r->refusals || !r->candidates) {
+	if (!r->clusters || !r->refusals) {
 		pg_registry_free(r);
 		return -ENOMEM;
 	}
@@ -109,6 +113,7 @@ static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid,
 	char path[96], buf[512], *open_paren, *close_paren;
 	unsigned long long st;
 	unsigned int v;
+	char state;
 
 	snprintf(path, sizeof(path), "%s/%u/stat", r->proc_root, pid);
 	if (procfs_read(path, buf, sizeof(buf)) <= 0)
@@ -117,9 +122,14 @@ static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid,
 	open_paren = strchr(buf, '(');
 	close_paren = strrchr(buf, ')');
 	if (!open_paren || !close_paren || close_paren < open_paren ||
-	    sscanf(close_paren + 1, " %*c %u %*d %*d %*d %*d %*u %*u %*u %*u "
-		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &v, &st) != 2)
+	    sscanf(close_paren + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u "
+		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &state, &v,
+		   &st) != 3)
 		return -EINVAL;
+	/* a zombie (or dead) is no postmaster: asking would find it gone,
+	 * keep no row, and ask again at every scan */
+	if (state == 'Z' || state == 'X')
+		return -ENOENT;
 	*close_paren = '\0';
 	if (strcmp(open_paren + 1, "postgres") != 0)
 		return -ENOENT;
@@ -387,6 +397,35 @@ static int collect(struct pg_registry *r, struct seen **out, size_t *count)
 	return 0;
 }
 
+static int cmp_candidate(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* At most CANDIDATES_PER_UID of a user, the lowest pids; the rest are
+ * counted, and looked at again at the next scan. */
+static void trim_candidates(struct pg_registry *r)
+{
+	size_t i, j = 0, run = 0;
+
+	if (r->ncandidates > 1)
+		qsort(r->candidates, r->ncandidates, sizeof(*r->candidates),
+		      cmp_candidate);
+	for (i = 0; i < r->ncandidates; i++) {
+		run = i && r->candidates[i].uid == r->candidates[i - 1].uid ?
+		      run + 1 : 0;
+		if (run < CANDIDATES_PER_UID)
+			r->candidates[j++] = r->candidates[i];
+		else
+			r->unkept_now++;
+	}
+	r->ncandidates = j;
+}
+
 /* A would-be postmaster: to be asked about, unless it may not be now. */
 static void consider(struct pg_registry *r, const struct seen *pm,
 		     int64_t now_ms)
@@ -417,11 +456,9 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 			f->start = pm->start;
 		return;
 	}
-	if (r->ncandidates < MAX_CANDIDATES)
-		r->candidates[r->ncandidates++] = (struct candidate){
-			.pid = pm->pid, .uid = uids[0], .start = pm->start };
-	else
-		r->unkept_now++;	/* (eight users at their share) */
+	/* (room for every process seen: pg_registry_scan) */
+	r->candidates[r->ncandidates++] = (struct candidate){
+		.pid = pm->pid, .uid = uids[0], .start = pm->start };
 }
 
 static void sweep(struct pg_registry *r, const struct seen *s, size_t n)
@@ -469,6 +506,16 @@ int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
 
 	if (err)
 		return err;
+	if (n > r->cap_candidates) {
+		struct candidate *nc = realloc(r->candidates, n * sizeof(*nc));
+
+		if (!nc) {
+			free(s);
+			return -ENOMEM;
+		}
+		r->candidates = nc;
+		r->cap_candidates = n;
+	}
 	for (size_t i = 0; i < r->nprocs; i++)
 		if (r->procs[i].missed < UINT8_MAX)
 			r->procs[i].missed++;
@@ -498,6 +545,7 @@ int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
 		if (!p->titled)
 			read_title(r, p);
 	}
+	trim_candidates(r);
 	sweep(r, s, n);
 	free(s);
 	return 0;
@@ -526,6 +574,7 @@ bool pg_registry_next_probe(struct pg_registry *r, int64_t now_ms,
 		return false;
 	*pid = r->candidates[best].pid;
 	r->last_uid = r->candidates[best].uid;
+	r->asked_uid = r->candidates[best].uid;
 	r->asked_start = r->candidates[best].start;
 	r->candidates[best] = r->candidates[--r->ncandidates];
 	r->asked = *pid;
@@ -534,9 +583,10 @@ bool pg_registry_next_probe(struct pg_registry *r, int64_t now_ms,
 
 /* How long to wait before asking again: doubled each time, capped. */
 static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
-		     uint32_t first, uint32_t max, int64_t now_ms, bool tell)
+		     uint32_t uid, uint32_t first, uint32_t max, int64_t now_ms,
+		     bool tell)
 {
-	struct pg_refusal *f = refusal_for(r, info->postmaster_pid, info->uid);
+	struct pg_refusal *f = refusal_for(r, info->postmaster_pid, uid);
 	uint32_t wait;
 
 	if (!f)
@@ -548,7 +598,7 @@ static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
 	f->backoff_ms = wait;
 	f->retry_ms = now_ms + wait;
 	f->status = info->status;
-	f->uid = info->uid;
+	f->uid = uid;
 	snprintf(f->why, sizeof(f->why), "%s", info->why[0] ? info->why :
 		 "postmaster.pid does not name it yet (starting)");
 	if (tell && !f->logged) {
@@ -566,6 +616,8 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	struct pg_cluster *c;
 	struct pg_refusal *f;
 	uint64_t start = r->asked_start;
+	/* the user /proc said, not the prober's: it may not have read one */
+	uint32_t uid = r->asked_uid;
 
 	if (info->postmaster_pid != r->asked)
 		return NULL;	/* not what was asked: ignored */
@@ -576,25 +628,26 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	case -ENOENT:
 		return NULL;
 	case -EAGAIN:
-		f = refusal_for(r, info->postmaster_pid, info->uid);
+		f = refusal_for(r, info->postmaster_pid, uid);
 		if (!f)
 			return NULL;	/* asked about again at the next scan */
 		if (++f->tries < STARTING_TRIES) {
 			f->retry_ms = now_ms;	/* the next scan asks again */
 			f->start = start;
-			f->uid = info->uid;
+			f->uid = uid;
 			f->status = -EAGAIN;
 			snprintf(f->why, sizeof(f->why), "postmaster.pid does "
 				 "not name it yet (starting)");
 			return NULL;
 		}
-		back_off(r, info, 1000, STARTING_MAX_MS, now_ms, false);
+		back_off(r, info, uid, 1000, STARTING_MAX_MS, now_ms, false);
 		return NULL;
 	case -ETIMEDOUT:
-		back_off(r, info, TIMEOUT_FIRST_MS, TIMEOUT_MAX_MS, now_ms, true);
+		back_off(r, info, uid, TIMEOUT_FIRST_MS, TIMEOUT_MAX_MS, now_ms,
+			 true);
 		return NULL;
 	default:
-		refuse(r, info->postmaster_pid, info->uid, info->status,
+		refuse(r, info->postmaster_pid, uid, info->status,
 		       info->why[0] ? info->why : strerror(-info->status), 0);
 		if ((f = find_refusal(r, info->postmaster_pid)))
 			f->start = start;

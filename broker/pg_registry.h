@@ -91,7 +91,8 @@ const struct pg_proc *pg_registry_procs(const struct pg_registry *r,
 					size_t *n);
 size_t pg_registry_cluster_count(const struct pg_registry *r);
 /* Processes named postgres that are not traced, and why, oldest first:
- * at most 4096 are kept; the last scan saw so many more (unkept). */
+ * at most 4096 are kept, 512 of a user; unkept: how many more were turned
+ * away (not kept, or not asked about) between the last two scans. */
 const struct pg_refusal *pg_registry_refusals(const struct pg_registry *r,
 					      size_t *n);
 size_t pg_registry_refusals_unkept(const struct pg_registry *r);

@@ -196,7 +196,9 @@ static void render_untraced(FILE *out, json_object *ps)
 		fprintf(out, " (the newest %zu of %" PRId64 ")", n, total);
 	if (unkept > 0)
 		fprintf(out, " (and %" PRId64 " more not kept)", unkept);
-	fprintf(out, ":\n%7s %7s  %s\n", "PID", "UID", "WHY");
+	fprintf(out, ":\n");
+	if (n)
+		fprintf(out, "%7s %7s  %s\n", "PID", "UID", "WHY");
 	for (size_t i = 0; i < n; i++) {
 		json_object *u = json_object_array_get_idx(untraced, i);
 		int64_t pid = 0, uid = 0;

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * test_pg_registry.c - the table of processes named postgres that are not
- * traced: oldest first whatever is taken out of it (ps shows the newest);
- * each user holds at most a share of it, past which their processes are
- * not asked about; and when it is full the ones kept stay, whatever the
- * prober answers about more: the rest are counted. A fake /proc (in
+ * test_pg_registry.c - which processes named postgres are asked about, and
+ * the table of those not traced: a user's processes are asked about 16 a
+ * scan, users in turn, so no user (however many processes, at whatever
+ * pids, that are never kept) crowds another out; a zombie is not asked
+ * about; the table is oldest first whatever is taken out of it (ps shows
+ * the newest), a user holds at most a share of it (charged to the user
+ * /proc names, whatever the prober answered), past which their processes
+ * are not asked about; and when it is full the ones kept stay, whatever
+ * the prober answers about more: the rest are counted. A fake /proc (in
  * /dev/shm: thousands of fake postmasters in a fraction of a second).
  */
 #include <errno.h>
@@ -36,18 +40,24 @@ static void write_file(uint32_t pid, const char *name, const char *text)
 	}
 }
 
-/* A postmaster of uid started at start (clock ticks). */
-static void fake_postmaster(uint32_t pid, uint32_t uid, unsigned start)
+/* A process named postgres of uid started at start (clock ticks), its
+ * parent 1, in state (S, or Z for a zombie). */
+static void fake_process(uint32_t pid, uint32_t uid, unsigned start, char state)
 {
 	char text[160];
 
 	/* after the ppid, 17 fields, then the start time (field 22) */
-	snprintf(text, sizeof(text), "%u (postgres) S 1 0 0 0 0 0 0 0 0 0 "
-		 "0 0 0 0 0 0 0 0 %u 0\n", pid, start);
+	snprintf(text, sizeof(text), "%u (postgres) %c 1 0 0 0 0 0 0 0 0 0 "
+		 "0 0 0 0 0 0 0 0 %u 0\n", pid, state, start);
 	write_file(pid, "stat", text);
 	snprintf(text, sizeof(text), "Name:\tpostgres\nUid:\t%u\t%u\t%u\t%u\n",
 		 uid, uid, uid, uid);
 	write_file(pid, "status", text);
+}
+
+static void fake_postmaster(uint32_t pid, uint32_t uid, unsigned start)
+{
+	fake_process(pid, uid, start, 'S');
 }
 
 static void gone(uint32_t pid)
@@ -92,27 +102,33 @@ static const struct pg_cluster *answer(struct pg_registry *r, uint32_t pid,
 	return pg_registry_probed(r, &info, NULL, 0, 0);
 }
 
-/* Every question of this scan answered with status; how many. */
+/* Every question of this scan answered with status (the prober's uid 0,
+ * as when it could not read one); how many. */
 static size_t answer_all(struct pg_registry *r, int status)
 {
 	uint32_t pid;
 	size_t n = 0;
 
-	for (; pg_registry_next_probe(r, 0, &pid); n++) {
-		char path[128], buf[160];
-		unsigned uid = 0;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/%u/status", proc_root, pid);
-		f = fopen(path, "r");
-		if (!f || !fgets(buf, sizeof(buf), f) || !fgets(buf, sizeof(buf), f) ||
-		    sscanf(buf, "Uid: %u", &uid) != 1)
-			uid = 0;
-		if (f)
-			fclose(f);
-		answer(r, pid, uid, status);
-	}
+	for (; pg_registry_next_probe(r, 0, &pid); n++)
+		answer(r, pid, 0, status);
 	return n;
+}
+
+/* Scans until nothing is left to ask (100 at most), each question
+ * answered with status; how many were asked. *now_ms goes on a second a
+ * scan. */
+static size_t ask_everything(struct pg_registry *r, int status, int64_t *now_ms)
+{
+	size_t asked = 0, n;
+	int scans = 0;
+
+	do {
+		if (pg_registry_scan(r, *now_ms) || ++scans > 100)
+			return 0;
+		*now_ms += 1000;
+		asked += n = answer_all(r, status);
+	} while (n);
+	return asked;
 }
 
 static size_t kept_of(struct pg_registry *r, uint32_t uid)
@@ -161,27 +177,28 @@ static void test_order_kept_when_one_goes(void)
 static void test_one_user_holds_a_share(void)
 {
 	struct pg_registry *r = NULL;
+	int64_t now = 0;
 	uint32_t pid;
 	size_t asked;
 
 	new_proc_root();
 	for (pid = 1000; pid < 1000 + SHARE + 88; pid++)
 		fake_postmaster(pid, 2000, 7);
-	CHECK(pg_registry_new(&r, proc_root, 0) == 0 && pg_registry_scan(r, 0) == 0);
-	asked = answer_all(r, -EACCES);
-	CHECK(pg_registry_scan(r, 1000) == 0);
+	CHECK(pg_registry_new(&r, proc_root, 0) == 0);
+	asked = ask_everything(r, -EACCES, &now);
 	printf("# asked %zu; kept %zu, not kept %zu\n", asked, kept_of(r, 2000),
 	       pg_registry_refusals_unkept(r));
-	CHECK(asked == SHARE + 88);		/* all asked about, once */
-	CHECK(kept_of(r, 2000) == SHARE);
+	/* each asked about once, up to the share; charged to uid 2000 */
+	CHECK(asked == SHARE);
+	CHECK(kept_of(r, 2000) == SHARE && kept_of(r, 0) == 0);
 	CHECK(pg_registry_refusals_unkept(r) == 88);
-	/* from now on, the 88 are not asked about; another user's is */
+	/* the 88 are not asked about; another user's is */
 	fake_postmaster(5000, 3000, 7);
-	CHECK(pg_registry_scan(r, 2000) == 0);
+	CHECK(pg_registry_scan(r, now) == 0);
 	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 5000);
-	CHECK(answer(r, 5000, 3000, -EACCES) == NULL && kept_of(r, 3000) == 1);
+	CHECK(answer(r, 5000, 0, -EACCES) == NULL && kept_of(r, 3000) == 1);
 	CHECK(!pg_registry_next_probe(r, 0, &pid));
-	CHECK(pg_registry_scan(r, 3000) == 0);
+	CHECK(pg_registry_scan(r, now + 1000) == 0);
 	CHECK(pg_registry_refusals_unkept(r) == 88);
 	pg_registry_free(r);
 }
@@ -195,6 +212,7 @@ static void test_full_table_keeps_what_it_has(void)
 	struct pg_registry *r = NULL;
 	const struct pg_refusal *f;
 	uint32_t pid, *before;
+	int64_t now = 0;
 	size_t n = 0;
 	static const int answers[] = { -EAGAIN, -EAGAIN, -EAGAIN, -EAGAIN,
 				       -ETIMEDOUT, -EACCES };
@@ -203,11 +221,8 @@ static void test_full_table_keeps_what_it_has(void)
 	for (uint32_t u = 0; u < 8; u++)
 		for (pid = 0; pid < SHARE + 2; pid++)
 			fake_postmaster(10000 + u * 1000 + pid, 2000 + u, 7);
-	/* (the prober's list holds 4096 a scan: a second scan for the rest) */
-	CHECK(pg_registry_new(&r, proc_root, 0) == 0 && pg_registry_scan(r, 0) == 0);
-	answer_all(r, -EACCES);
-	CHECK(pg_registry_scan(r, 0) == 0);
-	answer_all(r, -EACCES);
+	CHECK(pg_registry_new(&r, proc_root, 0) == 0);
+	ask_everything(r, -EACCES, &now);
 	f = pg_registry_refusals(r, &n);
 	CHECK(n == 8 * SHARE);
 	before = malloc(n * sizeof(*before));
@@ -216,7 +231,7 @@ static void test_full_table_keeps_what_it_has(void)
 		before[i] = f[i].pid;
 	fake_postmaster(90000, 3000, 7);
 	for (size_t a = 0; a < sizeof(answers) / sizeof(answers[0]); a++) {
-		CHECK(pg_registry_scan(r, 1000 * (int64_t)(a + 1)) == 0);
+		CHECK(pg_registry_scan(r, now + 1000 * (int64_t)a) == 0);
 		CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 90000);
 		CHECK(answer(r, pid, 3000, answers[a]) == NULL);
 		f = pg_registry_refusals(r, &n);
@@ -225,7 +240,7 @@ static void test_full_table_keeps_what_it_has(void)
 			CHECK(f[i].pid == before[i]);
 		CHECK(!pg_registry_next_probe(r, 0, &pid));	/* the rest not asked */
 	}
-	CHECK(pg_registry_scan(r, 9000) == 0);
+	CHECK(pg_registry_scan(r, now + 9000) == 0);
 	printf("# full: %zu kept, %zu not kept in the last cycle\n", n,
 	       pg_registry_refusals_unkept(r));
 	CHECK(pg_registry_refusals_unkept(r) == 8 * 2 + 1);
@@ -233,10 +248,43 @@ static void test_full_table_keeps_what_it_has(void)
 	 * refusal is kept */
 	for (pid = 10000; pid < 10000 + SHARE + 2; pid++)
 		gone(pid);
-	CHECK(pg_registry_scan(r, 10000) == 0);
+	CHECK(pg_registry_scan(r, now + 10000) == 0);
 	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 90000);
 	CHECK(answer(r, pid, 3000, -EACCES) == NULL && kept_of(r, 3000) == 1);
 	free(before);
+	pg_registry_free(r);
+}
+
+/* One user's processes the prober finds gone (they keep no row), more of
+ * them than any list held, at lower pids, and zombies: another user's
+ * postmaster is still asked about at the first scan; no zombie ever is. */
+static void test_no_user_crowds_out_another(void)
+{
+	struct pg_registry *r = NULL;
+	uint32_t pid;
+	size_t asked = 0, victim = 0;
+
+	new_proc_root();
+	for (pid = 1000; pid < 1000 + 5000; pid++)
+		fake_postmaster(pid, 2000, 7);
+	for (pid = 7000; pid < 7000 + 100; pid++)
+		fake_process(pid, 2000, 7, 'Z');
+	fake_postmaster(9000, 3000, 7);
+	CHECK(pg_registry_new(&r, proc_root, 0) == 0);
+	for (int scan = 0; scan < 3; scan++) {
+		CHECK(pg_registry_scan(r, 1000 * scan) == 0);
+		while (pg_registry_next_probe(r, 0, &pid)) {
+			asked++;
+			victim += pid == 9000;
+			CHECK(pid < 7000 || pid >= 7100);	/* not a zombie */
+			answer(r, pid, 0, pid == 9000 ? -EACCES : -ENOENT);
+		}
+	}
+	printf("# 3 scans: %zu asked, the other user's asked %zu time(s); "
+	       "not kept %zu\n", asked, victim, pg_registry_refusals_unkept(r));
+	CHECK(victim == 1 && kept_of(r, 3000) == 1);
+	CHECK(asked == 3 * 16 + 1);		/* 16 a scan of the first */
+	CHECK(pg_registry_refusals_unkept(r) == 5000 - 16);
 	pg_registry_free(r);
 }
 
@@ -246,6 +294,7 @@ int main(void)
 	RUN(test_order_kept_when_one_goes);
 	RUN(test_one_user_holds_a_share);
 	RUN(test_full_table_keeps_what_it_has);
+	RUN(test_no_user_crowds_out_another);
 	new_proc_root();	/* removes the last one */
 	rmdir(proc_root);
 	return CHECK_DONE();

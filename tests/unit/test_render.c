@@ -241,6 +241,7 @@ static void test_ps_untraced_says_when_cut(void)
 	json_object_object_add(ps, "untraced_unkept", json_object_new_int(3));
 	out = render_to_string(render_ps, ps);
 	CHECK_CONTAINS(out, "not traced (and 3 more not kept):\n");
+	CHECK(strstr(out, "WHY") == NULL);	/* no header over no row */
 	free(out);
 	json_object_put(ps);
 }
