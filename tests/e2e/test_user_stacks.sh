@@ -9,7 +9,9 @@ e2e_require
 e2e_setup
 
 # commit_delay: XLogFlush sleeps before the flush (commit_siblings 0:
-# always), so a commit is off the CPU inside XLogFlush on any disk
+# always), so a commit is off the CPU inside XLogFlush on any disk, unless
+# another process flushed its record first (the walwriter, another
+# commit): XLogFlush then returns at once. Three commits, one is enough.
 pg_start deadlock_timeout=10s commit_delay=100000 commit_siblings=0 ||
 	{ not_ok "start PostgreSQL 15"; exit 1; }
 sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
@@ -58,7 +60,8 @@ w_job=$!
 watchers 1 10 || not_ok "the watch on C subscribed (gave up after 10 s)"
 session_run h "select pg_sleep(0.1);" "select pg_advisory_unlock(1);" ||
 	not_ok "session H lets the advisory lock go"
-session_run c "select pg_sleep(0.3);" "insert into t values (2, 0);" ||
+session_run c "select pg_sleep(0.3);" "insert into t values (2, 0);" \
+	"insert into t values (3, 0);" "insert into t values (4, 0);" ||
 	not_ok "session C sleeps and commits"
 session_close h
 session_close c
@@ -72,6 +75,7 @@ jq -c 'select(.user_stack // [] | index("XLogFlush") != null)' "$E2E_DIR/commit.
 jq -c 'select(.pg.wait_event == "PgSleep" and .user_stack != null)' "$E2E_DIR/commit.all" | head -n1 >"$E2E_DIR/sleep.out"
 [ -s "$E2E_DIR/commit.out" ] || cp "$E2E_DIR/commit.all" "$E2E_DIR/commit.out"
 show "commit (backend $c_pid)" "$E2E_DIR/commit.out"
+note "intervals in XLogFlush, of 3 commits: $(jq -s 'map(select(.user_stack // [] | index("XLogFlush") != null)) | length' "$E2E_DIR/commit.all" 2>/dev/null)"
 show "pg_sleep (backend $c_pid)" "$E2E_DIR/sleep.out"
 # RecordTransactionCommit and CommitTransaction are static: not in .dynsym
 check "commit: an interval whose user stack has XLogFlush under CommitTransactionCommand" \
