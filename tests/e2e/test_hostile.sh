@@ -205,14 +205,14 @@ e2e_start_broker --max-clusters-per-user 8 --trust-uids "$E2E_OUTSIDER" ||
 	{ not_ok "start pgoffd trusting the attacker"; exit 1; }
 sleep 2
 status_latency "with the attacker trusted"
-# the fakes are asked about one at a time, about 40 a second under ASan,
+# the fakes are asked about one at a time, 16 a scan (one a second),
 # until every one has been; the reply lists the newest refusals that fit
 # (about 260 of these), and says how many there are
 all_asked() {
 	member ps --json >"$E2E_DIR/ps2.json" 2>"$E2E_DIR/ps2-json.err"
 	[ "$(jq .untraced_total "$E2E_DIR/ps2.json")" -ge "$fakes" ]
 }
-wait_for 40 all_asked
+wait_for 60 all_asked
 read -r listed fifos < <(jq -r --argjson f "$fake_pids" '[.untraced[] | select(.pid as $p | $f | index($p))] |
 	"\(length) \([.[] | select(.why | test("postmaster.pid .* is not a regular file"))] | length)"' "$E2E_DIR/ps2.json")
 total=$(jq .untraced_total "$E2E_DIR/ps2.json")
