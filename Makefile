@@ -162,11 +162,11 @@ TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wa
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
-	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c \
+	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
 	broker/uelf.c $(PG_WAIT_NAMES)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
-TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c
+TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c

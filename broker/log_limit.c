@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* log_limit.c - per-uid limits on lines about clients; see log_limit.h. */
+/* log_limit.c - per-uid limits on lines about users; see log_limit.h. */
 #include "broker/log_limit.h"
 #include "protocol/log.h"
 
-static void summary(struct log_limit_uid *u)
+static void summary(const struct log_limit *l, struct log_limit_uid *u)
 {
 	if (u->held)
-		log_warnx("client uid %u: suppressed %llu similar lines (more "
-			  "than %d a second)", (unsigned int)u->uid,
-			  (unsigned long long)u->held, LOG_LIMIT_PER_S);
+		log_warnx("%s uid %u: suppressed %llu similar lines (more "
+			  "than %d a second)", l->about ? l->about : "client",
+			  (unsigned int)u->uid, (unsigned long long)u->held,
+			  LOG_LIMIT_PER_S);
 	u->held = 0;
 }
 
@@ -26,7 +27,7 @@ static struct log_limit_uid *entry(struct log_limit *l, uid_t uid)
 			oldest = u;
 	}
 	if (oldest->used)
-		summary(oldest);
+		summary(l, oldest);
 	oldest->used = true;
 	oldest->uid = uid;
 	oldest->second = INT64_MIN;
@@ -40,7 +41,7 @@ bool log_limit_allow(struct log_limit *l, uid_t uid, int64_t now)
 	struct log_limit_uid *u = entry(l, uid);
 
 	if (u->second != now) {
-		summary(u);
+		summary(l, u);
 		u->second = now;
 		u->lines = 0;
 	}
@@ -56,5 +57,5 @@ void log_limit_flush(struct log_limit *l, int64_t now)
 {
 	for (int i = 0; i < LOG_LIMIT_UIDS; i++)
 		if (l->u[i].used && l->u[i].second != now)
-			summary(&l->u[i]);
+			summary(l, &l->u[i]);
 }

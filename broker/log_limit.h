@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * log_limit.h - lines about clients, at most LOG_LIMIT_PER_S a second per
- * uid: any local user can connect, and a group member can send requests,
- * as fast as they like; the journal must not fill with their lines. The
- * lines held back are counted and told in one line once their second is
- * over.
+ * log_limit.h - lines about a user's doings, at most LOG_LIMIT_PER_S a
+ * second per uid: any local user can connect, and a group member can send
+ * requests, as fast as they like, and start processes named postgres; the
+ * journal must not fill with their lines. The lines held back are counted
+ * and told in one line once their second is over.
  */
 #ifndef PGOFF_LOG_LIMIT_H
 #define PGOFF_LOG_LIMIT_H
@@ -26,6 +26,7 @@ struct log_limit_uid {
 
 struct log_limit {
 	struct log_limit_uid u[LOG_LIMIT_UIDS];
+	const char *about;	/* in the summary: "<about> uid U"; "client" if NULL */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "broker/log_limit.h"
 #include "broker/pg_registry.h"
 #include "broker/procfs.h"
 #include "protocol/log.h"
@@ -53,6 +54,7 @@ struct pg_registry {
 	size_t unkept;			/* not kept in the last scan's cycle */
 	size_t unkept_now;		/* ... in this one, so far */
 	bool full_told;			/* logged that no more are kept */
+	struct log_limit log_limit;	/* refusal lines a second, per user */
 	struct candidate *candidates;
 	size_t ncandidates, cap_candidates;
 	uint32_t last_uid;		/* users are asked about in turn */
@@ -81,6 +83,7 @@ int pg_registry_new(struct pg_registry **out, const char *proc_root,
 		return -ENOMEM;
 	}
 	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root);
+	r->log_limit.about = "processes named postgres of";
 	r->max_clusters_per_uid = max_clusters_per_uid;
 	*out = r;
 	return 0;
@@ -242,9 +245,17 @@ static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid,
 	return f;
 }
 
+/* A line about uid's process, if their lines this second are not too
+ * many (a user replacing fakes as fast as they are refused): the rest
+ * are counted, and told in one line. */
+static bool may_tell(struct pg_registry *r, uint32_t uid, int64_t now_ms)
+{
+	return log_limit_allow(&r->log_limit, uid, now_ms / 1000);
+}
+
 /* Told once per process, with the reason; ps shows it as long as it lives. */
 static void refuse(struct pg_registry *r, uint32_t pid, uint32_t uid,
-		   int status, const char *why, int64_t retry_ms)
+		   int status, const char *why, int64_t retry_ms, int64_t now_ms)
 {
 	struct pg_refusal *f = refusal_for(r, pid, uid);
 
@@ -258,8 +269,9 @@ static void refuse(struct pg_registry *r, uint32_t pid, uint32_t uid,
 		f->logged = false;
 	}
 	if (!f->logged) {
-		log_warnx("process %u (uid %u) named postgres is not traced: %s",
-			  pid, uid, why);
+		if (may_tell(r, uid, now_ms))
+			log_warnx("process %u (uid %u) named postgres is not "
+				  "traced: %s", pid, uid, why);
 		f->logged = true;
 	}
 }
@@ -451,7 +463,7 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 		snprintf(why, sizeof(why), "uid %u has as many clusters traced "
 			 "as max-clusters-per-user allows (%u)", uids[0],
 			 r->max_clusters_per_uid);
-		refuse(r, pm->pid, uids[0], -EDQUOT, why, now_ms + 1000);
+		refuse(r, pm->pid, uids[0], -EDQUOT, why, now_ms + 1000, now_ms);
 		if ((f = find_refusal(r, pm->pid)))
 			f->start = pm->start;
 		return;
@@ -520,6 +532,7 @@ int pg_registry_scan(struct pg_registry *r, int64_t now_ms)
 		if (r->procs[i].missed < UINT8_MAX)
 			r->procs[i].missed++;
 	r->ncandidates = 0;
+	log_limit_flush(&r->log_limit, now_ms / 1000);
 	r->unkept = r->unkept_now;	/* the cycle since the last scan */
 	r->unkept_now = 0;
 	sweep_refusals(r, s, n);
@@ -602,8 +615,10 @@ static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
 	snprintf(f->why, sizeof(f->why), "%s", info->why[0] ? info->why :
 		 "postmaster.pid does not name it yet (starting)");
 	if (tell && !f->logged) {
-		log_warnx("process %u named postgres: %s; asking again in %u s",
-			  info->postmaster_pid, f->why, wait / 1000);
+		if (may_tell(r, uid, now_ms))
+			log_warnx("process %u (uid %u) named postgres: %s; asking "
+				  "again in %u s", info->postmaster_pid, uid, f->why,
+				  wait / 1000);
 		f->logged = true;
 	}
 }
@@ -648,7 +663,8 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 		return NULL;
 	default:
 		refuse(r, info->postmaster_pid, uid, info->status,
-		       info->why[0] ? info->why : strerror(-info->status), 0);
+		       info->why[0] ? info->why : strerror(-info->status), 0,
+		       now_ms);
 		if ((f = find_refusal(r, info->postmaster_pid)))
 			f->start = start;
 		return NULL;

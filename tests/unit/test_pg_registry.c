@@ -288,6 +288,42 @@ static void test_no_user_crowds_out_another(void)
 	pg_registry_free(r);
 }
 
+/* A user's refusals in one second: 10 lines, then one that counts the
+ * rest (a user replacing fakes as fast as they are refused). */
+static void test_refusal_lines_limited(void)
+{
+	struct pg_registry *r = NULL;
+	char *buf = NULL;
+	size_t len = 0, lines = 0;
+	uint32_t pid;
+	FILE *out;
+
+	new_proc_root();
+	fake_postmaster(100, 2000, 7);
+	CHECK(pg_registry_new(&r, proc_root, 1) == 0 && pg_registry_scan(r, 0) == 0);
+	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 100);
+	CHECK(answer(r, 100, 2000, 0) != NULL);	/* its one cluster */
+	for (pid = 200; pid < 300; pid++)
+		fake_postmaster(pid, 2000, 7);
+	out = open_memstream(&buf, &len);
+	CHECK(out != NULL);
+	log_init("test_pg_registry", LOG_LEVEL_WARN);
+	log_set_output(out);
+	pg_registry_scan(r, 1000);	/* 100 refused for the cap */
+	pg_registry_scan(r, 2000);	/* a new second: the count */
+	log_set_output(NULL);
+	log_init("test_pg_registry", LOG_LEVEL_ERROR);
+	fclose(out);
+	for (char *c = buf; c && *c; c++)
+		lines += *c == '\n';
+	printf("# %zu lines: ...%s", lines, buf && len > 120 ? buf + len - 120 : "");
+	CHECK(kept_of(r, 2000) == 100);
+	CHECK(lines == 11);
+	CHECK_CONTAINS(buf, "processes named postgres of uid 2000: suppressed 90 similar lines");
+	free(buf);
+	pg_registry_free(r);
+}
+
 int main(void)
 {
 	log_init("test_pg_registry", LOG_LEVEL_ERROR);	/* one line a refusal */
@@ -295,6 +331,7 @@ int main(void)
 	RUN(test_one_user_holds_a_share);
 	RUN(test_full_table_keeps_what_it_has);
 	RUN(test_no_user_crowds_out_another);
+	RUN(test_refusal_lines_limited);
 	new_proc_root();	/* removes the last one */
 	rmdir(proc_root);
 	return CHECK_DONE();
