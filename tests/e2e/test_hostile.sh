@@ -75,15 +75,19 @@ bad "$PGBIN/initdb" -D "$own.0" -A trust -U evil >"$E2E_DIR/evil-initdb.log" 2>&
 	{ not_ok "the attacker's initdb"; cat "$E2E_DIR/evil-initdb.log"; exit 1; }
 bad cp -a "$own.0" "$own.1"
 bad cp -a "$own.0" "$own.2"
-ports=()
 base=$((20000 + RANDOM % 20000))	# one socket directory: three ports
-for i in 0 1 2; do
-	p=$((base + i))
-	ports+=("$p")
-	bad "$PGBIN/pg_ctl" -D "$own.$i" -w -l "$evil/log$i" \
-		-o "-p $p -k $evil -c listen_addresses=" start >/dev/null 2>&1 ||
-		{ not_ok "the attacker's cluster $i"; cat "$evil/log$i"; exit 1; }
-done
+ports=("$base" "$((base + 1))" "$((base + 2))")
+start_cluster() {	# I: the attacker's cluster I
+	bad "$PGBIN/pg_ctl" -D "$own.$1" -w -l "$evil/log$1" \
+		-o "-p ${ports[$1]} -k $evil -c listen_addresses=" start >/dev/null 2>&1 ||
+		{ not_ok "the attacker's cluster $1"; cat "$evil/log$1"; exit 1; }
+}
+postmaster_of() { head -n1 "$own.$1/postmaster.pid"; }
+# two clusters before pgoffd starts; the third once they are traced and
+# every fake refused (below): its refusal is then the newest, listed in
+# ps, and the only line about the attacker in its second of the log
+start_cluster 0
+start_cluster 1
 e2e_start_broker --max-clusters-per-user 2 || { not_ok "start pgoffd"; exit 1; }
 start_fakes 150	# and as many after it started
 
@@ -108,7 +112,15 @@ check "the attacker's setuid child runs (ruid $out_uid, euid 0, named postgres):
 evilclient=$evil/bin/$'\e]0;pwned\a'
 bad cp "$PGBIN/psql" "$evilclient"
 
-sleep 2	# a scan or two with all of it in place
+# the fakes are asked about 16 a scan until two clusters are traced, then
+# refused for the cap without being asked
+pm01=$(for i in 0 1; do postmaster_of "$i"; done | jq -s .)
+two_traced() {
+	member ps --json >"$E2E_DIR/ps.json" 2>"$E2E_DIR/ps-json.err"
+	jqe --argjson pm "$pm01" '[.clusters[] | select(.postmaster_pid as $p | $pm | index($p))] | length == 2' \
+		"$E2E_DIR/ps.json"
+}
+wait_for 60 two_traced || note "clusters after 60 s: $(jq -c '[.clusters[].postmaster_pid]' "$E2E_DIR/ps.json")"
 fake_list=$(pgrep -u "$out_uid" -f "bin/postgres 600")
 fakes=$(wc -w <<<"$fake_list")
 note "attacker: $fakes processes named postgres, clusters on ports ${ports[*]}"
@@ -121,9 +133,17 @@ fake_pids=$(jq -s . <<<"$fake_list")
 # newest that fit are listed, about 190 to 300 of these), not the count
 all_refused() {
 	member ps --json >"$E2E_DIR/ps.json" 2>"$E2E_DIR/ps-json.err"
-	[ "$(jq .untraced_total "$E2E_DIR/ps.json")" -gt "$fakes" ]
+	[ "$(jq .untraced_total "$E2E_DIR/ps.json")" -ge "$fakes" ]
 }
-wait_for 20 all_refused || note "refused: $(jq .untraced_total "$E2E_DIR/ps.json") of $fakes fakes and a cluster"
+wait_for 30 all_refused || note "refused: $(jq .untraced_total "$E2E_DIR/ps.json") of $fakes fakes"
+start_cluster 2
+pm2=$(postmaster_of 2)
+third_capped() {
+	member ps --json >"$E2E_DIR/ps.json" 2>"$E2E_DIR/ps-json.err"
+	jqe --argjson p "${pm2:-0}" 'any(.untraced[]; .pid == $p and (.why | test("max-clusters-per-user")))' \
+		"$E2E_DIR/ps.json"
+}
+wait_for 30 third_capped
 traced=$(jq '[.processes[].pid]' "$E2E_DIR/ps.json")
 check "no fake postmaster is traced" \
 	jqe --argjson f "$fake_pids" --argjson t "$traced" '($f - ($f - $t)) | length == 0' <<<null
@@ -139,8 +159,8 @@ check "the fakes are listed as not traced, with why (${listed:-none} of them lis
 	note "ps: $(jq -c '{truncated, listed: (.untraced | length), untraced_total, untraced_unkept,
 		why: ([.untraced[].why] | group_by(.) | map({(.[0][:60]): length}) | add)}' "$E2E_DIR/ps.json" | head -c 600);" \
 		"stderr: $(head -c 200 "$E2E_DIR/ps-json.err")"
-pms=$(for i in 0 1 2; do head -n1 "$own.$i/postmaster.pid"; done | jq -s .)
-# the third's refusal, told once in the log (its line in ps may be cut)
+pms=$(for i in 0 1 2; do postmaster_of "$i"; done | jq -s .)
+# the third's refusal, listed and told once in the log
 capped_in_log() {
 	local pm n=0
 	for pm in $(jq '.[]' <<<"$pms"); do
@@ -151,7 +171,7 @@ capped_in_log() {
 }
 two_traced_one_capped() {
 	jqe --argjson pm "$pms" '[.clusters[] | select(.postmaster_pid as $p | $pm | index($p))] | length == 2' \
-		"$E2E_DIR/ps.json" && capped_in_log
+		"$E2E_DIR/ps.json" && third_capped && capped_in_log
 }
 check "two of the attacker's clusters are traced, the third refused (max-clusters-per-user)" \
 	two_traced_one_capped ||
@@ -192,6 +212,12 @@ check "the log carries no raw control character" \
 	bash -c "! grep -qP '[\x1b\x9b\x07\x09]' '$E2E_DIR/pgoffd.log'"
 check "each fake is logged once, not at every scan" \
 	[ "$(grep -c 'named postgres is not traced' "$E2E_DIR/pgoffd.log")" -le "$((fakes + 10))" ]
+# 150 fakes refused in one scan: 10 lines a second about a user, then one
+# that counts the rest
+held_back() { grep -q "processes named postgres of uid $out_uid: suppressed [0-9]* similar lines" "$E2E_DIR/pgoffd.log"; }
+check "the log holds back the attacker's burst of refusals (10 lines a second), and counts them" \
+	held_back ||
+	note "refusal lines: $(grep -c 'named postgres is not traced' "$E2E_DIR/pgoffd.log"); the last: $(grep 'named postgres' "$E2E_DIR/pgoffd.log" | tail -n 2 | cat -v | head -c 300)"
 
 sigterm_ends_pgoffd "under attack"
 
