@@ -93,6 +93,7 @@ void pg_registry_free(struct pg_registry *r)
 {
 	if (!r)
 		return;
+	log_limit_flush(&r->log_limit, INT64_MAX);	/* what was held back */
 	free(r->procs);
 	free(r->clusters);
 	free(r->refusals);
@@ -418,8 +419,9 @@ static int cmp_candidate(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* At most CANDIDATES_PER_UID of a user, the lowest pids; the rest are
- * counted, and looked at again at the next scan. */
+/* At most CANDIDATES_PER_UID of a user, the lowest pids (asked about in
+ * any order); the rest are counted, and looked at again at the next scan.
+ * (The list keeps its largest size: one entry a process seen.) */
 static void trim_candidates(struct pg_registry *r)
 {
 	size_t i, j = 0, run = 0;
