@@ -145,14 +145,19 @@ check "pgoffctl says pgoffd is not running (stale socket), exit 3" \
 check "no pgoff BPF program stays loaded" progs_settle "$progs_before"
 check "watch --follow is still running without a broker" kill -0 "$w4"
 e2e_start_broker || { not_ok "start pgoffd again"; exit 1; }
-wait_for 5 grep -q reconnected "$E2E_DIR/follow.err"
+# the sleep once the new broker traces the cluster and the watch is back
+traced_again() { member ps --json 2>/dev/null | jqe --arg d "$PGDATA_DIR" 'any(.clusters[]; .data_dir == $d)'; }
+wait_for 10 traced_again || note "the new broker does not trace the cluster after 10 s"
+wait_for 10 grep -q reconnected "$E2E_DIR/follow.err"
+watchers 1 || note "the --follow watch did not subscribe again"
 backend_sleep 0.4
 wait "$SLEEPER_JOB"
 wait "$w4"
 rc=$?
 sed 's/^/# follow: /' "$E2E_DIR/follow.err"
 check "watch --follow got the event from the new broker and exited 0" \
-	[ "$rc" = 0 -a "$(jq -r .pg.wait_event "$E2E_DIR/follow.out")" = PgSleep ]
+	[ "$rc" = 0 -a "$(jq -r .pg.wait_event "$E2E_DIR/follow.out")" = PgSleep ] ||
+	sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log" | tail -n 15
 check "... saying on stderr that it reconnected" \
 	bash -c "grep -q 'reconnecting' '$E2E_DIR/follow.err' && grep -q 'reconnected' '$E2E_DIR/follow.err'"
 e2e_stop_broker TERM
