@@ -6,8 +6,9 @@
 # times it from the wakeup, the kernel from when the wakee is queued, so
 # pgoff's is at least the kernel's, and more by the wakeup path (on this
 # VM about 10 us a wakeup, more while the host is busy). A backend
-# sleeps 2 ms 400 times while CPU hogs keep both cores busy: some
-# wakeups wait in a run queue, some move between CPUs while they wait.
+# sleeps 2 ms 400 times on one CPU that four CPU hogs share with it:
+# pinned there, and niced, its wakeups must wait in that run queue
+# (unpinned, the hogs could leave a CPU to it on a quiet machine).
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -19,6 +20,9 @@ trap 'kill "${hogs[@]}" 2>/dev/null; e2e_cleanup' EXIT
 run_delay() { awk '{ print $2 }' "/proc/$1/schedstat"; }
 sleeping() { [ "$(awk '{ print $3 }' "/proc/$1/stat")" = S ]; }
 no_drop_notice() { ! grep -q '"type":"dropped"' "$1"; }
+# the first CPU this shell may run on: the backend and the hogs share it
+cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[-,].*//')
+pin() { taskset -cp "$cpu" "$1" >/dev/null; }
 
 for hook in tp_btf raw_tp; do
 	opts=(); [ "$hook" = raw_tp ] && opts=(--raw-tp)
@@ -43,9 +47,11 @@ for hook in tp_btf raw_tp; do
 	watchers 1 || note "$hook: the watcher did not subscribe: $(head -c 300 "$out.err")"
 	check "$hook: subscribed while the backend slept (its count unchanged)" \
 		[ "$(run_delay "$pid")" = "$r0" ]
-	# niced, the backend's wakeups preempt the hogs less often: they wait
+	# on the hogs' CPU, niced, the backend's wakeups preempt them
+	# rarely: they wait
+	check "$hook: the backend is pinned to CPU $cpu" pin "$pid"
 	renice -n 5 -p "$pid" >/dev/null
-	for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
+	for _ in 1 2 3 4; do taskset -c "$cpu" bash -c 'while :; do :; done' & hogs+=($!); done
 	# (the loop may take many seconds: niced, among four hogs, on a busy host)
 	WAIT_STEP=0.05 wait_for 60 has_rows "select 1 from pg_stat_activity where pid = $pid
 		and query like '%3.01%' and wait_event = 'PgSleep'" ||
@@ -73,8 +79,8 @@ for hook in tp_btf raw_tp; do
 	note "$hook: $n intervals, $woken of them woken; runq_ns summed $sum ($preempted of it preempted), the kernel's run_delay grew $kernel"
 	check "$hook: every interval of the backend came (no drop notice)" \
 		no_drop_notice "$out.json"
-	# a woken sleeper mostly preempts a hog at once: some must wait,
-	# or the bound below says nothing
+	# on one CPU with four hogs, some wakeups must wait, or the bound
+	# below says nothing
 	check "$hook: the hogs made the backend wait in run queues (run_delay grew >= 200 us)" \
 		[ "$kernel" -ge 200000 ]
 	# the kernel's count, and more only by the wakeup paths: a sleep
