@@ -25,7 +25,28 @@
 # started it, even by SIGKILL.
 
 PGOFF_ROOTS=${PGOFF_ROOTS:-/var/cache/pgoff-tests/roots}
-PGOFF_MIRROR=${PGOFF_MIRROR:-http://deb.debian.org/debian}
+# host_mirror: the Debian archive the host's own apt uses (its sources,
+# deb822 or one-line; the first entry for a plain suite, not -security or
+# -updates), so that the host's mirror or proxy applies to the roots too
+host_mirror() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && awk 'BEGIN { RS = ""; FS = "\n" }
+			{ uri = ""; plain = 0; off = 0
+			  for (i = 1; i <= NF; i++) {
+				if ($i ~ /^URIs:/) { split($i, u, /[ \t]+/); uri = u[2] }
+				if ($i ~ /^Enabled: *no/) off = 1
+				if ($i ~ /^Suites:/) { n = split($i, s, /[ \t]+/)
+					for (j = 2; j <= n; j++) if (s[j] != "" && s[j] !~ /-/) plain = 1 } }
+			  if (uri != "" && plain && !off) { print uri; exit } }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] && awk '$1 == "deb" { i = 2; if ($i ~ /^\[/) while ($i !~ /\]$/) i++
+			if ($i ~ /^\[/ || $i ~ /\]$/) i++
+			if ($(i + 1) !~ /-/) { print $i; exit } }' "$f"
+	done
+}
+PGOFF_MIRROR=${PGOFF_MIRROR:-$(host_mirror | head -n1)}
 PGOFF_ROOT_MAX_AGE=${PGOFF_ROOT_MAX_AGE:-$((7 * 86400))}
 declare -gA ROOT_LOCK_FD=()	# NAME: the fd holding NAME.lock
 declare -gA PGR_PM=() PGR_JOB=() PGR_PORT=() PGR_SOCK=() PGR_SOCK_IN=() PGR_DIR=() \
@@ -77,6 +98,10 @@ _root_build() {
 	local name=$1 suite=$2 release=$3 key=$4; shift 4
 	local dest=$PGOFF_ROOTS/$name tmp log t0=$SECONDS rc size apt_t=()
 	# the remains of interrupted builds (the lock says nobody builds them)
+	if [ -z "$PGOFF_MIRROR" ]; then
+		echo "# root $name: no Debian archive in the host's apt sources; set PGOFF_MIRROR"
+		return 1
+	fi
 	rm -rf --one-file-system "$PGOFF_ROOTS/.$name.build."*
 	tmp=$(mktemp -d "$PGOFF_ROOTS/.$name.build.XXXXXX") || return 1
 	log=$tmp/build.log
