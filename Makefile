@@ -309,6 +309,13 @@ test: all asan $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_TARGETS)
 	@FUZZ_SECONDS=20 tests/run.sh all $(UNIT_TESTS) $(ASAN_UNIT_TESTS) $(UNIT_SCRIPTS) \
 		-- $(FUZZ_TARGETS)
 
+# One end-to-end test, plain and with ASan, as make test runs it (under
+# the e2e lock, timed): make e2e-test T=labels. Without T: all of them.
+e2e-test: all asan $(TEST_TOOLS)
+	@t='test_$(or $(T),*)'; ls tests/e2e/$$t.sh >/dev/null 2>&1 || \
+		{ echo "make e2e-test: no tests/e2e/$$t.sh" >&2; exit 2; }; \
+	E2E_TESTS="$$t" tests/run.sh e2e
+
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit-binaries
 

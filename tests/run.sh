@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Run the test tiers and count TAP-style lines ("ok - x" / "not ok - x").
-# usage: tests/run.sh unit|selinux|all UNIT_TEST_BINARIES... [-- FUZZ_TARGETS...]
+# usage: tests/run.sh unit|selinux|e2e|all UNIT_TEST_BINARIES... [-- FUZZ_TARGETS...]
+# E2E_TESTS: a glob of the end-to-end tests to run (default test_*).
 # Ends with "N passed, N failed"; exits 1 if anything failed.
 set -u
 mode=$1; shift
@@ -34,6 +35,35 @@ run() {	# a test program that exits non-zero without a "not ok" line failed too
 	fi
 }
 
+# The seconds an end-to-end test may take: its own "# e2e-timeout: N"
+# line near the top, else E2E_TIMEOUT (300). Past it, the test is killed
+# and fails, after what it printed so far.
+e2e_limit() {
+	local n
+	n=$(head -n 30 "$1" | sed -n 's/^# e2e-timeout: *\([0-9][0-9]*\).*/\1/p' | head -n1)
+	echo "${n:-${E2E_TIMEOUT:-300}}"
+}
+
+# run_e2e LABEL TEST [env...]: one end-to-end test, under the lock that
+# keeps two runs on one machine apart (they share test users and kill
+# each other's processes), timed and bounded
+run_e2e() {
+	local label=$1 t=$2; shift 2
+	local limit t0=$SECONDS out rc
+	limit=$(e2e_limit "$t")
+	out=$(env "$@" flock "${E2E_LOCK:-/tmp/pgoff-e2e.lock}" \
+		timeout --kill-after=20 "$limit" bash "$t" 2>&1); rc=$?
+	count <<<"$out"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "not ok - $label ran past its limit of $limit s (killed; its output is above)"
+		fail=$((fail + 1))
+	elif [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' <<<"$out"; then
+		echo "not ok - $label exited with status $rc"
+		fail=$((fail + 1))
+	fi
+	echo "# $label: $((SECONDS - t0)) s (limit $limit s)"
+}
+
 units=() fuzzers=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do units+=("$1"); shift; done
 [ $# -gt 0 ] && shift && fuzzers=("$@")
@@ -55,15 +85,15 @@ if [ "$mode" = all ] || [ "$mode" = selinux ]; then
 	run test_policy.sh bash "$here/selinux/test_policy.sh"
 fi
 
-if [ "$mode" = all ]; then
+if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 	echo "# end-to-end tests (root, BPF, PostgreSQL 15)"
-	for t in "$here"/e2e/test_*.sh; do
-		run "$(basename "$t")" bash "$t"
+	for t in "$here"/e2e/${E2E_TESTS:-test_*}.sh; do
+		run_e2e "$(basename "$t")" "$t"
 	done
 	echo "# end-to-end tests with the sanitizer build (ASan, LSan, UBSan)"
-	for t in "$here"/e2e/test_*.sh; do
-		run "asan $(basename "$t")" env PGOFF_BUILD=build/asan PGOFF_SANITIZE=1 \
-			E2E_LABEL=asan bash "$t"
+	for t in "$here"/e2e/${E2E_TESTS:-test_*}.sh; do
+		run_e2e "asan $(basename "$t")" "$t" PGOFF_BUILD=build/asan \
+			PGOFF_SANITIZE=1 E2E_LABEL=asan
 	done
 fi
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# e2e-timeout: 900 (it may build its test roots with debootstrap first)
 # The Debian packages (make deb) as an admin uses them, in a booted
 # Debian 12 container (roots.sh): installed with apt from the files, no
 # network; the service runs as pgoffd with no capabilities, a user the

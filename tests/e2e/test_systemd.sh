@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# e2e-timeout: 900 (it may build its test roots with debootstrap first)
 # What make install puts in place for systemd: the unit verifies, the
 # sysusers entry creates the group and the user, the tmpfiles entry the
 # socket directory (both applied to a scratch root, not to this system).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# e2e-timeout: 1200 (it may build its test roots with debootstrap first)
 # Every PostgreSQL major Debian ships, each run like a container from a
 # root of its own (roots.sh): 13 (bullseye), 17 (trixie), 18 (sid), 19
 # (experimental); 15, the host's, is what the other tests run. For each:
