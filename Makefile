@@ -71,7 +71,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
 	broker/uelf.c broker/usyms.c \
-	broker/pg_wait_names_data.c \
+	broker/pg_wait_names_data.c broker/pg_status_layout.c broker/pg_status_layout_data.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
@@ -100,7 +100,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
 .PHONY: FORCE all deps test unit-test binary-test e2e-test demo install uninstall clean asan fuzz bench \
-	unit-binaries pg-wait-names deb \
+	unit-binaries pg-wait-names pg-status-layout deb \
 	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl $(BUILD)/pgoff_exporter
 
@@ -132,8 +132,10 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CLIENT_LIBS) -o $@
 
-# The wait event names and their generated tables go together.
+# The wait event names and their generated tables go together; so do
+# where a backend's status entry lies and its generated table.
 PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
+PG_STATUS_LAYOUT := broker/pg_status_layout.c broker/pg_status_layout_data.c
 
 # The git revision in pgoff_build_info: the header changes only when the
 # revision does, so a commit rebuilds one object.
@@ -163,11 +165,12 @@ TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
-	broker/uelf.c $(PG_WAIT_NAMES)
+	broker/uelf.c $(PG_WAIT_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
 TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c
-TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c
+TEST_NEEDS_pg_status_layout := broker/pg_status_layout_data.c
+TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c $(PG_STATUS_LAYOUT)
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
@@ -351,6 +354,18 @@ pg-wait-names:
 	$(Q)$(PYTHON3) tools/gen_pg_wait_names.py --git-dir $(PGSRC) \
 		$(foreach r,$(PGREFS),--ref $(r)) $(PG_WAIT_SOURCES) \
 		-o broker/pg_wait_names_data.c
+
+# Where each major keeps what pgoff reads of a backend's status entry,
+# from its own headers: PGDEB holds the postgresql-server-dev-MAJOR .debs
+# of the majors Debian ships (13, 15, 17, 18, 19; their names are in the
+# committed file's header).
+pg-status-layout:
+	@test -n "$(PGDEB)" || { echo "make pg-status-layout: give PGDEB=/path/to/debian-packages" >&2; \
+		exit 2; }
+	$(call msg,GEN,broker/pg_status_layout_data.c)
+	$(Q)bash tools/gen_pg_status_layout.sh $(sort $(wildcard $(PGDEB)/postgresql-server-dev-*.deb)) \
+		> broker/pg_status_layout_data.c.tmp && mv broker/pg_status_layout_data.c.tmp \
+		broker/pg_status_layout_data.c
 
 # The SELinux module (selinux/): built by the refpolicy devel Makefile in
 # $(BUILD)/selinux, so the source tree stays clean. Debian: selinux-policy-dev;

@@ -100,6 +100,48 @@ static __always_inline __u32 agg_bucket(__u64 ns)
 	return b < PGOFF_AGG_BUCKETS ? b : PGOFF_AGG_BUCKETS - 1;
 }
 
+/*
+ * One more row keyed by a query id, within agg_query_rows_max (pgoffd
+ * gives it back when it deletes the row).
+ */
+static __always_inline bool query_row_take(void)
+{
+	if (__sync_fetch_and_add(&agg_query_rows, 1) < agg_query_rows_max)
+		return true;
+	__sync_fetch_and_add(&agg_query_rows, -1);
+	return false;
+}
+
+/* The row of k, made if there is none; NULL (counted) if the map is full. */
+static __always_inline struct pgoff_agg *agg_row(struct pgoff_agg_key *k)
+{
+	struct pgoff_agg *a = bpf_map_lookup_elem(&aggregate, k);
+	bool taken = false;
+
+	if (a)
+		return a;
+	if (k->query_id) {
+		taken = query_row_take();
+		if (!taken) {	/* past the cap: the row without the id */
+			k->query_id = 0;
+			k->flags |= PGOFF_AGG_F_QUERY_FOLDED;
+			count(PGOFF_CNT_AGG_QUERY_FOLDED);
+			a = bpf_map_lookup_elem(&aggregate, k);
+			if (a)
+				return a;
+		}
+	}
+	if (bpf_map_update_elem(&aggregate, k, &agg_zero, BPF_NOEXIST)) {
+		if (taken)	/* not made by us: made by a racing thread, or none */
+			__sync_fetch_and_add(&agg_query_rows, -1);
+		a = bpf_map_lookup_elem(&aggregate, k);
+		if (!a)
+			count(PGOFF_CNT_AGG_FULL);
+		return a;
+	}
+	return bpf_map_lookup_elem(&aggregate, k);
+}
+
 /* Add a finished interval to its row; threads of one process may race. */
 static __always_inline void aggregate_interval(const struct pgoff_start *s,
 					       __u32 tgid, __u64 dur)
@@ -110,6 +152,7 @@ static __always_inline void aggregate_interval(const struct pgoff_start *s,
 		.cluster = s->cluster,
 		.syscall = s->syscall,
 		.state = s->state,
+		.query_id = s->query_id,
 	};
 	struct pgoff_agg *a;
 	__u32 b;
@@ -118,17 +161,13 @@ static __always_inline void aggregate_interval(const struct pgoff_start *s,
 		k.flags |= PGOFF_AGG_F_PG_WAIT;
 	if (s->flags & PGOFF_F_IN_STATEMENT)
 		k.flags |= PGOFF_AGG_F_IN_STATEMENT;
-	a = bpf_map_lookup_elem(&aggregate, &k);
-	if (!a) {
-		if (bpf_map_update_elem(&aggregate, &k, &agg_zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&aggregate, &k)) {
-			count(PGOFF_CNT_AGG_FULL);
-			return;
-		}
-		a = bpf_map_lookup_elem(&aggregate, &k);
-		if (!a)
-			return;
-	}
+	if (s->flags & PGOFF_F_PG_STATUS)
+		k.flags |= PGOFF_AGG_F_PG_STATUS |
+			   (s->pg_state & PGOFF_AGG_PG_STATE_MASK) <<
+			   PGOFF_AGG_PG_STATE_SHIFT;
+	a = agg_row(&k);
+	if (!a)
+		return;
 	b = agg_bucket(dur);
 	__sync_fetch_and_add(&a->count, 1);
 	__sync_fetch_and_add(&a->total_ns, dur);

@@ -35,7 +35,10 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 	r->cluster = e->cluster;
 	r->pg_wait_event_info = e->pg_wait_event_info;
 	r->intervals = e->intervals;
-	r->flags = e->flags;
+	r->flags = (e->flags & ~PGOFF_F_PG_STATUS) |
+		   (e->status_read ? PGOFF_F_PG_STATUS : 0);
+	r->query_id = e->query_id;
+	r->pg_state = e->pg_state;
 	r->waker_pid = e->waker_pid;
 	r->waker_tgid = e->waker_tgid;
 	r->waker_pg_wait_event_info = e->waker_pg_wait_event_info;
@@ -45,11 +48,36 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 	r->runq_ns = e->runq_ns;
 	r->oncpu_ns = e->oncpu_ns;
 	r->bounds = e->bounds;
-	r->pad = 0;
+	__builtin_memset(r->pad, 0, sizeof(r->pad));
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	__builtin_memcpy(r->waker_comm, e->waker_comm, sizeof(r->waker_comm));
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	count(PGOFF_CNT_EPISODES);
+}
+
+/* The statement an episode is in, from an interval's (or a probe's)
+ * reading of the backend's status entry, if it was read. */
+static __always_inline void episode_status(struct episode *e,
+					   const struct pgoff_start *s)
+{
+	if (!(s->flags & PGOFF_F_PG_STATUS))
+		return;
+	e->status_read = 1;
+	e->query_id = s->query_id;
+	e->pg_state = s->pg_state;
+	e->changecount = s->changecount;
+}
+
+/*
+ * Whether a statement began or ended since the episode's statement was
+ * read: its status entry moved. Then a wait on the same event is another
+ * wait, and the time on the CPU between the two is neither's.
+ */
+static __always_inline bool statement_moved(const struct episode *e,
+					    const struct pgoff_start *s)
+{
+	return e->status_read && (s->flags & PGOFF_F_PG_STATUS) &&
+	       s->changecount != e->changecount;
 }
 
 /* A new episode, its first interval starting at start. */
@@ -64,6 +92,7 @@ static __always_inline void episode_open(struct episode *e,
 	e->cluster = s->cluster;
 	e->tgid = tgid;
 	e->gen = episode_gen;
+	episode_status(e, s);
 }
 
 /*
@@ -71,7 +100,8 @@ static __always_inline void episode_open(struct episode *e,
  * Off the CPU outside any PostgreSQL wait (preempted, a page fault, the
  * "still waiting" log line) soon after the wait's last interval, the
  * wait may resume: the episode stays open; a switch-out under another
- * wait event, or later than PGOFF_EPISODE_GAP_NS, ends it.
+ * wait event, after a statement began or ended, or later than
+ * PGOFF_EPISODE_GAP_NS, ends it.
  */
 static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 					       struct pgoff_start *s,
@@ -82,7 +112,7 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 
 	if (th_in_pair)
 		return;		/* the probes bound it: see pair_switch_out */
-	if (e->gen == episode_gen) {
+	if (e->gen == episode_gen && !statement_moved(e, s)) {
 		if (waiting && e->pg_wait_event_info == s->pg_wait_event_info) {
 			__u64 gap = e->gap_blocked_ns + e->gap_runq_ns;
 
@@ -97,6 +127,8 @@ static __always_inline void episode_switch_out(__u32 pid, __u32 tgid,
 			s->flags |= PGOFF_F_EPISODE_GAP;
 			return;
 		}
+	}
+	if (e->gen == episode_gen) {
 		episode_send(pid, e);
 		e->gen = 0;
 	}
@@ -113,6 +145,8 @@ static __always_inline void episode_add(struct episode *e,
 {
 	__u64 dur = now - s->start_ns, blocked = pgoff_blocked_ns(s->flags, s->start_ns, s->wake_ns, now);
 
+	if (!e->status_read)	/* a probe's episode, its START unread */
+		episode_status(e, s);
 	e->intervals++;
 	e->end_ns = now;
 	e->blocked_ns += blocked;

@@ -126,8 +126,16 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 		s.flags |= PGOFF_F_PG_WAIT;
 	else
 		count(PGOFF_CNT_PG_READ_FAIL);
-	if (t->query_ptr)
-		s.flags |= save_query(pid, t->query_ptr);
+	if (t->status_ptr)
+		read_status(prev, t, &th->status_entry, &th->status_pid, &s);
+	if (!(s.flags & PGOFF_F_PG_STATUS)) {
+		if (t->query_ptr)
+			s.flags |= save_query(pid, t->query_ptr);
+	} else if ((s.flags & PGOFF_F_IN_STATEMENT) && t->query_ptr) {
+		/* the entry said a statement runs: its text, if wanted */
+		s.flags |= want_query ? save_query(pid, t->query_ptr) :
+					PGOFF_F_QUERY_UNSEEN;
+	}
 	if (want_ustack && ustack_wanted(&s, tgid))
 		s.flags |= save_ustack(ctx, t, &th->u);
 read_done:
@@ -150,6 +158,9 @@ read_done:
 	th->s.flags = s.flags;
 	th->s.syscall = s.syscall;
 	th->s.state = s.state;
+	th->s.query_id = s.query_id;
+	th->s.changecount = s.changecount;
+	th->s.pg_state = s.pg_state;
 	barrier();
 	th->s.start_ns = now;
 }
@@ -191,6 +202,8 @@ static __always_inline void fill(struct pgoff_record *r, const struct pgoff_star
 	r->flags = s->flags;
 	r->cluster = s->cluster;
 	r->query_len = 0;
+	r->query_id = s->query_id;
+	r->pg_state = s->pg_state;
 	__builtin_memcpy(r->waker_comm, s->waker_comm, sizeof(r->waker_comm));
 	BPF_CORE_READ_STR_INTO(&r->comm, next, comm);
 	if (with_stack) {
@@ -509,6 +522,8 @@ static __always_inline void pair_start(__u32 pid, __u32 tgid, struct thread *th,
 				       __u32 pair, const struct pgoff_target *t,
 				       __u64 now)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+
 	if (p->start_ns)	/* the last one ended in an ERROR: no DONE */
 		pair_close(pid, e, pair, 0);
 	if (th->e.gen == episode_gen && !th->e.pair) {
@@ -526,11 +541,19 @@ static __always_inline void pair_start(__u32 pid, __u32 tgid, struct thread *th,
 	e->gen = episode_gen;
 	e->pair = pair;
 	e->bounds = PGOFF_EP_START_PROBE;
+	if (!owner_runs(task, t, true))
+		return;
 	/* an LWLock's event is set before its START; a lock's only once it
 	 * sleeps (pair_switch_in) */
-	if (pair == PAIR_LWLOCK && t->wait_event_ptr &&
-	    owner_runs((struct task_struct *)bpf_get_current_task(), t, false))
+	if (pair == PAIR_LWLOCK && t->wait_event_ptr)
 		read_pg_u32(t->wait_event_ptr, &e->pg_wait_event_info);
+	/* the statement it waits in, even if it never leaves the CPU */
+	if (t->status_ptr) {
+		struct pgoff_start st = {};
+
+		read_status(task, t, &th->status_entry, &th->status_pid, &st);
+		episode_status(e, &st);
+	}
 }
 
 static __always_inline void pair_done(__u32 pid, struct pg_pair *p,

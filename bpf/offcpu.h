@@ -20,6 +20,8 @@
 #define PGOFF_MAX_WATCH_PIDS	1024	/* pids in the union of all subscriptions */
 #define PGOFF_QUERY_MAX		1024	/* bytes of SQL kept, NUL included; as
 					   PostgreSQL's track_activity_query_size */
+#define PGOFF_STATUS_MAX	512	/* bytes of a backend's PgBackendStatus
+					   read, from its start (pgoff_target) */
 #define PGOFF_MAX_AGG		65536	/* (process, wait) rows aggregated in the kernel */
 #define PGOFF_AGG_BUCKETS	32	/* log2 histogram buckets, see struct pgoff_agg */
 /* An episode survives time off the CPU outside its wait this long after
@@ -57,6 +59,19 @@ struct pgoff_target {
 	__u32 pad;
 	__u64 text_lo, text_hi;	/* the postgres binary's code, mapped; 0: unknown
 				   (user stacks: the kernel's walk only) */
+	/*
+	 * The backend's own status entry: address of `MyBEEntry` (a
+	 * PgBackendStatus *), 0 = unknown (before 14, or no layout for
+	 * the major). status_len bytes are read from the entry's start,
+	 * which holds st_changecount (offset 0) and st_procpid (4); the
+	 * offsets of st_state (an int) and st_query_id (8 bytes, 0: none)
+	 * lie within them. Bit s of status_active: st_state s is a
+	 * statement running; of status_ignored: the entry says nothing
+	 * (track_activities off).
+	 */
+	__u64 status_ptr;
+	__u16 status_len, st_state_off, st_query_id_off;
+	__u8 status_active, status_ignored;
 };
 
 /*
@@ -113,6 +128,9 @@ enum pgoff_counter {
 	PGOFF_CNT_USDT_LOCK_DONE,	/* cookie (PGOFF_USDT_*): this order */
 	PGOFF_CNT_USDT_LWLOCK_START,
 	PGOFF_CNT_USDT_LWLOCK_DONE,
+	PGOFF_CNT_AGG_QUERY_FOLDED,	/* a row keyed by query id not made: past
+					 * agg_query_rows_max, folded into its
+					 * row without one (PGOFF_AGG_F_QUERY_FOLDED) */
 	PGOFF_CNT__COUNT
 };
 
@@ -153,6 +171,10 @@ enum pgoff_record_kind {
 #define PGOFF_F_PG_NOT_OWNER	(1u << 11)	/* not read: the task no longer runs
 						 * as its cluster's owner */
 #define PGOFF_F_USTACK		(1u << 12)	/* a struct pgoff_ustack ends the record */
+#define PGOFF_F_PG_STATUS	(1u << 13)	/* the backend's own status entry was
+						 * read: pg_state, query_id (0: none;
+						 * only while a statement runs) and
+						 * IN_STATEMENT come from it */
 
 /*
  * How much of an off-CPU interval the thread was blocked; the rest it
@@ -178,6 +200,7 @@ static inline __u64 pgoff_blocked_ns(__u32 flags, __u64 start_ns,
 struct pgoff_start {
 	__u64 start_ns;		/* switch-out, CLOCK_MONOTONIC */
 	__u64 wake_ns;
+	__u64 query_id;		/* the statement's (PGOFF_F_PG_STATUS); 0: none */
 	__u32 tgid;
 	__u32 waker_pid;
 	__u32 waker_tgid;
@@ -185,11 +208,14 @@ struct pgoff_start {
 	__u32 flags;		/* PGOFF_F_* */
 	__u32 cluster;
 	__u32 waker_pg_wait_event_info;
+	__u32 changecount;	/* st_changecount at switch-out (PGOFF_F_PG_STATUS) */
 	__s16 syscall;		/* PGOFF_AGG_NO_SYSCALL if none */
 	__u8 state;		/* enum pgoff_agg_state */
 	__u8 wake_flags;	/* PGOFF_F_WOKEN, _WAKER_*: sched_waking's,
 				 * apart from flags, which the switch-out
 				 * writes; or-ed into them at switch-in */
+	__u8 pg_state;		/* st_state, raw (PGOFF_F_PG_STATUS) */
+	__u8 pad[3];
 	char waker_comm[PGOFF_COMM_LEN];
 };
 
@@ -211,6 +237,9 @@ struct pgoff_record {
 	__u32 query_len;	/* bytes of query text, NUL excluded (PGOFF_F_QUERY) */
 	__s32 stack_bytes;	/* bytes of stack[] filled, or -errno:
 				   PGOFF_STACK_NOT_WALKED, or the walk's */
+	__u64 query_id;		/* as in struct pgoff_start */
+	__u8 pg_state;
+	__u8 pad2[7];
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 	__u64 stack[PGOFF_STACK_DEPTH];
@@ -264,11 +293,12 @@ struct pgoff_title {
  * One PostgreSQL wait as a whole: consecutive off-CPU intervals of a
  * thread under the same non-zero wait_event_info (a lock wait is woken by
  * the deadlock check at deadlock_timeout and sleeps again; latch waits
- * wake on signals). Time off the CPU outside any wait between two of its
- * intervals (a preemption, a page fault) counts in blocked/runq. Sent
- * when the thread next goes off the CPU under another wait event, or
- * under none later than PGOFF_EPISODE_GAP_NS after the last interval,
- * or exits.
+ * wake on signals), within one statement (the backend's status entry
+ * unchanged between them, where it is read). Time off the CPU outside any
+ * wait between two of its intervals (a preemption, a page fault) counts
+ * in blocked/runq. Sent when the thread next goes off the CPU under
+ * another wait event, or the same one once a statement ended, or under
+ * none later than PGOFF_EPISODE_GAP_NS after the last interval, or exits.
  */
 struct pgoff_episode {
 	__u32 kind;		/* PGOFF_REC_EPISODE */
@@ -286,8 +316,10 @@ struct pgoff_episode {
 	__u64 blocked_ns;	/* sums over the intervals and the time */
 	__u64 runq_ns;		/* off the CPU outside the wait between them */
 	__u64 oncpu_ns;		/* on a CPU between its intervals */
+	__u64 query_id;		/* the statement's (flags & PGOFF_F_PG_STATUS) */
 	__u32 bounds;		/* PGOFF_EP_*: where start and end come from */
-	__u32 pad;
+	__u8 pg_state;		/* its first interval's st_state, raw */
+	__u8 pad[3];
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 };
@@ -317,7 +349,13 @@ enum pgoff_agg_state {
 
 #define PGOFF_AGG_NO_SYSCALL	(-1)	/* blocked outside a system call (a fault) */
 #define PGOFF_AGG_F_PG_WAIT	(1u << 0)	/* pg_wait_event_info was read */
-#define PGOFF_AGG_F_IN_STATEMENT (1u << 1)	/* debug_query_string was set */
+#define PGOFF_AGG_F_IN_STATEMENT (1u << 1)	/* a statement ran (PGOFF_F_IN_STATEMENT) */
+#define PGOFF_AGG_F_PG_STATUS	(1u << 2)	/* the status entry was read: */
+#define PGOFF_AGG_PG_STATE_SHIFT 3		/* st_state, bits 3-5 (a raw */
+#define PGOFF_AGG_PG_STATE_MASK	7u		/* value of 0..7) */
+#define PGOFF_AGG_F_QUERY_FOLDED (1u << 6)	/* a query id was there: past the
+						 * cap of rows with one, its time
+						 * went to this row (query_id 0) */
 
 /*
  * The in-kernel aggregation, key and value of the `aggregate` map: every
@@ -330,7 +368,8 @@ struct pgoff_agg_key {
 	__u32 cluster;
 	__s16 syscall;			/* number, or PGOFF_AGG_NO_SYSCALL */
 	__u8 state;			/* enum pgoff_agg_state */
-	__u8 flags;			/* PGOFF_AGG_F_* */
+	__u8 flags;			/* PGOFF_AGG_F_*, st_state */
+	__u64 query_id;			/* the statement's; 0: none */
 };
 
 /*

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * postgres.bpf.h - PostgreSQL's own state, read from the traced process's memory: its
- * title, its wait_event_info, and the SQL it runs.
+ * title, its wait_event_info, its status entry (statement, query id), and
+ * the SQL it runs.
  * Part of offcpu.bpf.c (one BPF object), included in order.
  */
 #ifndef PGOFF_POSTGRES_BPF_H
@@ -90,8 +91,9 @@ static __always_inline bool pg_class_wanted(__u32 info)
 
 /*
  * The running statement: debug_query_string, NULL between statements (so
- * an idle wait costs one 8-byte read). Its text is copied only while
- * someone may see SQL. Returns flags: PGOFF_F_IN_STATEMENT with one of
+ * an idle wait costs one 8-byte read); read only where the status entry
+ * cannot say whether a statement runs, or for its text. The text is
+ * copied only while someone may see SQL. Returns flags: PGOFF_F_IN_STATEMENT with one of
  * PGOFF_F_QUERY, _QUERY_LOST, _QUERY_UNSEEN; 0 outside a statement.
  */
 static __always_inline __u32 save_query(__u32 pid, __u64 var_addr)
@@ -118,6 +120,70 @@ static __always_inline __u32 save_query(__u32 pid, __u64 var_addr)
 lost:
 	count(PGOFF_CNT_QUERY_FAIL);
 	return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY_LOST;
+}
+
+/*
+ * The task's process id in its own (innermost) pid namespace: what
+ * getpid() told it, and PostgreSQL keeps as its pid. Read once a thread.
+ */
+static __always_inline __u32 own_tgid(struct task_struct *task)
+{
+	struct pid *p = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(p, level);
+	struct upid up;
+
+	if (bpf_core_read(&up, sizeof(up), &p->numbers[level]))
+		return 0;
+	return up.nr;
+}
+
+/*
+ * The backend's own status entry (PgBackendStatus, which MyBEEntry points
+ * to from the backend's start to its exit): st_changecount, which moves
+ * at every statement's start and end, st_state, and the running
+ * statement's query id, in one read from the entry's start. Trusted only
+ * while its st_procpid is the backend's own pid: until the backend fills
+ * it, the slot holds its last owner's. The entry's address is read once
+ * a thread (MyBEEntry is set once). Sets PGOFF_F_PG_STATUS when read,
+ * and PGOFF_F_IN_STATEMENT when a statement runs.
+ */
+static __always_inline void read_status(struct task_struct *task,
+					const struct pgoff_target *t,
+					__u64 *entry, __u32 *entry_pid,
+					struct pgoff_start *s)
+{
+	__u32 zero = 0, len = t->status_len, soff = t->st_state_off;
+	__u32 qoff = t->st_query_id_off, state;
+	struct status_buf *b;
+
+	if (!*entry) {
+		__u64 p = 0;
+
+		/* not set up yet, or never (the postmaster, the logger) */
+		if (bpf_probe_read_user(&p, sizeof(p), (void *)t->status_ptr) ||
+		    !p)
+			return;
+		*entry = p;
+		*entry_pid = own_tgid(task);
+	}
+	b = bpf_map_lookup_elem(&status_scratch, &zero);
+	if (!b || len < 8 || len > PGOFF_STATUS_MAX ||
+	    soff > PGOFF_STATUS_MAX - 4 || qoff > PGOFF_STATUS_MAX - 8 ||
+	    bpf_probe_read_user(b->b, len, (void *)*entry) ||
+	    *(__u32 *)&b->b[4] != *entry_pid)
+		return;
+	state = *(__u32 *)&b->b[soff];
+	if (state > PGOFF_AGG_PG_STATE_MASK ||
+	    (t->status_ignored & (1u << state)))
+		return;		/* it says nothing (track_activities off) */
+	s->flags |= PGOFF_F_PG_STATUS;
+	s->changecount = *(__u32 *)&b->b[0];
+	s->pg_state = state;
+	if (t->status_active & (1u << state)) {
+		s->flags |= PGOFF_F_IN_STATEMENT;
+		if (qoff)
+			s->query_id = *(__u64 *)&b->b[qoff];
+	}
 }
 
 static __always_inline bool in_pg_wait(__u32 flags, __u32 info)

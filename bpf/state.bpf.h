@@ -28,6 +28,15 @@ volatile __u32 ustack_filter_pids;	/* 1: only tgids with PGOFF_WATCH_USTACK */
 volatile __u32 ustack_cpu_filter;	/* PGOFF_CPU_* */
 volatile __u32 ustack_filter_pg_classes;
 volatile __u64 ustack_pg_classes[4];
+/*
+ * Rows of `aggregate` keyed by a query id, made by the programs and given
+ * back by pgoffd when it deletes them (atomics on both sides): past the
+ * most, an interval's time goes to its row without the query id, marked
+ * PGOFF_AGG_F_QUERY_FOLDED, so that statements cannot fill the map the
+ * rows of waits need.
+ */
+volatile __u64 agg_query_rows;
+const volatile __u64 agg_query_rows_max = PGOFF_MAX_AGG / 2;
 
 /* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
 struct episode {
@@ -41,6 +50,9 @@ struct episode {
 	__u64 oncpu_ns;
 	__u64 gap_blocked_ns;		/* off the CPU outside the wait since */
 	__u64 gap_runq_ns;		/* end_ns: settled if the wait resumes */
+	__u64 query_id;			/* its statement's (first interval) */
+	__u32 changecount;		/* st_changecount at its intervals: a
+					 * statement ended if it moved */
 	__u32 pg_wait_event_info;
 	__u32 intervals;
 	__u32 flags;
@@ -51,6 +63,9 @@ struct episode {
 	__u32 waker_pg_wait_event_info;
 	__u32 pair;			/* PAIR_*: the probe pair it belongs to */
 	__u32 bounds;			/* PGOFF_EP_* */
+	__u8 pg_state;			/* st_state at its first interval */
+	__u8 status_read;		/* query_id, pg_state, changecount: read */
+	__u8 pad2[6];
 	char waker_comm[PGOFF_COMM_LEN];
 };
 
@@ -133,9 +148,12 @@ struct thread {
 	/* what every switch of the thread reads or writes, together */
 	struct pgoff_start s;
 	struct pg_pair lock_pair, lw_pair;
+	__u64 status_entry;		/* its PgBackendStatus (MyBEEntry), read
+					 * once it is set; 0: not yet */
+	__u32 status_pid;		/* the st_procpid that makes it its own:
+					 * its pid in its own namespace */
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
-	__u16 pad[2];
 	/* while subscribers want episodes */
 	struct episode e;		/* inferred, or a lock wait (PAIR_LOCK) */
 	/* rarely: LWLock waits, and user stacks */
@@ -233,6 +251,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ustack_scan);
 } ustack_scan SEC(".maps");
+
+/* Where a backend's status entry is read to (too big for the stack). */
+struct status_buf {
+	__u8 b[PGOFF_STATUS_MAX];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct status_buf);
+} status_scratch SEC(".maps");
 
 /* Where the text is read to (too big for the BPF stack). */
 struct {

@@ -33,11 +33,18 @@ static int cmp_u32(uint32_t a, uint32_t b)
 	return a < b ? -1 : a > b;
 }
 
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
 static int cmp_key(const struct agg_row *a, const struct agg_row *b)
 {
 	int d;
 
 	if ((d = cmp_u32(a->pid, b->pid)) ||
+	    (d = cmp_u64(a->query_id, b->query_id)) ||
+	    (d = cmp_u32(a->query_folded, b->query_folded)) ||
 	    (d = cmp_u32(a->pg_known, b->pg_known)) ||
 	    (d = cmp_u32(a->pg_wait_event_info, b->pg_wait_event_info)))
 		return d;
@@ -124,12 +131,18 @@ static bool same_proc(const struct agg_row *a, const struct agg_row *b)
 	       !memcmp(&a->title, &b->title, sizeof(a->title));
 }
 
+/* A row's statement in one number: folded, status read, st_state. */
+#define STMT_FOLDED	1u
+#define STMT_STATUS	2u
+#define STMT_STATE_SHIFT 2
+
 /*
  * Layout: version, interval_ns, then the processes (pid, cluster,
  * PostgreSQL major, data directory, cluster_name, backend type, user,
  * database), then the rows (index of their process, pg_known, wait event
- * info, wait, count, time, then the histogram's non-empty buckets as
- * (bucket, count) pairs). Numbers are LEB128, strings length-prefixed.
+ * info, wait, query id and statement bits (from version 2), count,
+ * time, then the histogram's non-empty buckets as (bucket, count)
+ * pairs). Numbers are LEB128, strings length-prefixed.
  */
 int aggrec_encode(const struct agg_row *rows, size_t n, uint64_t interval_ns,
 		  unsigned char **out, size_t *len)
@@ -173,6 +186,10 @@ int aggrec_encode(const struct agg_row *rows, size_t n, uint64_t interval_ns,
 		put_u(&b, r->pg_known);
 		put_u(&b, r->pg_wait_event_info);
 		put_u(&b, r->wait);
+		put_u(&b, r->query_id);
+		put_u(&b, (r->query_folded ? STMT_FOLDED : 0) |
+			  (r->pg_status ? STMT_STATUS : 0) |
+			  (uint64_t)r->pg_state << STMT_STATE_SHIFT);
 		put_u(&b, r->count);
 		put_u(&b, r->total_ns);
 		for (size_t h = 0; h < PGOFF_AGG_BUCKETS; h++)
@@ -251,8 +268,9 @@ int aggrec_decode(const void *buf, size_t len, uint64_t *interval_ns,
 	struct agg_row *procs = NULL;
 	size_t nprocs, nrows, start = out->n;
 	int err = -EINVAL;
+	uint64_t version = get_u(&r, AGGREC_VERSION), stmt;
 
-	if (get_u(&r, AGGREC_VERSION) != AGGREC_VERSION)
+	if (version < 1)
 		return -EINVAL;
 	*interval_ns = get_u(&r, UINT64_MAX);
 	/* each process and row takes some bytes: a count past that lies */
@@ -288,6 +306,13 @@ int aggrec_decode(const void *buf, size_t len, uint64_t *interval_ns,
 		row.pg_known = get_u(&r, 1);
 		row.pg_wait_event_info = (uint32_t)get_u(&r, UINT32_MAX);
 		row.wait = (enum pgoff_wait)get_u(&r, PGOFF_WAIT__COUNT - 1);
+		if (version >= 2) {
+			row.query_id = get_u(&r, UINT64_MAX);
+			stmt = get_u(&r, 0xff);
+			row.query_folded = stmt & STMT_FOLDED;
+			row.pg_status = stmt & STMT_STATUS;
+			row.pg_state = (uint8_t)(stmt >> STMT_STATE_SHIFT);
+		}
 		row.count = get_u(&r, UINT64_MAX);
 		row.total_ns = get_u(&r, UINT64_MAX);
 		buckets = (size_t)get_u(&r, PGOFF_AGG_BUCKETS);

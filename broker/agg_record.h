@@ -13,7 +13,8 @@
 #include <stdint.h>
 #include "broker/aggregate.h"
 
-#define AGGREC_VERSION	1
+/* 2: rows carry their statement (query id, status); 1 is still read */
+#define AGGREC_VERSION	2
 
 /* A growing array of rows. */
 struct agg_vec {
@@ -24,7 +25,8 @@ struct agg_vec {
 int agg_vec_push(struct agg_vec *a, const struct agg_row *row);
 void agg_vec_free(struct agg_vec *a);
 
-/* Rows by pid in identity order (pid, PostgreSQL wait, kernel wait). */
+/* Rows by pid in identity order (pid, query id, PostgreSQL wait, kernel
+ * wait). */
 void aggrec_sort(struct agg_row *rows, size_t n);
 
 /*

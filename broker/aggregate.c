@@ -20,6 +20,11 @@ void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
 	row->pg_wait_event_info = row->pg_known ? k->pg_wait_event_info : 0;
 	row->wait = pgoff_wait_refine(kernel, row->pg_wait_event_info,
 				      k->flags & PGOFF_AGG_F_IN_STATEMENT);
+	row->query_id = k->query_id;
+	row->query_folded = k->flags & PGOFF_AGG_F_QUERY_FOLDED;
+	row->pg_status = k->flags & PGOFF_AGG_F_PG_STATUS;
+	row->pg_state = (k->flags >> PGOFF_AGG_PG_STATE_SHIFT) &
+			PGOFF_AGG_PG_STATE_MASK;
 	if (c) {
 		row->pg_major = c->info.major;
 		memcpy(row->data_dir, c->info.data_dir, sizeof(row->data_dir));
@@ -36,6 +41,28 @@ void agg_row_to_labels(struct agg_row *row)
 {
 	row->pid = 0;
 	memset(row->title.user, 0, sizeof(row->title.user));
+	row->query_id = 0;
+	row->query_folded = false;
+}
+
+void agg_row_to_query(struct agg_row *row)
+{
+	row->pid = 0;
+	memset(row->title.user, 0, sizeof(row->title.user));
+	memset(row->title.backend_type, 0, sizeof(row->title.backend_type));
+}
+
+void agg_row_to(struct agg_row *row, enum pgoff_stats_by by)
+{
+	if (by == PGOFF_STATS_BY_LABELS)
+		agg_row_to_labels(row);
+	else if (by == PGOFF_STATS_BY_QUERY)
+		agg_row_to_query(row);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
 }
 
 static int cmp_u32(uint32_t a, uint32_t b)
@@ -55,11 +82,19 @@ static int cmp_identity(const struct agg_row *a, const struct agg_row *b,
 		/* pid 0: (other) rows, one a cluster (agg_rows_keep) */
 		if (!a->pid && (d = strcmp(a->data_dir, b->data_dir)))
 			return d;
+		/* which statement: top by query reads rows by pid */
+		if ((d = cmp_u64(a->query_id, b->query_id)) ||
+		    (d = cmp_u32(a->query_folded, b->query_folded)))
+			return d;
 	} else {
 		if ((d = strcmp(a->data_dir, b->data_dir)) ||
 		    (d = strcmp(a->title.database, b->title.database)) ||
 		    (d = strcmp(a->title.backend_type, b->title.backend_type)) ||
 		    (d = a->pg_major - b->pg_major))
+			return d;
+		if (by == PGOFF_STATS_BY_QUERY &&
+		    ((d = cmp_u64(a->query_id, b->query_id)) ||
+		     (d = cmp_u32(a->query_folded, b->query_folded))))
 			return d;
 	}
 	if ((d = cmp_u32(a->pg_known, b->pg_known)) ||
@@ -76,6 +111,11 @@ static int cmp_by_pid(const void *a, const void *b)
 static int cmp_by_labels(const void *a, const void *b)
 {
 	return cmp_identity(a, b, PGOFF_STATS_BY_LABELS);
+}
+
+static int cmp_by_query(const void *a, const void *b)
+{
+	return cmp_identity(a, b, PGOFF_STATS_BY_QUERY);
 }
 
 static int cmp_time_desc(const void *pa, const void *pb)
@@ -106,7 +146,8 @@ size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by)
 	if (!n)
 		return 0;
 	qsort(rows, n, sizeof(*rows),
-	      by == PGOFF_STATS_BY_PID ? cmp_by_pid : cmp_by_labels);
+	      by == PGOFF_STATS_BY_PID ? cmp_by_pid :
+	      by == PGOFF_STATS_BY_QUERY ? cmp_by_query : cmp_by_labels);
 	for (size_t i = 1; i < n; i++) {
 		if (cmp_identity(&rows[out], &rows[i], by) == 0)
 			row_add(&rows[out], &rows[i]);
@@ -228,12 +269,13 @@ size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
 	return out;
 }
 
-int agg_retire(struct agg_label_rows *r, const struct agg_row *row)
+int agg_retire(struct agg_label_rows *r, const struct agg_row *row,
+	       enum pgoff_stats_by by)
 {
 	struct agg_row *grown;
 
 	for (size_t i = 0; i < r->n; i++) {
-		if (cmp_identity(&r->rows[i], row, PGOFF_STATS_BY_LABELS) == 0) {
+		if (cmp_identity(&r->rows[i], row, by) == 0) {
 			row_add(&r->rows[i], row);
 			return 0;
 		}
@@ -351,6 +393,11 @@ static json_object *encode_row(const struct agg_row *row,
 		json_add_text(o, "database", t->database, sizeof(t->database));
 	if (by == PGOFF_STATS_BY_PID && t->user[0])
 		json_add_text(o, "user", t->user, sizeof(t->user));
+	if (row->query_id)
+		json_add_query_id(o, row->query_id);
+	if (row->query_folded)
+		json_object_object_add(o, "query_folded",
+				       json_object_new_boolean(true));
 	json_add_pg_wait(o, row->pg_major, row->pg_wait_event_info);
 	if (!row->pg_known)
 		json_object_object_add(o, "pg_known",

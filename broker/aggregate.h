@@ -36,6 +36,11 @@ struct agg_row {
 	uint32_t pg_wait_event_info;
 	bool pg_known;			/* wait_event_info was read */
 	enum pgoff_wait wait;		/* kernel wait type, refined */
+	uint64_t query_id;		/* the statement's; 0: none (rows by pid) */
+	bool query_folded;		/* a statement's, past the kernel's cap of
+					 * rows with a query id: query_id unknown */
+	bool pg_status;			/* the status entry was read: */
+	uint8_t pg_state;		/* st_state, raw */
 	char data_dir[256];		/* "" when the cluster is unknown */
 	struct pg_title title;		/* empty when the process is unknown */
 	uint64_t count;
@@ -51,8 +56,12 @@ void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
 		  const struct pgoff_agg *v, const struct pg_proc *p,
 		  const struct pg_cluster *c);
 
-/* Drop what rows by labels do not keep: pid, user. */
+/* Drop what rows by labels do not keep: pid, user, query id. */
 void agg_row_to_labels(struct agg_row *row);
+/* Drop what rows by query do not keep: pid, user, backend type. */
+void agg_row_to_query(struct agg_row *row);
+/* A row as rows grouped by (by) keep it. */
+void agg_row_to(struct agg_row *row, enum pgoff_stats_by by);
 
 /*
  * Sort rows by identity and merge equal ones (same pid and wait, or the
@@ -82,11 +91,13 @@ struct agg_label_rows {
 };
 
 /*
- * Fold a row (already by labels) in. Past AGG_MAX_RETIRED distinct label
- * sets, the row goes into one catch-all row (backend type "(other)"):
- * its time is kept, its labels are not. Returns 0 or -ENOMEM.
+ * Fold a row (already as by keeps it: labels or query) in. Past
+ * AGG_MAX_RETIRED distinct rows, the row goes into one catch-all row
+ * (backend type "(other)"): its time is kept, its labels are not.
+ * Returns 0 or -ENOMEM.
  */
-int agg_retire(struct agg_label_rows *r, const struct agg_row *row);
+int agg_retire(struct agg_label_rows *r, const struct agg_row *row,
+	       enum pgoff_stats_by by);
 void agg_label_rows_free(struct agg_label_rows *r);
 
 /*

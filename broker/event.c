@@ -11,9 +11,11 @@
 #include "broker/json_fields.h"
 #include "broker/ksyms.h"
 #include "broker/pg_registry.h"
+#include "broker/pg_status_layout.h"
 #include "broker/pg_wait_names.h"
 #include "broker/sql_redact.h"
 #include "broker/usyms.h"
+#include "protocol/units.h"
 #include "protocol/utf8.h"
 
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC now (BPF stamps the latter);
@@ -143,6 +145,38 @@ static const char *pg_missing_why(uint32_t flags, const struct pg_cluster *c)
 	return "backend memory could not be read";
 }
 
+/*
+ * The statement the backend ran, from its status entry (flags say
+ * whether it was read). A statement without a query id, or a backend
+ * whose entry is not read while it may run one, gets the reason.
+ */
+static void resolve_status(uint32_t flags, int pg_state, uint64_t query_id,
+			   struct event *e)
+{
+	const char *cluster_why = e->cluster && e->cluster->info.status_missing[0] ?
+				  e->cluster->info.status_missing : NULL;
+
+	e->status_read = flags & PGOFF_F_PG_STATUS;
+	if (e->status_read) {
+		e->pg_state = pg_state;
+		e->query_id = query_id;
+		if (!query_id && (flags & PGOFF_F_IN_STATEMENT))
+			e->query_id_missing = e->cluster &&
+				e->cluster->info.major < 14 ?
+				"no query ids before PostgreSQL 14" :
+				"the server computed none (compute_query_id "
+				"is off, or auto without pg_stat_statements)";
+	} else if (cluster_why) {
+		e->query_id_missing = cluster_why;
+	} else if (flags & PGOFF_F_IN_STATEMENT) {
+		e->query_id_missing = (flags & PGOFF_F_PG_NOT_OWNER) ?
+			"not read: the process no longer runs as its "
+			"cluster's owner" :
+			"the backend's status entry could not be read "
+			"(not set up yet, or track_activities is off)";
+	}
+}
+
 /* The process, its cluster and its wait event, as the record's flags
  * say it was read. */
 static void resolve_pg(struct event_ctx *ctx, uint32_t cluster,
@@ -215,6 +249,7 @@ static void resolve_episode(struct event_ctx *ctx,
 		      ep->waker_pg_wait_event_info, ep->waker_comm, e);
 	/* an episode is a wait PostgreSQL reported */
 	resolve_pg(ctx, ep->cluster, PGOFF_F_PG_WAIT, ep->pg_wait_event_info, e);
+	resolve_status(ep->flags, ep->pg_state, ep->query_id, e);
 	/* no single kernel view: PostgreSQL's class says what it was */
 	e->wait = pgoff_wait_refine(PGOFF_WAIT_OTHER, e->pg_wait_event_info,
 				    ep->flags & PGOFF_F_IN_STATEMENT);
@@ -236,6 +271,7 @@ static void resolve_interval(struct event_ctx *ctx, const void *data,
 	resolve_waker(ctx, r->flags, r->waker_pid, r->waker_tgid,
 		      r->waker_pg_wait_event_info, r->waker_comm, e);
 	resolve_pg(ctx, r->cluster, r->flags, r->pg_wait_event_info, e);
+	resolve_status(r->flags, r->pg_state, r->query_id, e);
 	resolve_kernel_stack(ctx, r, e);
 	e->wait = pgoff_wait_refine(e->kernel_wait, e->pg_wait_event_info,
 				    r->flags & PGOFF_F_IN_STATEMENT);
@@ -277,6 +313,7 @@ void event_meta_of(const struct event *e, struct event_meta *meta)
 	meta->pg_wait_event = e->pg_wait_event;
 	meta->backend_type = t ? t->backend_type : NULL;
 	meta->database = t && t->database[0] ? t->database : NULL;
+	meta->query_id = e->query_id;
 }
 
 const char *event_names_missing(const struct pg_cluster *c, char *buf,
@@ -334,7 +371,7 @@ static void write_pg_missing(struct json_writer *w, const struct event *e,
 	/* no wait event read, or read without a name */
 	bool wait_missing = !e->has_pg_wait || e->pg_name_missing;
 
-	if (!wait_missing && t)
+	if (!wait_missing && t && !e->query_id_missing)
 		return;
 	json_write_object(w, "missing");
 	if (e->has_pg_wait && wait_missing)
@@ -344,7 +381,28 @@ static void write_pg_missing(struct json_writer *w, const struct event *e,
 	if (!t)
 		json_write_str(w, "backend_type",
 			       "process title not readable yet");
+	if (e->query_id_missing)
+		json_write_str(w, "query_id", e->query_id_missing);
 	json_write_end_object(w);
+}
+
+/*
+ * The backend's state as pg_stat_activity names it, and the statement's
+ * query id: a string, the signed 64-bit number pg_stat_statements shows
+ * as queryid (JSON readers such as jq keep only 53 bits of a number).
+ */
+static void write_status(struct json_writer *w, const struct event *e)
+{
+	const struct pg_status_layout *l =
+		pg_status_layout(e->cluster ? e->cluster->info.major : 0);
+	const char *state = pg_status_state_name(l, e->pg_state);
+	char id[PGOFF_QUERY_ID_BUFSZ];
+
+	if (state)
+		json_write_str(w, "state", state);
+	if (e->query_id)
+		json_write_str(w, "query_id", pgoff_format_query_id(
+				       e->query_id, id, sizeof(id)));
 }
 
 static void write_pg(struct json_writer *w, const struct event *e)
@@ -365,6 +423,8 @@ static void write_pg(struct json_writer *w, const struct event *e)
 		if (t->user[0])
 			json_write_text(w, "user", t->user, sizeof(t->user));
 	}
+	if (e->status_read)
+		write_status(w, e);
 	if (e->cluster)
 		write_cluster(w, e->cluster);
 	write_pg_missing(w, e, t);

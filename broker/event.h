@@ -94,6 +94,11 @@ struct event {
 	const char *pg_name_missing;	/* why it has no name; NULL */
 	const struct pg_proc *proc;	/* NULL: not known */
 	const struct pg_cluster *cluster;	/* NULL: not known */
+	/* the backend's status entry: the statement it ran */
+	bool status_read;		/* pg_state and query_id were read */
+	int pg_state;			/* st_state, raw (status_read) */
+	uint64_t query_id;		/* 0: none */
+	const char *query_id_missing;	/* why a statement has none; NULL */
 	bool woken;
 	struct event_waker waker;	/* when woken */
 

@@ -6,6 +6,7 @@
 #include <strings.h>
 #include "broker/filter.h"
 #include "broker/pg_wait_names.h"
+#include "protocol/units.h"
 
 static int bad(struct pgoff_error *err, const char *fmt, const char *what)
 {
@@ -62,6 +63,12 @@ int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 	out->npg_waits = req->pg_waits.n;
 	out->databases = req->databases;
 	out->backend_types = req->backend_types;
+	for (size_t i = 0; i < req->query_ids.n; i++)
+		if (pgoff_parse_query_id(req->query_ids.v[i], &out->query_ids[i]))
+			return bad(err, "\"%.40s\" is not a query id (a non-zero "
+				   "signed 64-bit number, as pg_stat_statements "
+				   "shows queryid)", req->query_ids.v[i]);
+	out->nquery_ids = req->query_ids.n;
 	out->user_stack = req->user_stack;
 	if (out->user_stack && out->view == PGOFF_VIEW_WAITS)
 		return bad(err, "%s", "user_stack is on intervals: it needs "
@@ -111,6 +118,14 @@ static bool name_in(const struct pgoff_names *names, const char *v)
 	return false;
 }
 
+static bool query_id_in(const struct filter *f, uint64_t id)
+{
+	for (size_t i = 0; id && i < f->nquery_ids; i++)
+		if (f->query_ids[i] == id)
+			return true;
+	return false;
+}
+
 /* Which kinds of item a view streams. */
 static bool view_has(enum pgoff_view v, const struct event_meta *m)
 {
@@ -140,6 +155,8 @@ bool filter_match(const struct filter *f, const struct event_meta *m)
 	if (f->databases.n && !name_in(&f->databases, m->database))
 		return false;
 	if (f->backend_types.n && !name_in(&f->backend_types, m->backend_type))
+		return false;
+	if (f->nquery_ids && !query_id_in(f, m->query_id))
 		return false;
 	return true;
 }

@@ -33,6 +33,8 @@ struct filter {
 	size_t npg_waits;
 	struct pgoff_names databases;
 	struct pgoff_names backend_types;
+	uint64_t query_ids[PGOFF_MAX_FILTER_NAMES];	/* none: any statement */
+	size_t nquery_ids;
 	bool user_stack;			/* its "offcpu" events want user stacks */
 };
 
@@ -49,6 +51,7 @@ struct event_meta {
 	const char *pg_wait_event;		/* a table's spelling, or NULL */
 	const char *database;			/* NULL: unknown */
 	const char *backend_type;		/* NULL: unknown */
+	uint64_t query_id;			/* 0: none */
 };
 
 /*

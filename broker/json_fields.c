@@ -5,6 +5,7 @@
 #include "bpf/offcpu.h"
 #include "broker/json_fields.h"
 #include "broker/pg_wait_names.h"
+#include "protocol/units.h"
 #include "protocol/utf8.h"
 
 void json_add_str(json_object *o, const char *key, const char *v)
@@ -55,6 +56,13 @@ const char *pg_wait_labels(int major, uint32_t info, char *raw, size_t len,
 }
 
 /* PostgreSQL's wait event as pg_stat_activity names it, into o. */
+void json_add_query_id(json_object *o, uint64_t id)
+{
+	char buf[PGOFF_QUERY_ID_BUFSZ];
+
+	json_add_str(o, "query_id", pgoff_format_query_id(id, buf, sizeof(buf)));
+}
+
 const char *json_add_pg_wait(json_object *o, int major, uint32_t info)
 {
 	const char *type, *name, *known;

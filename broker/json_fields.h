@@ -23,6 +23,8 @@ void json_add_text(json_object *o, const char *key, const char *v,
  * known event name, or NULL.
  */
 const char *json_add_pg_wait(json_object *o, int major, uint32_t info);
+/* "query_id": id as PostgreSQL shows it, a string (pgoff_format_query_id) */
+void json_add_query_id(json_object *o, uint64_t id);
 /*
  * The same wait event's type and name (NULL for 0; a raw id, written into
  * raw, where no name is known), for writers without json-c objects.

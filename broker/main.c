@@ -152,6 +152,7 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_USDT_LOCK_DONE] = "usdt_lock_wait_done",
 	[PGOFF_CNT_USDT_LWLOCK_START] = "usdt_lwlock_wait_start",
 	[PGOFF_CNT_USDT_LWLOCK_DONE] = "usdt_lwlock_wait_done",
+	[PGOFF_CNT_AGG_QUERY_FOLDED] = "aggregate_query_folded",
 };
 
 /* Which tables name a cluster's wait events, or why none do. */

@@ -146,6 +146,7 @@ int pg_elf_read_fd(int fd, struct pg_elf_info *info)
 	/* A missing symbol (PostgreSQL < 14, stripped) is not an error. */
 	find_dynsym(elf, "my_wait_event_info", &info->wait_event_sym);
 	find_dynsym(elf, "debug_query_string", &info->query_sym);
+	find_dynsym(elf, "MyBEEntry", &info->status_sym);
 	find_version(fd, st.st_size, info);
 	err = 0;
 cleanup:

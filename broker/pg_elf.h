@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pg_elf.h - what pgoffd reads from a postgres executable with libelf:
- * exported symbols (PostgreSQL 14+ exports my_wait_event_info and
- * debug_query_string in .dynsym), the first loadable segment, and the server version string.
+ * exported symbols (PostgreSQL 14+ exports my_wait_event_info,
+ * debug_query_string and MyBEEntry in .dynsym), the first loadable segment, and the server version string.
  */
 #ifndef PGOFF_PG_ELF_H
 #define PGOFF_PG_ELF_H
@@ -13,6 +13,7 @@
 struct pg_elf_info {
 	uint64_t wait_event_sym;	/* st_value of my_wait_event_info, 0 = absent */
 	uint64_t query_sym;		/* st_value of debug_query_string, 0 = absent */
+	uint64_t status_sym;		/* st_value of MyBEEntry (14+), 0 = absent */
 	uint64_t first_load_vaddr;	/* p_vaddr of the first PT_LOAD, page-aligned */
 	int major;			/* 15, or 0 if unknown */
 	char version[32];		/* "15.18", or "" */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "broker/pg_elf.h"
 #include "broker/pg_probe.h"
+#include "broker/pg_status_layout.h"
 #include "broker/procfs.h"
 
 /* Not traced: status and the reason, for the log and for ps. */
@@ -273,6 +274,17 @@ static int read_binary(const char *proc_root, int exe_fd, const char *exe,
 		c->wait_event_ptr = bias + elf.wait_event_sym;
 	if (c->wait_event_ptr && elf.query_sym)
 		c->query_ptr = bias + elf.query_sym;
+	if (!elf.status_sym)
+		snprintf(c->status_missing, sizeof(c->status_missing),
+			 "binary exports no MyBEEntry (PostgreSQL < 14)");
+	else if (!pg_status_layout(c->major))
+		snprintf(c->status_missing, sizeof(c->status_missing),
+			 "no status entry layout for PostgreSQL %d", c->major);
+	else if (c->wait_event_ptr)
+		c->status_ptr = bias + elf.status_sym;
+	else
+		snprintf(c->status_missing, sizeof(c->status_missing), "%s",
+			 c->pg_missing);
 	return 0;
 }
 

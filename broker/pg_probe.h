@@ -51,9 +51,12 @@ struct pg_cluster_info {
 	uint64_t exe_dev, exe_ino;	/* the executable every process must share */
 	uint64_t wait_event_ptr;	/* run-time address of my_wait_event_info */
 	uint64_t query_ptr;		/* run-time address of debug_query_string */
+	uint64_t status_ptr;		/* run-time address of MyBEEntry; 0: not
+					 * read (status_missing says why) */
 	char data_dir[256];
 	char version[32];
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable */
+	char status_missing[96];	/* why the status entry is not read */
 	char why[160];			/* status != 0: why it is not traced */
 	uint32_t nmaps;			/* executable mappings, by address */
 	uint32_t maps_truncated;	/* 1: more than PG_PROBE_MAX_MAPS */

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include "bpf/offcpu.h"
 #include "broker/pg_probe.h"
+#include "broker/pg_status_layout.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
 #include "broker/procfs.h"
@@ -159,6 +160,7 @@ static void trace_cluster(struct serve_state *st, int slot,
 			    .uid = c->uid, .quota = (uint16_t)slot },
 	};
 
+	pg_status_target(c->major, c->status_ptr, &tc.target);
 	/* where postgres's code is mapped: user stacks start from there
 	 * where libc's code kept no frame pointers */
 	for (uint32_t i = 0; i < c->nmaps && i < PG_PROBE_MAX_MAPS; i++)

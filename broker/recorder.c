@@ -481,9 +481,8 @@ static int window_add(struct recorder_window *w, const struct store_hdr *h,
 		w->bad++;
 		return 0;
 	}
-	if (w->by == PGOFF_STATS_BY_LABELS)
-		for (size_t i = before; i < w->sum.n; i++)
-			agg_row_to_labels(&w->sum.v[i]);
+	for (size_t i = before; i < w->sum.n; i++)
+		agg_row_to(&w->sum.v[i], w->by);
 	if (!w->records)
 		w->first = h->wall_ns - (int64_t)iv;
 	if (iv)		/* a second's other parts say 0 (store_second) */
@@ -535,9 +534,8 @@ static int add_unrecorded(struct recorder *r, struct recorder_window *w,
 	aggrec_sort(rows, n);
 	if (aggrec_delta(r->prev.v, r->prev.n, rows, n, &w->sum))
 		return -ENOMEM;
-	if (w->by == PGOFF_STATS_BY_LABELS)
-		for (size_t i = before; i < w->sum.n; i++)
-			agg_row_to_labels(&w->sum.v[i]);
+	for (size_t i = before; i < w->sum.n; i++)
+		agg_row_to(&w->sum.v[i], w->by);
 	if (r->prev_mono && mono_ns > r->prev_mono)
 		w->covered += mono_ns - r->prev_mono;
 	return 0;

@@ -5,6 +5,7 @@
 #include "broker/classify.h"
 #include "broker/replay_meta.h"
 #include "protocol/protocol.h"
+#include "protocol/units.h"
 
 int replay_meta(json_object *ev, struct event_meta *m)
 {
@@ -46,6 +47,9 @@ int replay_meta(json_object *ev, struct event_meta *m)
 		m->database = s;
 	if (pgoff_get_string(pg, "backend_type", &s))
 		m->backend_type = s;
+	if (pgoff_get_string(pg, "query_id", &s) &&
+	    pgoff_parse_query_id(s, &m->query_id))
+		m->query_id = 0;
 	return 0;
 }
 

@@ -73,6 +73,7 @@ static int collect_ongoing(void *ctx, uint32_t pid,
 		.cluster = s->cluster,
 		.syscall = s->syscall,
 		.state = s->state,
+		.query_id = s->query_id,
 	};
 	struct pgoff_agg v = { 0 };
 
@@ -85,6 +86,10 @@ static int collect_ongoing(void *ctx, uint32_t pid,
 	}
 	if (s->flags & PGOFF_F_IN_STATEMENT)
 		k.flags |= PGOFF_AGG_F_IN_STATEMENT;
+	if (s->flags & PGOFF_F_PG_STATUS)
+		k.flags |= PGOFF_AGG_F_PG_STATUS |
+			   (s->pg_state & PGOFF_AGG_PG_STATE_MASK) <<
+			   PGOFF_AGG_PG_STATE_SHIFT;
 	v.total_ns = o->now_ns - s->start_ns;
 	return collect_row(o->c, &k, &v);
 }
@@ -102,7 +107,7 @@ static void make_row(struct stats *s, struct agg_row *row,
 void stats_retire_exited(struct stats *s)
 {
 	struct collect c = { .s = s, .exited_only = true };
-	struct agg_row row;
+	struct agg_row row, q;
 	int err = tracer_agg_foreach(s->tracer, collect_row, &c);
 
 	if (err)
@@ -112,8 +117,12 @@ void stats_retire_exited(struct stats *s)
 		if (tracer_agg_delete(s->tracer, &c.v[i].key))
 			continue;
 		make_row(s, &row, &c.v[i]);
+		q = row;
+		agg_row_to_query(&q);
+		if (agg_retire(&s->retired_queries, &q, PGOFF_STATS_BY_QUERY))
+			s->retire_failed++;
 		agg_row_to_labels(&row);
-		if (agg_retire(&s->retired, &row))
+		if (agg_retire(&s->retired, &row, PGOFF_STATS_BY_LABELS))
 			s->retire_failed++;
 	}
 	free(c.v);
@@ -140,6 +149,9 @@ int stats_rows(struct stats *s, enum pgoff_stats_by by, uint64_t now,
 {
 	struct collect c = { .s = s };
 	struct ongoing o = { .c = &c, .now_ns = now };
+	const struct agg_label_rows *retired =
+		by == PGOFF_STATS_BY_LABELS ? &s->retired :
+		by == PGOFF_STATS_BY_QUERY ? &s->retired_queries : NULL;
 	struct agg_row *rows;
 	size_t n = 0;
 	int err;
@@ -149,18 +161,17 @@ int stats_rows(struct stats *s, enum pgoff_stats_by by, uint64_t now,
 		err = tracer_threads_foreach(s->tracer, collect_ongoing, &o);
 	if (err)
 		log_warnx("reading the kernel aggregation: %s", strerror(-err));
-	rows = calloc(c.n + s->retired.n + 1, sizeof(*rows));
+	rows = calloc(c.n + (retired ? retired->n : 0) + 1, sizeof(*rows));
 	if (rows) {
 		for (size_t i = 0; i < c.n; i++) {
 			make_row(s, &rows[n], &c.v[i]);
-			if (by == PGOFF_STATS_BY_LABELS)
-				agg_row_to_labels(&rows[n]);
+			agg_row_to(&rows[n], by);
 			n++;
 		}
-		if (by == PGOFF_STATS_BY_LABELS && s->retired.n) {
-			memcpy(rows + n, s->retired.rows,
-			       s->retired.n * sizeof(*rows));
-			n += s->retired.n;
+		if (retired && retired->n) {
+			memcpy(rows + n, retired->rows,
+			       retired->n * sizeof(*rows));
+			n += retired->n;
 		}
 		n = agg_rows_merge(rows, n, by);
 	} else if (!err) {
@@ -189,7 +200,9 @@ static json_object *compute(struct stats *s, enum pgoff_stats_by by,
 	json_object_object_add(f, "hist_unit_ns", json_object_new_int64(PGOFF_AGG_UNIT_NS));
 	agg_rows_encode(f, rows, n, by, STATS_BUDGET);
 	json_object_object_add(f, "retired_overflow", json_object_new_int64(
-		(int64_t)s->retired.overflowed));
+		(int64_t)(by == PGOFF_STATS_BY_QUERY ?
+			  s->retired_queries.overflowed :
+			  s->retired.overflowed)));
 	json_object_object_add(f, "complete", json_object_new_boolean(
 		!err && rows && s->retire_failed == 0));
 	free(rows);
@@ -217,7 +230,8 @@ void stats_answer(struct stats *s, enum pgoff_stats_by by, json_object *reply)
 void stats_free(struct stats *s)
 {
 	agg_label_rows_free(&s->retired);
+	agg_label_rows_free(&s->retired_queries);
 	agg_label_rows_free(&s->highest);
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < PGOFF_STATS__BY; i++)
 		json_object_put(s->cached[i]);
 }

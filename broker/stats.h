@@ -17,10 +17,11 @@ struct stats {
 	struct tracer *tracer;
 	struct pg_registry *registry;
 	struct agg_label_rows retired;
+	struct agg_label_rows retired_queries;	/* the same by query */
 	uint64_t retire_failed;		/* rows of exited processes not kept */
 	struct agg_label_rows highest;	/* by labels: the most time told */
-	json_object *cached[2];		/* the last reply's fields, by `by` */
-	uint64_t cached_at[2];
+	json_object *cached[PGOFF_STATS__BY];	/* the last reply's fields, by `by` */
+	uint64_t cached_at[PGOFF_STATS__BY];
 };
 
 /*

@@ -509,7 +509,13 @@ int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key)
 {
 	int fd = bpf_map__fd(t->skel->maps.aggregate);
 
-	return bpf_map_delete_elem(fd, key) ? -errno : 0;
+	if (bpf_map_delete_elem(fd, key))
+		return -errno;
+	/* a row keyed by a query id gives its place back (agg_query_rows) */
+	if (key->query_id)
+		__atomic_fetch_sub(&t->skel->bss->agg_query_rows, 1,
+				   __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 struct start_walk {

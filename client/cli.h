@@ -19,6 +19,7 @@
 	{ "pg-wait", required_argument, NULL, 'W' }, \
 	{ "db", required_argument, NULL, 'D' }, \
 	{ "backend-type", required_argument, NULL, 'B' }, \
+	{ "query-id", required_argument, NULL, 'Q' }, \
 	{ "min", required_argument, NULL, 'm' }, \
 	{ "user-stack", no_argument, NULL, 'U' }
 

@@ -59,6 +59,17 @@ int filter_option(int opt, const char *arg, struct pgoff_filter *f)
 		return add_names("--db", arg, &f->databases) ? -1 : 1;
 	case 'B':
 		return add_names("--backend-type", arg, &f->backend_types) ? -1 : 1;
+	case 'Q':
+		if (add_names("--query-id", arg, &f->query_ids))
+			return -1;
+		for (size_t i = 0; i < f->query_ids.n; i++)
+			if (pgoff_parse_query_id(f->query_ids.v[i], &v)) {
+				log_warnx("--query-id: '%s' is not a query id "
+					  "(as pg_stat_statements shows "
+					  "queryid: -42)", f->query_ids.v[i]);
+				return -1;
+			}
+		return 1;
 	case 'm':
 		if (pgoff_parse_duration(arg, &f->min_duration_ns)) {
 			log_warnx("--min: '%s' is not a duration such as 500us, "

@@ -45,6 +45,8 @@ static void watch_usage(FILE *f)
 "  --db LIST         only backends connected to these databases\n"
 "  --backend-type LIST  only these backend types ('client backend',\n"
 "                    autovacuum worker, …, as in pg_stat_activity)\n"
+"  --query-id LIST   only waits in these statements, by query id as\n"
+"                    pg_stat_statements.queryid shows it (-42)\n"
 "  --min DURATION    only waits and intervals at least this long (default 1ms);\n"
 "                    units ns, us, ms, s, m: 500us, 5ms, 1.5s\n"
 "  --user-stack      intervals also carry PostgreSQL's own call path\n"

@@ -45,6 +45,7 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 {
 	json_object *hist, *known;
 	uint64_t pid = 0;
+	const char *id;
 
 	memset(r, 0, sizeof(*r));
 	if (!json_object_is_type(o, json_type_object))
@@ -63,6 +64,12 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 	r->pg_known = true;
 	if (json_object_object_get_ex(o, "pg_known", &known))
 		r->pg_known = json_object_get_boolean(known);
+	if (json_object_object_get_ex(o, "query_id", NULL) &&
+	    (!pgoff_get_string(o, "query_id", &id) ||
+	     pgoff_parse_query_id(id, &r->query_id)))
+		return fail(err, len, "a row has a bad query_id");
+	if (json_object_object_get_ex(o, "query_folded", &known))
+		r->query_folded = json_object_get_boolean(known);
 	if (!get_u64(o, "count", &r->count) || !get_u64(o, "time_ns", &r->time_ns))
 		return fail(err, len, "a row has no count or time_ns");
 	copy_str(o, "data_dir", r->data_dir, sizeof(r->data_dir));
@@ -134,7 +141,9 @@ void sv_free(struct sv_snapshot *s)
 
 static bool same_row(const struct sv_row *a, const struct sv_row *b)
 {
-	return a->pid == b->pid && strcmp(a->wait, b->wait) == 0 &&
+	return a->pid == b->pid && a->query_id == b->query_id &&
+	       a->query_folded == b->query_folded &&
+	       strcmp(a->wait, b->wait) == 0 &&
 	       a->wait_event_info == b->wait_event_info &&
 	       a->pg_known == b->pg_known &&
 	       strcmp(a->wait_event_type, b->wait_event_type) == 0 &&
@@ -189,14 +198,25 @@ int sv_delta(const struct sv_snapshot *prev, const struct sv_snapshot *cur,
 
 const char *sv_by_name(enum sv_by by)
 {
-	return by == SV_BY_WAIT ? "wait" : by == SV_BY_DATABASE ? "database" :
-	       "backend";
+	switch (by) {
+	case SV_BY_WAIT:
+		return "wait";
+	case SV_BY_DATABASE:
+		return "database";
+	case SV_BY_QUERY:
+		return "query";
+	case SV_BY_QUERY_WAIT:
+		return "query,wait";
+	default:
+		return "backend";
+	}
 }
 
 int sv_by_parse(const char *name, enum sv_by *out)
 {
 	static const enum sv_by all[] = { SV_BY_BACKEND, SV_BY_WAIT,
-					  SV_BY_DATABASE };
+					  SV_BY_DATABASE, SV_BY_QUERY,
+					  SV_BY_QUERY_WAIT };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (strcmp(name, sv_by_name(all[i])) == 0) {
@@ -216,6 +236,22 @@ static void pg_wait_label(const struct sv_row *r, char *buf, size_t len)
 		snprintf(buf, len, "%s:%s", r->wait_event_type, r->wait_event);
 }
 
+static bool same_wait(const struct sv_row *k, const struct sv_row *r)
+{
+	return strcmp(k->wait, r->wait) == 0 &&
+	       strcmp(k->wait_event_type, r->wait_event_type) == 0 &&
+	       strcmp(k->wait_event, r->wait_event) == 0;
+}
+
+/* One statement: its query id in its cluster (ids are per cluster as
+ * pg_stat_statements keeps them), or the folded ones, or none. */
+static bool same_query(const struct sv_row *k, const struct sv_row *r)
+{
+	return k->query_id == r->query_id &&
+	       k->query_folded == r->query_folded &&
+	       strcmp(k->data_dir, r->data_dir) == 0;
+}
+
 static bool same_group(const struct sv_row *k, const struct sv_row *r,
 		       enum sv_by by)
 {
@@ -223,14 +259,27 @@ static bool same_group(const struct sv_row *k, const struct sv_row *r,
 	case SV_BY_BACKEND:
 		return k->pid == r->pid && strcmp(k->data_dir, r->data_dir) == 0;
 	case SV_BY_WAIT:
-		return strcmp(k->wait, r->wait) == 0 &&
-		       strcmp(k->wait_event_type, r->wait_event_type) == 0 &&
-		       strcmp(k->wait_event, r->wait_event) == 0;
+		return same_wait(k, r);
 	case SV_BY_DATABASE:
 		return strcmp(k->database, r->database) == 0 &&
 		       strcmp(k->data_dir, r->data_dir) == 0;
+	case SV_BY_QUERY:
+		return same_query(k, r);
+	case SV_BY_QUERY_WAIT:
+		return same_query(k, r) && same_wait(k, r);
 	}
 	return false;
+}
+
+/* A statement's cell: its query id, or why it has none. */
+static const char *query_label(const struct sv_row *r, char *buf, size_t len)
+{
+	if (r->query_id)
+		return pgoff_format_query_id(r->query_id, buf, len);
+	if (r->query_folded)
+		return "(other statements)";
+	/* pgoffd's catch-all row, past the statements it keeps */
+	return strcmp(r->backend_type, "(other)") == 0 ? "(other)" : "-";
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -358,9 +407,17 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 		   size_t limit)
 {
 	double secs = interval_ns ? (double)interval_ns / 1e9 : 1.0;
-	char b1[32], b2[32], b3[32], pg[100];
+	char b1[32], b2[32], b3[32], pg[100], qid[PGOFF_QUERY_ID_BUFSZ];
 
-	if (by == SV_BY_BACKEND)
+	if (by == SV_BY_QUERY)
+		fprintf(out, "%-20s %-14s %6s %9s %7s %8s %8s  %s\n",
+			"QUERY ID", "DATABASE", "AAS", "OFF-CPU", "COUNT", "P50",
+			"P99", "TOP WAIT");
+	else if (by == SV_BY_QUERY_WAIT)
+		fprintf(out, "%-20s %-34s %-6s %6s %9s %7s %8s %8s\n",
+			"QUERY ID", "PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU",
+			"COUNT", "P50", "P99");
+	else if (by == SV_BY_BACKEND)
 		fprintf(out, "%7s %-14s %-12s %-20s %6s %9s %7s %8s %8s  %s\n",
 			"PID", "DATABASE", "USER", "BACKEND", "OFF%",
 			"OFF-CPU", "COUNT", "P50", "P99", "TOP WAIT");
@@ -389,12 +446,25 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 			fprintf(out, "%5.1f%% %9s %7" PRIu64 " %8s %8s  ",
 				100 * share, b1, x->count, b2, b3);
 			put_cell(out, "%s\n", 0, x->top_wait);
-		} else if (by == SV_BY_WAIT) {
+		} else if (by == SV_BY_QUERY) {
+			fprintf(out, "%-20s ", query_label(&x->key, qid, sizeof(qid)));
+			put_cell(out, "%-14s ", 14, x->key.database[0] ?
+				 x->key.database : "-");
+			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s  ",
+				share, b1, x->count, b2, b3);
+			put_cell(out, "%s\n", 0, x->top_wait);
+		} else if (by == SV_BY_WAIT || by == SV_BY_QUERY_WAIT) {
+			if (by == SV_BY_QUERY_WAIT)
+				fprintf(out, "%-20s ", query_label(&x->key, qid,
+								    sizeof(qid)));
 			pg_wait_label(&x->key, pg, sizeof(pg));
 			put_cell(out, "%-34s ", 34, pg);
 			put_cell(out, "%-6s ", 0, x->key.wait);
-			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s %8zu\n",
-				share, b1, x->count, b2, b3, x->backends);
+			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s", share, b1,
+				x->count, b2, b3);
+			if (by == SV_BY_WAIT)	/* rows by query have no pid */
+				fprintf(out, " %8zu", x->backends);
+			fputc('\n', out);
 		} else {
 			put_cell(out, "%-20s ", 20, x->key.database[0] ?
 				 x->key.database : "(no database)");
@@ -413,6 +483,21 @@ static void add_u64(json_object *o, const char *key, uint64_t v)
 {
 	json_object_object_add(o, key, v > INT64_MAX ? NULL :
 			       json_object_new_int64((int64_t)v));
+}
+
+/* "query_id" (a string, as pgoffd sends it; null: none), and
+ * "query_folded" for the statements pgoffd could not keep apart. */
+static void add_query(json_object *o, const struct sv_row *k)
+{
+	char id[PGOFF_QUERY_ID_BUFSZ];
+
+	json_object_object_add(o, "query_id", k->query_id ?
+		json_object_new_string(pgoff_format_query_id(k->query_id, id,
+							     sizeof(id))) :
+		NULL);
+	if (k->query_folded)
+		json_object_object_add(o, "query_folded",
+				       json_object_new_boolean(true));
 }
 
 /* A quantile: null when no interval finished (or in the open bucket). */
@@ -449,10 +534,16 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 			add_str(r, "user", x->key.user);
 			add_str(r, "backend_type", x->key.backend_type);
 			add_str(r, "top_wait", x->top_wait);
-		} else if (by == SV_BY_WAIT) {
+		} else if (by == SV_BY_WAIT || by == SV_BY_QUERY_WAIT) {
+			if (by == SV_BY_QUERY_WAIT)
+				add_query(r, &x->key);
 			add_str(r, "wait_event_type", x->key.wait_event_type);
 			add_str(r, "wait_event", x->key.wait_event);
 			add_str(r, "wait", x->key.wait);
+		} else if (by == SV_BY_QUERY) {
+			add_query(r, &x->key);
+			add_str(r, "database", x->key.database);
+			add_str(r, "top_wait", x->top_wait);
 		} else {
 			add_str(r, "database", x->key.database);
 		}
@@ -463,8 +554,9 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 		add_u64(r, "count", x->count);
 		add_quantile(r, "p50_ns", sv_quantile_ns(x->hist, unit_ns, 0.5));
 		add_quantile(r, "p99_ns", sv_quantile_ns(x->hist, unit_ns, 0.99));
-		json_object_object_add(r, "backends",
-				       json_object_new_int64((int64_t)x->backends));
+		if (by != SV_BY_QUERY && by != SV_BY_QUERY_WAIT)
+			json_object_object_add(r, "backends",
+				json_object_new_int64((int64_t)x->backends));
 		json_object_array_add(rows, r);
 	}
 	json_object_object_add(top, "rows", rows);

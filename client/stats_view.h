@@ -27,6 +27,8 @@ struct sv_row {
 	char wait[16];		/* kernel wait type */
 	uint32_t wait_event_info;
 	bool pg_known;		/* false: the backend's memory was unreadable */
+	uint64_t query_id;	/* the statement's; 0: none */
+	bool query_folded;	/* a statement's whose id pgoffd could not keep */
 	uint64_t count;
 	uint64_t time_ns;
 	uint64_t hist[SV_BUCKETS];
@@ -56,7 +58,10 @@ void sv_free(struct sv_snapshot *s);
 int sv_delta(const struct sv_snapshot *prev, const struct sv_snapshot *cur,
 	     struct sv_snapshot *out);
 
-enum sv_by { SV_BY_BACKEND, SV_BY_WAIT, SV_BY_DATABASE };
+/* SV_BY_QUERY: one row per statement (query id); SV_BY_QUERY_WAIT: per
+ * statement and wait. */
+enum sv_by { SV_BY_BACKEND, SV_BY_WAIT, SV_BY_DATABASE, SV_BY_QUERY,
+	     SV_BY_QUERY_WAIT };
 
 struct sv_group {
 	struct sv_row key;	/* the fields the grouping keeps */

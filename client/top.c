@@ -35,11 +35,15 @@ static void top_usage(FILE *f)
 "\n"
 "  --interval DUR    length of an interval (default 2s; at least 100ms)\n"
 "  --by KEY          backend (default): one row per process; wait: per\n"
-"                    PostgreSQL wait event and kernel wait type; database\n"
+"                    PostgreSQL wait event and kernel wait type; database;\n"
+"                    query: per statement (query id, as\n"
+"                    pg_stat_statements.queryid); query,wait: per\n"
+"                    statement and wait\n"
 "  --once            print one interval and exit\n"
 "  --json            one JSON object per interval\n"
 "  --pid N           only this process (repeatable)\n"
 "  --db LIST         only these databases (comma-separated)\n"
+"  --query-id LIST   only these statements (query ids, comma-separated)\n"
 "  --limit N         at most N rows (default: what the terminal holds)\n"
 "  --since WHEN      the past: one table from what pgoffd recorded since\n"
 "                    WHEN (a duration back from now such as 10m, a local\n"
@@ -88,6 +92,8 @@ struct top_opts {
 	size_t npids;
 	char dbs[16][64];
 	size_t ndbs;
+	uint64_t query_ids[16];
+	size_t nquery_ids;
 	uint64_t limit;
 	bool past;			/* --since or --at: one table, stored */
 	int64_t since_ns, until_ns;	/* wall clock; until 0: now */
@@ -137,6 +143,7 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "db", required_argument, NULL, 'D' },
+		{ "query-id", required_argument, NULL, 'Q' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
@@ -163,8 +170,8 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 			break;
 		case 'b':
 			if (sv_by_parse(optarg, &o->by)) {
-				log_warnx("--by: '%s' is not backend, wait or "
-					  "database", optarg);
+				log_warnx("--by: '%s' is not backend, wait, "
+					  "database, query or query,wait", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -192,6 +199,21 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 					return EXIT_USAGE;
 				}
 				strcpy(o->dbs[o->ndbs++], tok);
+			}
+			break;
+		case 'Q':
+			for (char *p = optarg, *tok; (tok = strsep(&p, ","));) {
+				if (o->nquery_ids == sizeof(o->query_ids) /
+						     sizeof(o->query_ids[0]) ||
+				    pgoff_parse_query_id(tok,
+					    &o->query_ids[o->nquery_ids])) {
+					log_warnx("--query-id: '%s' is not a list "
+						  "of at most 16 query ids (as "
+						  "pg_stat_statements shows "
+						  "queryid: -42)", optarg);
+					return EXIT_USAGE;
+				}
+				o->nquery_ids++;
 			}
 			break;
 		case 'l':
@@ -236,6 +258,11 @@ static bool row_wanted(const struct top_opts *o, const struct sv_row *r)
 	ok = !o->ndbs;
 	for (size_t i = 0; i < o->ndbs && !ok; i++)
 		ok = strcmp(r->database, o->dbs[i]) == 0;
+	if (!ok)
+		return false;
+	ok = !o->nquery_ids;
+	for (size_t i = 0; i < o->nquery_ids && !ok; i++)
+		ok = r->query_id == o->query_ids[i];
 	return ok;
 }
 
@@ -256,6 +283,19 @@ static int fetch(struct conn *c, enum pgoff_stats_by by, struct sv_snapshot *s)
 	}
 	json_object_put(reply);
 	return ret;
+}
+
+/*
+ * What to ask pgoffd for: rows by statement for the query views, which
+ * keep the time of backends that exited in the interval (a client that
+ * connects for one statement is gone before the next snapshot); rows by
+ * process otherwise, and whenever --pid picks processes.
+ */
+static enum pgoff_stats_by stats_by(const struct top_opts *o)
+{
+	if ((o->by == SV_BY_QUERY || o->by == SV_BY_QUERY_WAIT) && !o->npids)
+		return PGOFF_STATS_BY_QUERY;
+	return PGOFF_STATS_BY_PID;
 }
 
 /* Terminal state, restored however top ends. */
@@ -419,7 +459,7 @@ static int top_past(const struct top_opts *o, struct conn *c)
 	char err[160];
 	int ret;
 
-	req.stats.by = PGOFF_STATS_BY_PID;
+	req.stats.by = stats_by(o);
 	req.stats.has_since = true;
 	req.stats.since_ns = o->since_ns;
 	req.stats.until_ns = o->until_ns;
@@ -489,9 +529,9 @@ int cmd_top(int argc, char **argv, const char *sock)
 	sigaction(SIGQUIT, &sa, NULL);
 	if (screen)
 		tty_keys();
-	ret = fetch(&c, PGOFF_STATS_BY_PID, &prev);
+	ret = fetch(&c, stats_by(&o), &prev);
 	while (ret == EXIT_OK && wait_interval(o.interval_ns)) {
-		ret = fetch(&c, PGOFF_STATS_BY_PID, &cur);
+		ret = fetch(&c, stats_by(&o), &cur);
 		if (ret != EXIT_OK)
 			break;
 		if (show(&o, &prev, &cur, screen, NULL)) {

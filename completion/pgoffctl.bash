@@ -10,13 +10,13 @@
 _pgoffctl_options() {
 	case $1 in
 	status | ps | history) opts=(--json --socket --help) ;;
-	watch) opts=(--view --pid --type --pg-wait --db --backend-type --min
+	watch) opts=(--view --pid --type --pg-wait --db --backend-type --query-id --min
 		--user-stack --since --resume --count --timeout --follow --json --socket
 		--help) ;;
-	top) opts=(--interval --by --once --json --pid --db --limit --since --until
+	top) opts=(--interval --by --once --json --pid --db --query-id --limit --since --until
 		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
-		--backend-type --user-stack --title --since --until --diff --socket
+		--backend-type --query-id --user-stack --title --since --until --diff --socket
 		--help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;
 	"") opts=(--socket --help --version) ;;
@@ -121,7 +121,7 @@ _pgoffctl() {
 		return 0
 		;;
 	--by)
-		_pgoffctl_words backend wait database
+		_pgoffctl_words backend wait database query query,wait
 		return 0
 		;;
 	--pid)
@@ -130,7 +130,7 @@ _pgoffctl() {
 		return 0
 		;;
 	--min | --count | --timeout | --interval | --duration | --limit | \
-		--db | --backend-type | --title)
+		--db | --backend-type | --title | --query-id)
 		return 0	# a value of the user's own
 		;;
 	esac

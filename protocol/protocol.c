@@ -211,7 +211,8 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 	if (get_names(obj, "types", &f->types, err) ||
 	    get_names(obj, "pg_waits", &f->pg_waits, err) ||
 	    get_names(obj, "databases", &f->databases, err) ||
-	    get_names(obj, "backend_types", &f->backend_types, err))
+	    get_names(obj, "backend_types", &f->backend_types, err) ||
+	    get_names(obj, "query_ids", &f->query_ids, err))
 		return -EINVAL;
 	if (!json_object_object_get_ex(obj, "pids", &pids))
 		return 0;
@@ -271,9 +272,11 @@ static int decode_stats(json_object *obj, struct pgoff_request *req,
 			    "\"by\" must be a string");
 	if (strcmp(v, "labels") == 0)
 		*by = PGOFF_STATS_BY_LABELS;
+	else if (strcmp(v, "query") == 0)
+		*by = PGOFF_STATS_BY_QUERY;
 	else if (strcmp(v, "pid") != 0)
 		return fail(err, PGOFF_ERR_BAD_REQUEST,
-			    "\"by\" must be \"pid\" or \"labels\"");
+			    "\"by\" must be \"pid\", \"labels\" or \"query\"");
 	return 0;
 }
 
@@ -353,7 +356,8 @@ static const char *const op_names[] = {
 
 const char *pgoff_stats_by_name(enum pgoff_stats_by by)
 {
-	return by == PGOFF_STATS_BY_LABELS ? "labels" : "pid";
+	return by == PGOFF_STATS_BY_LABELS ? "labels" :
+	       by == PGOFF_STATS_BY_QUERY ? "query" : "pid";
 }
 
 const char *pgoff_view_name(enum pgoff_view v)
@@ -407,6 +411,7 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		put_names(obj, "pg_waits", &f->pg_waits);
 		put_names(obj, "databases", &f->databases);
 		put_names(obj, "backend_types", &f->backend_types);
+		put_names(obj, "query_ids", &f->query_ids);
 		if (f->user_stack)
 			json_object_object_add(obj, "user_stack",
 					       json_object_new_boolean(1));

@@ -58,6 +58,9 @@ enum pgoff_stats_by {
 	PGOFF_STATS_BY_PID = 0,		/* live processes, by pid and wait */
 	PGOFF_STATS_BY_LABELS,		/* cluster, database, backend type and
 					   wait, including exited processes */
+	PGOFF_STATS_BY_QUERY,		/* cluster, database, statement (query
+					   id) and wait, exited processes too */
+	PGOFF_STATS__BY
 };
 
 /* A list of names from a request; empty: no filter on that field. */
@@ -84,6 +87,7 @@ struct pgoff_filter {
 	struct pgoff_names pg_waits;		/* "Lock" or "Lock:transactionid" */
 	struct pgoff_names databases;
 	struct pgoff_names backend_types;	/* "client backend", … */
+	struct pgoff_names query_ids;		/* "-42": as PostgreSQL shows them */
 	bool user_stack;			/* "offcpu" events carry user_stack */
 	bool has_since;				/* replay the store first */
 	int64_t since_ns;			/* wall clock, ns since the epoch */

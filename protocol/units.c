@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -140,6 +141,27 @@ int pgoff_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (too_big || v < min || v > max)
 		return -ERANGE;
 	*out = v;
+	return 0;
+}
+
+const char *pgoff_format_query_id(uint64_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRId64, (int64_t)id);
+	return buf;
+}
+
+int pgoff_parse_query_id(const char *s, uint64_t *id)
+{
+	bool neg = s && *s == '-';
+	uint64_t v;
+	int err = pgoff_parse_u64(s ? s + neg : NULL, 0, neg ?
+				  (uint64_t)INT64_MAX + 1 : INT64_MAX, &v);
+
+	if (err)
+		return err;
+	if (!v)
+		return -ERANGE;
+	*id = neg ? -v : v;
 	return 0;
 }
 

@@ -38,6 +38,17 @@ int pgoff_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  */
 const char *pgoff_format_duration(uint64_t ns, char *buf, size_t len);
 
+/*
+ * A query id as PostgreSQL shows it (pg_stat_statements.queryid,
+ * pg_stat_activity.query_id): the 64 bits as a signed decimal, "-42".
+ * pgoff sends it as a JSON string, which no reader rounds to 53 bits.
+ * Parsing takes the same (from INT64_MIN to INT64_MAX); 0 is no query id
+ * and is refused (-ERANGE). Returns 0, or -EINVAL for junk.
+ */
+#define PGOFF_QUERY_ID_BUFSZ 24
+const char *pgoff_format_query_id(uint64_t id, char *buf, size_t len);
+int pgoff_parse_query_id(const char *s, uint64_t *id);
+
 /* Enough for any uint64_t: "307445734m34s". */
 #define PGOFF_DURATION_BUFSZ 24
 

@@ -93,6 +93,72 @@ static void test_round_trip(void)
 	agg_vec_free(&out);
 }
 
+/* Rows of one process and wait told apart by their statement, each with
+ * its query id and state, kept through a round trip and a delta. */
+static void test_statements(void)
+{
+	struct agg_row rows[] = {
+		row(7, 0x03000004, PGOFF_WAIT_LOCK, 3, 4000),
+		row(7, 0x03000004, PGOFF_WAIT_LOCK, 1, 900),
+		row(7, 0x03000004, PGOFF_WAIT_LOCK, 1, 50),
+	}, later[3];
+	struct agg_vec out = { 0 }, d = { 0 };
+	unsigned char *buf;
+	uint64_t iv = 0;
+	size_t len;
+
+	rows[0].query_id = 0x8000000000000001ull;	/* negative in SQL */
+	rows[1].query_id = 42;
+	rows[2].query_folded = true;	/* past the kernel's cap */
+	for (size_t i = 0; i < 3; i++) {
+		rows[i].pg_status = true;
+		rows[i].pg_state = 2;
+	}
+	aggrec_sort(rows, 3);
+	CHECK(aggrec_encode(rows, 3, 1000000000ull, &buf, &len) == 0);
+	CHECK(aggrec_decode(buf, len, &iv, &out) == 0 && out.n == 3);
+	for (size_t i = 0; i < 3; i++)
+		CHECK(memcmp(&out.v[i], &rows[i], sizeof(rows[i])) == 0);
+	memcpy(later, rows, sizeof(later));
+	for (size_t i = 0; i < 3; i++)
+		if (later[i].query_id == 42) {
+			later[i].count = 2;
+			later[i].total_ns = 1900;
+		}
+	CHECK(aggrec_delta(rows, 3, later, 3, &d) == 0);
+	CHECK(d.n == 1 && d.v[0].query_id == 42 && d.v[0].count == 1 &&
+	      d.v[0].total_ns == 1000);
+	free(buf);
+	agg_vec_free(&out);
+	agg_vec_free(&d);
+}
+
+/* A record of version 1 (before rows had statements) still reads. */
+static void test_version_1(void)
+{
+	static const unsigned char v1[] = {
+		1,			/* version */
+		0xe8, 0x07,		/* interval: 1000 ns */
+		1,			/* a process: */
+		7, 1, 16, 1, '/', 0, 1, 'x', 0, 0,	/* pid, cluster, major,
+						   data dir, name, type,
+						   user, database */
+		1,			/* a row: */
+		0, 1, 4, 1, 3, 0x90, 0x03, 1, 3, 3,	/* process 0, known,
+						   info 4, wait, count 3,
+						   400 ns, bucket 3: 3 */
+	};
+	struct agg_vec out = { 0 };
+	uint64_t iv = 0;
+
+	CHECK(aggrec_decode(v1, sizeof(v1), &iv, &out) == 0);
+	CHECK(iv == 1000 && out.n == 1);
+	CHECK(out.n == 1 && out.v[0].pid == 7 && out.v[0].count == 3 &&
+	      out.v[0].total_ns == 400 && out.v[0].hist[3] == 3 &&
+	      !out.v[0].query_id && !out.v[0].pg_status);
+	agg_vec_free(&out);
+}
+
 static void test_empty(void)
 {
 	struct agg_vec out = { 0 };
@@ -151,6 +217,8 @@ int main(void)
 	RUN(test_delta);
 	RUN(test_delta_pid_reused);
 	RUN(test_round_trip);
+	RUN(test_statements);
+	RUN(test_version_1);
 	RUN(test_empty);
 	RUN(test_damaged);
 	return CHECK_DONE();

@@ -83,7 +83,7 @@ static void test_retire_keeps_time_past_the_limit(void)
 		struct agg_row x = row(0, db, 0, 1, 1000 + (uint64_t)i);
 
 		total += x.total_ns;
-		CHECK(agg_retire(&r, &x) == 0);
+		CHECK(agg_retire(&r, &x, PGOFF_STATS_BY_LABELS) == 0);
 	}
 	CHECK(r.n == AGG_MAX_RETIRED && r.overflowed == 10);
 	for (size_t i = 0; i < r.n; i++)

@@ -113,7 +113,10 @@ static struct pgoff_record interval(void)
 	r.cluster = 1;
 	r.pg_wait_event_info = 0x03000004;	/* Lock/tuple */
 	r.flags = PGOFF_F_PG_WAIT | PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED |
-		  PGOFF_F_WAKER_PG_WAIT | PGOFF_F_IN_STATEMENT;
+		  PGOFF_F_WAKER_PG_WAIT | PGOFF_F_IN_STATEMENT |
+		  PGOFF_F_PG_STATUS;
+	r.pg_state = 2;				/* 15's STATE_RUNNING */
+	r.query_id = 0x8000000000000001ULL;	/* shown as a signed bigint */
 	r.waker_pid = WAKER;
 	r.waker_tgid = WAKER;
 	r.waker_pg_wait_event_info = 0x0A000000;
@@ -153,7 +156,8 @@ static const char *timeless(const char *s, size_t len)
 
 #define PG_BACKEND "\"pg\":{\"wait_event_info\":50331652,\"wait_event_type\":" \
 	"\"Lock\",\"wait_event\":\"tuple\",\"backend_type\":\"client " \
-	"backend\",\"database\":\"shop\",\"user\":\"alice\",\"cluster\":{\"id\":1," \
+	"backend\",\"database\":\"shop\",\"user\":\"alice\",\"state\":\"active\"," \
+	"\"query_id\":\"-9223372036854775807\",\"cluster\":{\"id\":1," \
 	"\"data_dir\":\"/data\",\"port\":5432,\"version\":\"15.8\"}}"
 #define WAKER_CK "\"waker\":{\"pid\":102,\"tid\":102,\"comm\":\"postgres\"," \
 	"\"backend_type\":\"checkpointer\",\"wait_event_info\":167772160," \
@@ -341,7 +345,10 @@ static void test_episode(void)
 	e.cluster = 1;
 	e.pg_wait_event_info = 0x03000004;
 	e.intervals = 3;
-	e.flags = PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED | PGOFF_F_IN_STATEMENT;
+	e.flags = PGOFF_F_WOKEN | PGOFF_F_WAKER_TRACED | PGOFF_F_IN_STATEMENT |
+		  PGOFF_F_PG_STATUS;
+	e.pg_state = 2;
+	e.query_id = 0x8000000000000001ULL;
 	e.waker_pid = e.waker_tgid = WAKER;
 	e.start_ns = 1000000;
 	e.end_ns = 3000000;

@@ -114,6 +114,33 @@ static void test_match_fields(void)
 	CHECK(filter_match(&f, &m));
 }
 
+/* Statements by query id, as PostgreSQL shows them; junk is refused. */
+static void test_query_ids(void)
+{
+	struct pgoff_filter req = { 0 };
+	struct pgoff_error err;
+	struct filter f;
+	struct event_meta m = { .tgid = 42, .wait = PGOFF_WAIT_LOCK,
+				.duration_ns = 1000000 };
+
+	names(&req.query_ids, "-9223372036854775808", "42");
+	CHECK(compile(&req, &f, &err) == 0);
+	CHECK(!filter_match(&f, &m));			/* no statement */
+	m.query_id = 42;
+	CHECK(filter_match(&f, &m));
+	m.query_id = 1ull << 63;			/* INT64_MIN */
+	CHECK(filter_match(&f, &m));
+	m.query_id = 43;
+	CHECK(!filter_match(&f, &m));
+	names(&req.query_ids, "0", NULL);		/* 0: no query id */
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+	names(&req.query_ids, "9223372036854775808", NULL);	/* past INT64_MAX */
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+	names(&req.query_ids, "4x", NULL);
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+	CHECK(strstr(err.message, "\"4x\" is not a query id"));
+}
+
 static void test_floor(void)
 {
 	struct pgoff_filter req = { .min_duration_ns = 10 };
@@ -224,6 +251,7 @@ int main(void)
 	RUN(test_unknown_names_are_refused);
 	RUN(test_pg_wait_spelling);
 	RUN(test_match_fields);
+	RUN(test_query_ids);
 	RUN(test_floor);
 	RUN(test_kernel_union);
 	RUN(test_kernel_pid_overflow);

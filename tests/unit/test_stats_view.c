@@ -124,6 +124,68 @@ static void test_group(void)
 	sv_free(&c);
 }
 
+/* Rows by statement: grouped by query id (and wait), each id as
+ * PostgreSQL shows it, time outside any statement apart; a bad id is
+ * refused. */
+#define QROW(qid, we, w, count, ns)                                          \
+	"{\"cluster\":1,\"data_dir\":\"/d\",\"backend_type\":null,"          \
+	"\"database\":\"shop\"," qid "\"wait_event_type\":" we ","            \
+	"\"wait_event\":" we ",\"wait\":\"" w "\",\"count\":" #count        \
+	",\"time_ns\":" #ns ",\"hist\":[" #count "]}"
+
+static void test_group_by_query(void)
+{
+	static const char text[] =
+		"{\"now_ns\":1,\"rows\":["
+		QROW("\"query_id\":\"-9223372036854775807\",", "\"Lock\"", "lock", 2, 3000) ","
+		QROW("\"query_id\":\"-9223372036854775807\",", "\"IO\"", "io", 1, 500) ","
+		QROW("\"query_id\":\"42\",", "\"Lock\"", "lock", 1, 2000) ","
+		QROW("", "null", "poll", 7, 9000) ","
+		QROW("\"query_folded\":true,", "null", "cpu", 1, 10)
+		"]}";
+	struct sv_snapshot s, bad;
+	struct sv_group *g;
+	json_object *j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	CHECK(parse(text, &s) == 0);
+	n = sv_group(&s, SV_BY_QUERY, &g);
+	CHECK(n == 4);
+	CHECK(g[0].key.query_id == 0 && !g[0].key.query_folded &&
+	      g[0].time_ns == 9000);
+	CHECK(g[1].key.query_id == 0x8000000000000001ull &&
+	      g[1].time_ns == 3500 && g[1].count == 3);
+	CHECK_STR(g[1].top_wait, "lock Lock:Lock");
+	CHECK(g[2].key.query_id == 42 && g[3].key.query_folded);
+	f = open_memstream(&buf, &len);
+	sv_render_top(f, g, (size_t)n, SV_BY_QUERY, 1000000000, 1024, 0);
+	fclose(f);
+	CHECK(strstr(buf, "\n-9223372036854775807 "));
+	CHECK(strstr(buf, "\n(other statements) "));
+	CHECK(!strstr(buf, "BACKENDS"));
+	free(buf);
+	j = sv_top_json(g, (size_t)n, SV_BY_QUERY, 1000000000, 1024, 0);
+	CHECK_STR(json_object_to_json_string_ext(json_object_array_get_idx(
+		json_object_object_get(j, "rows"), 1), JSON_C_TO_STRING_PLAIN),
+		"{\"query_id\":\"-9223372036854775807\",\"database\":\"shop\","
+		"\"top_wait\":\"lock Lock:Lock\",\"data_dir\":\"\\/d\","
+		"\"time_ns\":3500,\"share\":0.0,\"count\":3,\"p50_ns\":1024,"
+		"\"p99_ns\":1024}");
+	json_object_put(j);
+	free(g);
+	n = sv_group(&s, SV_BY_QUERY_WAIT, &g);
+	CHECK(n == 5);
+	free(g);
+	sv_free(&s);
+	CHECK(parse("{\"now_ns\":1,\"rows\":[" QROW("\"query_id\":\"0\",",
+		    "null", "cpu", 1, 1) "]}", &bad) == -EPROTO);
+	CHECK(parse("{\"now_ns\":1,\"rows\":[" QROW("\"query_id\":42,",
+		    "null", "cpu", 1, 1) "]}", &bad) == -EPROTO);
+}
+
 static void test_quantiles(void)
 {
 	uint64_t h[SV_BUCKETS] = { 0 };
@@ -353,6 +415,7 @@ int main(void)
 	RUN(test_parse_rejects_bad_replies);
 	RUN(test_delta);
 	RUN(test_group);
+	RUN(test_group_by_query);
 	RUN(test_quantiles);
 	RUN(test_metrics_escape_and_merge);
 	RUN(test_top_json);

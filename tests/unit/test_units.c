@@ -143,6 +143,32 @@ static void test_duration_locale(void)
 	setlocale(LC_ALL, "C");
 }
 
+/* Query ids as PostgreSQL shows them: signed 64 bits, both ways. */
+static void test_query_id(void)
+{
+	char buf[PGOFF_QUERY_ID_BUFSZ];
+	uint64_t id = 7;
+
+	CHECK_STR(pgoff_format_query_id(1ull << 63, buf, sizeof(buf)),
+		  "-9223372036854775808");
+	CHECK_STR(pgoff_format_query_id(42, buf, sizeof(buf)), "42");
+	CHECK(pgoff_parse_query_id("-9223372036854775808", &id) == 0 &&
+	      id == 1ull << 63);
+	CHECK(pgoff_parse_query_id("9223372036854775807", &id) == 0 &&
+	      id == INT64_MAX);
+	CHECK(pgoff_parse_query_id("-1", &id) == 0 && id == UINT64_MAX);
+	CHECK(pgoff_parse_query_id("9223372036854775808", &id) == -ERANGE);
+	CHECK(pgoff_parse_query_id("-9223372036854775809", &id) == -ERANGE);
+	CHECK(pgoff_parse_query_id("0", &id) == -ERANGE);
+	CHECK(pgoff_parse_query_id("-0", &id) == -ERANGE);
+	CHECK(pgoff_parse_query_id("", &id) == -EINVAL);
+	CHECK(pgoff_parse_query_id("-", &id) == -EINVAL);
+	CHECK(pgoff_parse_query_id("+5", &id) == -EINVAL);
+	CHECK(pgoff_parse_query_id("5 ", &id) == -EINVAL);
+	CHECK(pgoff_parse_query_id("--5", &id) == -EINVAL);
+	CHECK(id == UINT64_MAX);	/* left alone on errors */
+}
+
 static void test_parse_u64(void)
 {
 	uint64_t v = SENTINEL;
@@ -253,6 +279,7 @@ int main(void)
 	RUN(test_duration_range_errors);
 	RUN(test_duration_locale);
 	RUN(test_parse_u64);
+	RUN(test_query_id);
 	RUN(test_format_small);
 	RUN(test_format_boundaries);
 	RUN(test_format_minutes);
