@@ -55,7 +55,7 @@ DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-d
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2 \
-	debhelper dpkg-dev lintian libc6-dbg
+	debhelper dpkg-dev lintian libc6-dbg postgresql-15-pg-wait-sampling
 
 ifeq ($(V),1)
 Q :=

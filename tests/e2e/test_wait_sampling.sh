@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# pgoff beside PostgreSQL's own sampler: over 20 s of pgbench TPC-B with
+# 4 clients, pgoff's episodes of the client backends, summed by wait
+# event, against pg_wait_sampling's profile of the same backends (10 ms
+# samples). Waits wholly off the CPU (a row lock, the WAL write lock:
+# both bounded by PostgreSQL's probes) agree within 10 % or 0.3 s. A
+# wait partly spent on the CPU (ClientRead's epoll_wait, WALSync's
+# fdatasync) is less in pgoff, which sees only its off-CPU part, by that
+# part (noted per event), but never more: an episode no longer spans
+# the statements between two waits on one event (it read +20 to +43 %
+# before).
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start shared_preload_libraries=pg_wait_sampling autovacuum=off \
+	pg_wait_sampling.profile_period=10 pg_wait_sampling.profile_pid=on ||
+	{ not_ok "start PostgreSQL 15 with pg_wait_sampling (postgresql-15-pg-wait-sampling)"; exit 1; }
+trap 'e2e_cleanup' EXIT
+sql -c "create extension pg_wait_sampling" >/dev/null ||
+	{ not_ok "create extension pg_wait_sampling"; exit 1; }
+pgbench -i -s 2 -q >"$E2E_DIR/init.out" 2>&1 || { not_ok "pgbench -i"; exit 1; }
+# rings and queues that hold the whole run: a loss would make a sum short
+e2e_start_broker --min-floor 0 --ringbuf-size 67108864 --queue-bytes 67108864 ||
+	{ not_ok "start pgoffd"; exit 1; }
+
+out=$E2E_DIR/episodes.json
+member watch --view waits --min 0 --json --timeout 300s >"$out" 2>"$E2E_DIR/watch.err" &
+watcher=$!
+watchers 1 || note "the watcher did not subscribe: $(head -c 300 "$E2E_DIR/watch.err")"
+sql -c "select pg_wait_sampling_reset_profile()" >/dev/null
+pgbench -c 4 -j 2 -T 20 -n -P 5 >"$E2E_DIR/pgbench.out" 2>&1 &
+bench=$!
+# pgbench's four backends, once connected
+bench_pids() {
+	PIDS=$(sql -c "select string_agg(pid::text, ',') from pg_stat_activity
+		where application_name = 'pgbench' having count(*) = 4")
+	[ -n "$PIDS" ]
+}
+wait_for 15 bench_pids || note "pgbench's 4 backends did not show: $PIDS"
+wait "$bench"
+check "pgbench ran 20 s" grep -q '^tps = ' "$E2E_DIR/pgbench.out" ||
+	note "pgbench: $(tail -c 400 "$E2E_DIR/pgbench.out")"
+sql -F' ' -c "select event_type || ':' || event, sum(count) * 0.010
+	from pg_wait_sampling_profile where pid in (${PIDS:-0}) and event is not null
+	group by 1" >"$E2E_DIR/sampled"
+# the backends are gone: their last episodes were sent when they exited
+wait_for 10 jqe -s --arg p "$PIDS" '($p | split(",") | map(tonumber)) as $ps |
+	map(select(.type == "episode" and (.pid as $x | $ps | index($x)))) | length > 0' "$out"
+unwatch "$watcher"
+jq -r --arg p "$PIDS" '($p | split(",") | map(tonumber)) as $ps |
+	select(.type == "episode" and (.pid as $x | $ps | index($x))) |
+	"\(.pg.wait_event_type):\(.pg.wait_event) \(.duration_ns) \(.on_cpu_ns)"' "$out" |
+	awk '{ t[$1] += $2; c[$1] += $3; n[$1]++ }
+	     END { for (k in t) printf "%s %.3f %.3f %d\n", k, t[k] / 1e9, c[k] / 1e9, n[k] }' \
+	>"$E2E_DIR/pgoff"
+check "the watch lost nothing (no dropped notice)" \
+	bash -c "! grep -q '\"type\":\"dropped\"' '$out'" ||
+	note "$(grep '"dropped"' "$out" | head -c 300)"
+
+# seconds of EVENT in FILE (0 if none)
+secs() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
+note "event: pg_wait_sampling s / pgoff s (pgoff's episodes, of it on a CPU between intervals)"
+for ev in Client:ClientRead Lock:transactionid IO:WALSync LWLock:WALWrite; do
+	s=$(secs "$E2E_DIR/sampled" "$ev") p=$(secs "$E2E_DIR/pgoff" "$ev")
+	note "$ev: $s / $p ($(awk -v k="$ev" '$1 == k { print $4 " episodes, " $3 " s" }' "$E2E_DIR/pgoff"))"
+	# 10 % or 0.3 s, whichever is larger
+	tol=$(awk -v s="$s" 'BEGIN { t = s * 0.1; print (t > 0.3 ? t : 0.3) }')
+	[ "$ev" = Lock:transactionid ] ||
+		check "$ev: pgoff is not above PostgreSQL's count ($p <= $s + $tol s)" \
+			awk -v p="$p" -v s="$s" -v t="$tol" 'BEGIN { exit !(p <= s + t) }'
+	case $ev in
+	Lock:*)	# the probes bound the lock wait whole, the lock manager's
+		# LWLock waits inside it too, which the sampler counts apart
+		lm=$(secs "$E2E_DIR/sampled" LWLock:LockManager)
+		check "$ev: pgoff agrees ($s - $tol <= $p <= $s + $lm LWLock:LockManager + $tol s)" \
+			awk -v p="$p" -v s="$s" -v t="$tol" -v lm="$lm" \
+			'BEGIN { exit !(p >= s - t && p <= s + lm + t) }' ;;
+	LWLock:*)	# off the CPU whole, bounded by PostgreSQL's probes
+		check "$ev: pgoff agrees ($p >= $s - $tol s)" \
+			awk -v p="$p" -v s="$s" -v t="$tol" 'BEGIN { exit !(p >= s - t) }' ;;
+	*)	# less by the wait's own time on a CPU (its system call)
+		note "$ev: pgoff / PostgreSQL = $(awk -v p="$p" -v s="$s" 'BEGIN { printf "%.2f", s ? p / s : 0 }')"
+		check "$ev: pgoff has most of it (>= 50 %: $p of $s s)" \
+			awk -v p="$p" -v s="$s" 'BEGIN { exit !(s > 0 && p >= s * 0.5) }' ;;
+	esac
+done
+
+e2e_stop_broker TERM
+exit "$TAP_FAILED"
