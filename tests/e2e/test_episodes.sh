@@ -87,7 +87,11 @@ done
 # CPU with a hog and burns CPU between three pg_sleep calls, so the
 # scheduler preempts it there (outside any PostgreSQL wait); a burn far
 # longer than the 100 ms bridge ends the episode instead.
+# (With a query id computed, the loop's nested statements leave B's
+# status entry alone; without, each would show pgoff a statement between
+# two sleeps, and end the episode there: test_usdt_episodes.)
 burn_between_sleeps() {	# ITERATIONS: the DO block B runs
+	echo "set compute_query_id = on;"
 	echo "do \$\$ declare x bigint := 0; begin for i in 1..3 loop
 		if i > 1 then for j in 1..$1 loop x := x + j; end loop; end if;
 		perform pg_sleep(0.05); end loop; end \$\$;"

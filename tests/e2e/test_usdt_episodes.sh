@@ -176,21 +176,37 @@ check "the deadlock check did not split it: one exact episode of the 1 s hold (0
 check "PostgreSQL logged the deadlock check's 'still waiting' for it" \
 	grep -q "process $bpid still waiting" "$E2E_DIR/pg/log"
 
-# 3. 300 x pg_sleep(0.002): no probe; PROTOCOL.md: one inferred episode
-# for the lot, its intervals counting the sleeps.
+# 3. 300 x pg_sleep(0.002) in a PL/pgSQL loop: no probe. With a query id
+# computed, the nested statements leave the backend's status entry alone:
+# one inferred episode for the lot, its intervals counting the sleeps.
+# With none computed, each nested statement writes its (zero) query id
+# into the entry, so pgoff sees a statement between two sleeps: each
+# sleep is an episode of its own (PROTOCOL.md).
 "${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --view waits --pg-wait Timeout:PgSleep --json \
 	>"$E2E_DIR/sl.json" 2>&1 &
 wsl=$!
 watchers 1 || not_ok "watcher subscribed"
-sql -c "select pg_backend_pid()" -c "do \$\$ begin for i in 1..300 loop perform pg_sleep(0.002); end loop; end \$\$" >"$E2E_DIR/s.out"
-spid=$(head -n1 "$E2E_DIR/s.out")
-wait_for 10 episodes_seen "$E2E_DIR/sl.json" "$spid"
+declare -A sleep_pid=()
+for ids in on off; do
+	sql -c "select pg_backend_pid()" -c "set compute_query_id = $ids" \
+		-c "do \$\$ begin for i in 1..300 loop perform pg_sleep(0.002); end loop; end \$\$" \
+		>"$E2E_DIR/s-$ids.out"
+	spid=$(head -n1 "$E2E_DIR/s-$ids.out")
+	# the session's last episode comes when it exits
+	wait_for 10 episodes_seen "$E2E_DIR/sl.json" "$spid"
+	sleep_pid[$ids]=$spid
+done
 unwatch "$wsl"
-episodes_of "$E2E_DIR/sl.json" "$spid" >"$E2E_DIR/sl.txt"
-note "the pg_sleep loop: $(cat "$E2E_DIR/sl.txt")"
+episodes_of "$E2E_DIR/sl.json" "${sleep_pid[on]}" >"$E2E_DIR/sl.txt"
+note "the pg_sleep loop, query ids on: $(cat "$E2E_DIR/sl.txt")"
 # (a sleep whose latch was already set never leaves the CPU: no interval)
-check "the pg_sleep loop is one inferred episode of 0.6 s or more, with about 300 intervals" \
+check "the pg_sleep loop with query ids is one inferred episode of 0.6 s or more, with about 300 intervals" \
 	awk 'END { exit !(NR == 1 && $1 == "inferred" && $2 == "PgSleep" && $6 >= 270 && $5 >= 600) }' "$E2E_DIR/sl.txt"
+episodes_of "$E2E_DIR/sl.json" "${sleep_pid[off]}" >"$E2E_DIR/sl-off.txt"
+note "the pg_sleep loop, query ids off: $(wc -l <"$E2E_DIR/sl-off.txt") episodes, $(awk '{ n += $6 } END { print n }' "$E2E_DIR/sl-off.txt") intervals"
+check "... without query ids, each sleep is its own episode (>= 270 of one interval)" \
+	awk '$1 == "inferred" && $2 == "PgSleep" && $6 == 1 { n++ } END { exit !(n >= 270 && NR <= 300) }' \
+		"$E2E_DIR/sl-off.txt"
 
 # 3b. A lock wait that ends in an error (lock_timeout) has no done probe:
 # the episode ends when the backend waits for its client again.
