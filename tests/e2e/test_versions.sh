@@ -349,9 +349,25 @@ probed() {
 	[ -n "$ROW" ]
 }
 
+# query_id_agrees FILE QUERY: the first event in FILE carries the query
+# id pg_stat_statements gives QUERY (14 and later); 13 computes none:
+# the event says why
+query_id_agrees() {
+	local want
+	want=$(pgroot_sql "$R" -c "select queryid from pg_stat_statements where query = '$2'")
+	if [ "$M" -lt 14 ]; then
+		check "pg$M: no query id, and why: $(head -n1 "$1" | jq -c .pg.missing.query_id)" \
+			jqe '.pg.query_id == null and (.pg.missing.query_id | test("MyBEEntry"))' <(head -n1 "$1")
+	else
+		check "pg$M: the wait's query id is pg_stat_statements' ($want): $(head -n1 "$1" | jq -c '[.pg.state, .pg.query_id]')" \
+			jqe --arg q "$want" '.pg.query_id == $q and .pg.state == "active" and $q != ""' <(head -n1 "$1")
+	fi
+}
+
 # --- one version: its server, its waits, compared
 version() {
-	local opts=(shared_buffers=16MB deadlock_timeout=10s autovacuum=off)
+	local opts=(shared_buffers=16MB deadlock_timeout=10s autovacuum=off
+		shared_preload_libraries=pg_stat_statements)
 	R=$(pg_root_name "$M") D=$E2E_DIR/pg$M
 	mkdir -p "$D"
 	[ "$M" -ge 18 ] && opts+=(io_method=worker)
@@ -364,7 +380,7 @@ version() {
 		-c "insert into t select g, g from generate_series(1, 1000) g" -c "create table w (v int)" \
 		-c "create table big (id int, pad text)" \
 		-c "insert into big select g, repeat('x', 200) from generate_series(1, 100000) g" \
-		-c "vacuum analyze big" -c "checkpoint" >/dev/null
+		-c "vacuum analyze big" -c "checkpoint" -c "create extension pg_stat_statements" >/dev/null
 
 	# pgoff traces the cluster: its version, its port
 	local cl
@@ -406,6 +422,7 @@ version() {
 		".waker.pid == $holder and .waker.backend_type == \"client backend\" and (.stack | length > 0)"
 	wait "$holder_job" "$S_JOB"
 	exact_lock_wait "$waiter" "$ep_job"
+	query_id_agrees "$D/lock.json" 'update t set x = x + $1 where id = $2'
 
 	# an idle client
 	session "$D/idle.out" -c '\! sleep 2' -c "select 1"
