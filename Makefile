@@ -417,7 +417,7 @@ $(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
 
 # floor_load finds a cluster's symbols with pgoffd's own prober code
 FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/pg_probe.c broker/pg_elf.c \
-	broker/procfs.c broker/pg_trust.c
+	broker/procfs.c broker/pg_trust.c $(PG_STATUS_LAYOUT)
 $(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench/floor.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(FLOOR_LOAD_SRCS) -lbpf -lelf -lz -o $@
