@@ -42,6 +42,8 @@ static void flame_usage(FILE *f)
 "  --query-id LIST   the filters of watch\n"
 "  --user-stack      PostgreSQL's own frames (outermost first) between\n"
 "                    the kernel wait type and the kernel stack\n"
+"  --by query        the statement (query id) at the root, above the\n"
+"                    wait event\n"
 "  --title TEXT      the graph's title\n"
 "  --since WHEN      the past: the intervals pgoffd recorded (record-min\n"
 "                    or longer) that ended after WHEN (10m, 02:50, or\n"
@@ -63,6 +65,7 @@ struct flame_opts {
 	struct pgoff_request req;
 	uint64_t duration_ns;
 	bool folded;
+	bool by_query;			/* the statement's frame at the root */
 	const char *title;
 	bool past, diff;		/* --since, --diff */
 	int64_t win[2][2];		/* windows: since, until (0: now) */
@@ -103,6 +106,7 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "diff", required_argument, NULL, 'X' },
+		{ "by", required_argument, NULL, 'b' },
 		CLI_OPTIONS,
 		{ 0 }
 	};
@@ -137,6 +141,13 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 			break;
 		case 'n':
 			o->title = optarg;
+			break;
+		case 'b':
+			if (strcmp(optarg, "query") != 0) {
+				log_warnx("--by: '%s' is not query", optarg);
+				return EXIT_USAGE;
+			}
+			o->by_query = true;
 			break;
 		case 'S':
 			since = optarg;
@@ -192,6 +203,20 @@ static void root_frame(json_object *ev, const char *wait, char *buf,
 			 "(run queue)" : "(no PostgreSQL wait)");
 }
 
+/* A frame for the statement: its query id, or none. */
+static void query_frame(json_object *ev, char *buf, size_t len)
+{
+	const char *id;
+	json_object *pg;
+
+	if (json_object_object_get_ex(ev, "pg", &pg) &&
+	    json_object_is_type(pg, json_type_object) &&
+	    pgoff_get_string(pg, "query_id", &id))
+		snprintf(buf, len, "query %s", id);
+	else
+		snprintf(buf, len, "(no statement)");
+}
+
 /* The frames of a stack array (leaf first on the wire), outermost first. */
 static size_t add_frames(json_object *ev, const char *key,
 			 const char **frames, size_t n)
@@ -217,10 +242,11 @@ static size_t add_frames(json_object *ev, const char *key,
  * user: PostgreSQL's own frames go between the kernel wait type and the
  * kernel stack, from "which SQL-level operation" down to the kernel.
  */
-static int add_event(struct flame *g, json_object *ev, bool user)
+static int add_event(struct flame *g, json_object *ev, bool user,
+		     bool by_query)
 {
 	const char *frames[FLAME_MAX_DEPTH], *wait = "other";
-	char root[200], kind[40];
+	char root[200], kind[40], query[64];
 	int64_t ns;
 	size_t n = 0;
 
@@ -229,6 +255,10 @@ static int add_event(struct flame *g, json_object *ev, bool user)
 	pgoff_get_string(ev, "wait", &wait);
 	root_frame(ev, wait, root, sizeof(root));
 	snprintf(kind, sizeof(kind), "wait: %s", wait);
+	if (by_query) {
+		query_frame(ev, query, sizeof(query));
+		frames[n++] = query;
+	}
 	frames[n++] = root;
 	frames[n++] = kind;
 	if (user)
@@ -305,7 +335,8 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 			/* past the window: not in the graph */
 		} else if (strcmp(type, "offcpu") == 0) {
 			r->events++;
-			err = add_event(g, obj, o->req.subscribe.user_stack);
+			err = add_event(g, obj, o->req.subscribe.user_stack,
+					o->by_query);
 			if (err) {
 				r->not_added++;
 				if (!r->first_error)

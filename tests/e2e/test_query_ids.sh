@@ -120,16 +120,26 @@ check "top --by query,wait shows the UPDATE in Lock:transactionid" \
 		<(member top --since "$t0" --by query,wait --json 2>/dev/null)
 
 # --- --query-id picks a statement's waits; junk is a usage error
-member watch --view both --min 0 --query-id "$sleep_id" --json --count 1 --timeout 60s \
+member watch --view both --min 0 --query-id "$sleep_id" --pg-wait Timeout --json --count 1 --timeout 60s \
 	>"$E2E_DIR/pick.json" 2>"$E2E_DIR/pick.err" &
 picker=$!
 watchers 1
+# another statement's sleep first: not this one's
+sql -c "select pg_sleep(0.05), 'another statement'" >/dev/null
 sql -c "select pg_sleep(0.05)" >/dev/null
-sql -c "update t set v = v + 1 where id = 1" >/dev/null
 wait "$picker"; rc=$?
 check "watch --query-id: the sleep's wait, none of another statement (exit $rc)" \
 	jqe --arg q "$sleep_id" '.pg.query_id == $q and .pg.wait_event == "PgSleep"' "$E2E_DIR/pick.json" ||
 	note "got: $(head -c 400 "$E2E_DIR/pick.json") $(head -c 200 "$E2E_DIR/pick.err")"
+# flame --by query: the statement is the root frame
+member flame --by query --folded --min 1ms --duration 3s >"$E2E_DIR/flame.txt" 2>"$E2E_DIR/flame.err" &
+flamer=$!
+watchers 1
+sql -c "select pg_sleep(0.3)" >/dev/null
+wait "$flamer"
+check "flame --by query: the sleep's stack is rooted at its statement" \
+	grep -q "^query $sleep_id;Timeout:PgSleep;wait: sleep;" "$E2E_DIR/flame.txt" ||
+	note "flame: $(head -c 400 "$E2E_DIR/flame.txt") $(head -c 200 "$E2E_DIR/flame.err")"
 member watch --query-id 12x >/dev/null 2>"$E2E_DIR/bad.err"; rc=$?
 check "watch --query-id 12x: a usage error (exit 2, saw $rc)" [ "$rc" = 2 ]
 
