@@ -159,7 +159,7 @@ TEST_NEEDS_render := client/render.c
 TEST_NEEDS_cli := client/cli.c
 TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
-TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c \
+TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_usyms := broker/uelf.c
@@ -185,7 +185,7 @@ TEST_NEEDS_json_writer := broker/grow_buf.c broker/json_fields.c \
 TEST_NEEDS_sql_redact := broker/grow_buf.c
 TEST_NEEDS_recorder_window := broker/recorder.c broker/event_dict.c broker/store.c broker/agg_record.c \
 	broker/aggregate.c broker/grow_buf.c broker/sql_redact.c broker/safe_dir.c broker/filter.c \
-	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_WAIT_NAMES)
+	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_WAIT_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
 	broker/store.c broker/replay_meta.c \

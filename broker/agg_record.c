@@ -42,11 +42,16 @@ static int cmp_key(const struct agg_row *a, const struct agg_row *b)
 {
 	int d;
 
+	/* what rows by pid are told apart by (aggregate.c's identity) */
 	if ((d = cmp_u32(a->pid, b->pid)) ||
 	    (d = cmp_u64(a->query_id, b->query_id)) ||
 	    (d = cmp_u32(a->query_folded, b->query_folded)) ||
 	    (d = cmp_u32(a->pg_known, b->pg_known)) ||
-	    (d = cmp_u32(a->pg_wait_event_info, b->pg_wait_event_info)))
+	    (d = cmp_u32(a->pg_wait_event_info, b->pg_wait_event_info)) ||
+	    (d = cmp_u32(a->idle, b->idle)))
+		return d;
+	if (a->idle && ((d = cmp_u32(a->pg_status, b->pg_status)) ||
+			(d = cmp_u32(a->pg_state, b->pg_state))))
 		return d;
 	return cmp_u32(a->wait, b->wait);
 }
@@ -134,7 +139,8 @@ static bool same_proc(const struct agg_row *a, const struct agg_row *b)
 /* A row's statement in one number: folded, status read, st_state. */
 #define STMT_FOLDED	1u
 #define STMT_STATUS	2u
-#define STMT_STATE_SHIFT 2
+#define STMT_STATE_SHIFT 2	/* 3 bits */
+#define STMT_IDLE	(1u << 5)
 
 /*
  * Layout: version, interval_ns, then the processes (pid, cluster,
@@ -189,7 +195,8 @@ int aggrec_encode(const struct agg_row *rows, size_t n, uint64_t interval_ns,
 		put_u(&b, r->query_id);
 		put_u(&b, (r->query_folded ? STMT_FOLDED : 0) |
 			  (r->pg_status ? STMT_STATUS : 0) |
-			  (uint64_t)r->pg_state << STMT_STATE_SHIFT);
+			  (uint64_t)r->pg_state << STMT_STATE_SHIFT |
+			  (r->idle ? STMT_IDLE : 0));
 		put_u(&b, r->count);
 		put_u(&b, r->total_ns);
 		for (size_t h = 0; h < PGOFF_AGG_BUCKETS; h++)
@@ -311,7 +318,8 @@ int aggrec_decode(const void *buf, size_t len, uint64_t *interval_ns,
 			stmt = get_u(&r, 0xff);
 			row.query_folded = stmt & STMT_FOLDED;
 			row.pg_status = stmt & STMT_STATUS;
-			row.pg_state = (uint8_t)(stmt >> STMT_STATE_SHIFT);
+			row.pg_state = (uint8_t)(stmt >> STMT_STATE_SHIFT) & 7;
+			row.idle = stmt & STMT_IDLE;
 		}
 		row.count = get_u(&r, UINT64_MAX);
 		row.total_ns = get_u(&r, UINT64_MAX);

@@ -6,6 +6,7 @@
 #include "broker/aggregate.h"
 #include "broker/json_fields.h"
 #include "broker/pg_registry.h"
+#include "broker/pg_status_layout.h"
 
 void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
 		  const struct pgoff_agg *v, const struct pg_proc *p,
@@ -32,6 +33,10 @@ void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
 	}
 	if (p && p->titled)
 		row->title = p->title;
+	row->idle = pgoff_wait_idle(p && p->titled ? p->title.backend_type : NULL,
+				    row->pg_wait_event_info,
+				    row->pg_known || row->pg_status,
+				    k->flags & PGOFF_AGG_F_IN_STATEMENT);
 	row->count = v->count;
 	row->total_ns = v->total_ns;
 	memcpy(row->hist, v->hist, sizeof(row->hist));
@@ -98,7 +103,12 @@ static int cmp_identity(const struct agg_row *a, const struct agg_row *b,
 			return d;
 	}
 	if ((d = cmp_u32(a->pg_known, b->pg_known)) ||
-	    (d = cmp_u32(a->pg_wait_event_info, b->pg_wait_event_info)))
+	    (d = cmp_u32(a->pg_wait_event_info, b->pg_wait_event_info)) ||
+	    (d = cmp_u32(a->idle, b->idle)))
+		return d;
+	/* an idle row's state (idle, idle in transaction) is its own row */
+	if (a->idle && ((d = cmp_u32(a->pg_status, b->pg_status)) ||
+			(d = cmp_u32(a->pg_state, b->pg_state))))
 		return d;
 	return cmp_u32(a->wait, b->wait);
 }
@@ -398,6 +408,16 @@ static json_object *encode_row(const struct agg_row *row,
 	if (row->query_folded)
 		json_object_object_add(o, "query_folded",
 				       json_object_new_boolean(true));
+	if (row->idle) {
+		const char *state = row->pg_status ?
+			pg_status_state_name(pg_status_layout(row->pg_major),
+					     row->pg_state) : NULL;
+
+		json_object_object_add(o, "idle", json_object_new_boolean(true));
+		if (state)
+			json_object_object_add(o, "state",
+					       json_object_new_string(state));
+	}
 	json_add_pg_wait(o, row->pg_major, row->pg_wait_event_info);
 	if (!row->pg_known)
 		json_object_object_add(o, "pg_known",

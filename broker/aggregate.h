@@ -41,6 +41,8 @@ struct agg_row {
 					 * rows with a query id: query_id unknown */
 	bool pg_status;			/* the status entry was read: */
 	uint8_t pg_state;		/* st_state, raw */
+	bool idle;			/* idle time, not an active session's
+					 * (pgoff_wait_idle) */
 	char data_dir[256];		/* "" when the cluster is unknown */
 	struct pg_title title;		/* empty when the process is unknown */
 	uint64_t count;

@@ -402,6 +402,19 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
 	return weak ? (enum pgoff_wait)weak->type : PGOFF_WAIT_OTHER;
 }
 
+bool pgoff_wait_idle(const char *backend_type, uint32_t pg_wait_event_info,
+		     bool statement_known, bool in_statement)
+{
+	if (pg_wait_event_info >> 24 == 0x05)	/* Activity */
+		return true;
+	if (!backend_type)
+		return false;
+	if (strcmp(backend_type, "postmaster") == 0)
+		return true;
+	return strcmp(backend_type, "client backend") == 0 && statement_known &&
+	       !in_statement;
+}
+
 enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 				  uint32_t pg_wait_event_info, bool in_statement)
 {

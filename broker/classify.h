@@ -90,6 +90,18 @@ enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 				  uint32_t pg_wait_event_info, bool in_statement);
 
 /*
+ * Whether time off the CPU is idle, as Oracle's ASH and pg_ash count
+ * it (no active session): a background process waiting for work
+ * (PostgreSQL's Activity class), the postmaster's loop, or a client
+ * backend between statements (idle, idle in transaction: no statement
+ * runs). backend_type NULL: not known (then the Activity class alone
+ * decides). statement_known: whether in_statement was read (PostgreSQL
+ * 13 tells no statement: its clients are never taken for idle).
+ */
+bool pgoff_wait_idle(const char *backend_type, uint32_t pg_wait_event_info,
+		     bool statement_known, bool in_statement);
+
+/*
  * When the two views disagree, why it matters; NULL when they agree or
  * one says nothing. The kernel blocked in a specific mechanism (io, lock,
  * net, sleep, memory) while PostgreSQL reported no wait event: that wait

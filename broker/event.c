@@ -175,6 +175,11 @@ static void resolve_status(uint32_t flags, int pg_state, uint64_t query_id,
 			"the backend's status entry could not be read "
 			"(not set up yet, or track_activities is off)";
 	}
+	e->idle = pgoff_wait_idle(e->proc && e->proc->titled ?
+				  e->proc->title.backend_type : NULL,
+				  e->pg_wait_event_info,
+				  e->status_read || e->has_pg_wait,
+				  flags & PGOFF_F_IN_STATEMENT);
 }
 
 /* The process, its cluster and its wait event, as the record's flags
@@ -489,6 +494,8 @@ static void write_plain(struct event_ctx *ctx, struct json_writer *w,
 		json_write_str(w, "boundary", e->exact ? "exact" : "inferred");
 	}
 	json_write_str(w, "wait", pgoff_wait_name(e->wait));
+	if (e->idle)
+		json_write_bool(w, "idle", true);
 	if (!e->episode) {
 		json_write_str(w, "kernel_wait", pgoff_wait_name(e->kernel_wait));
 		if (e->mismatch)

@@ -99,6 +99,7 @@ struct event {
 	int pg_state;			/* st_state, raw (status_read) */
 	uint64_t query_id;		/* 0: none */
 	const char *query_id_missing;	/* why a statement has none; NULL */
+	bool idle;			/* idle time, not an active session's */
 	bool woken;
 	struct event_waker waker;	/* when woken */
 

@@ -70,6 +70,9 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 		return fail(err, len, "a row has a bad query_id");
 	if (json_object_object_get_ex(o, "query_folded", &known))
 		r->query_folded = json_object_get_boolean(known);
+	if (json_object_object_get_ex(o, "idle", &known))
+		r->idle = json_object_get_boolean(known);
+	copy_str(o, "state", r->state, sizeof(r->state));
 	if (!get_u64(o, "count", &r->count) || !get_u64(o, "time_ns", &r->time_ns))
 		return fail(err, len, "a row has no count or time_ns");
 	copy_str(o, "data_dir", r->data_dir, sizeof(r->data_dir));
@@ -142,7 +145,8 @@ void sv_free(struct sv_snapshot *s)
 static bool same_row(const struct sv_row *a, const struct sv_row *b)
 {
 	return a->pid == b->pid && a->query_id == b->query_id &&
-	       a->query_folded == b->query_folded &&
+	       a->query_folded == b->query_folded && a->idle == b->idle &&
+	       strcmp(a->state, b->state) == 0 &&
 	       strcmp(a->wait, b->wait) == 0 &&
 	       a->wait_event_info == b->wait_event_info &&
 	       a->pg_known == b->pg_known &&
@@ -227,18 +231,24 @@ int sv_by_parse(const char *name, enum sv_by *out)
 	return -EINVAL;
 }
 
-/* "Lock:transactionid", or "-" outside any PostgreSQL wait. */
+/* "Lock:transactionid", or "-" outside any PostgreSQL wait; an idle
+ * row's with its state: "Client:ClientRead (idle in transaction)". */
 static void pg_wait_label(const struct sv_row *r, char *buf, size_t len)
 {
+	char idle[48] = "";
+
+	if (r->idle)
+		snprintf(idle, sizeof(idle), " (%s)", r->state[0] ? r->state : "idle");
 	if (!r->wait_event_type[0])
-		snprintf(buf, len, "-");
+		snprintf(buf, len, "-%s", idle);
 	else
-		snprintf(buf, len, "%s:%s", r->wait_event_type, r->wait_event);
+		snprintf(buf, len, "%s:%s%s", r->wait_event_type, r->wait_event, idle);
 }
 
 static bool same_wait(const struct sv_row *k, const struct sv_row *r)
 {
-	return strcmp(k->wait, r->wait) == 0 &&
+	return k->idle == r->idle && strcmp(k->state, r->state) == 0 &&
+	       strcmp(k->wait, r->wait) == 0 &&
 	       strcmp(k->wait_event_type, r->wait_event_type) == 0 &&
 	       strcmp(k->wait_event, r->wait_event) == 0;
 }

@@ -29,6 +29,8 @@ struct sv_row {
 	bool pg_known;		/* false: the backend's memory was unreadable */
 	uint64_t query_id;	/* the statement's; 0: none */
 	bool query_folded;	/* a statement's whose id pgoffd could not keep */
+	bool idle;		/* idle time: no active session's (pgoffd says) */
+	char state[32];		/* an idle row's pg_stat_activity.state; "" */
 	uint64_t count;
 	uint64_t time_ns;
 	uint64_t hist[SV_BUCKETS];

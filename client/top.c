@@ -45,6 +45,11 @@ static void top_usage(FILE *f)
 "  --db LIST         only these databases (comma-separated)\n"
 "  --query-id LIST   only these statements (query ids, comma-separated)\n"
 "  --limit N         at most N rows (default: what the terminal holds)\n"
+"  --idle            also the idle time (left out by default, as ASH does):\n"
+"                    background processes waiting for work (PostgreSQL's\n"
+"                    Activity waits), the postmaster's loop, and client\n"
+"                    backends between statements (idle, idle in\n"
+"                    transaction), in rows of their own with their state\n"
 "  --since WHEN      the past: one table from what pgoffd recorded since\n"
 "                    WHEN (a duration back from now such as 10m, a local\n"
 "                    time of day such as 02:50, or an RFC 3339 time such\n"
@@ -56,7 +61,8 @@ static void top_usage(FILE *f)
 "  --socket PATH     broker socket\n"
 "\n"
 "OFF%%: share of the interval the process spent off the CPU. AAS: average\n"
-"processes in that wait at once. COUNT: off-CPU intervals (a lock wait\n"
+"active sessions in that wait at once (idle time is left out and counted\n"
+"apart: see --idle). COUNT: off-CPU intervals (a lock wait\n"
 "woken by the deadlock check counts twice). P50/P99: interval lengths,\n"
 "upper bounds of log2 buckets (within a factor of 2).\n"
 "\n"
@@ -94,6 +100,7 @@ struct top_opts {
 	size_t ndbs;
 	uint64_t query_ids[16];
 	size_t nquery_ids;
+	bool idle;			/* --idle: show the idle time too */
 	uint64_t limit;
 	bool past;			/* --since or --at: one table, stored */
 	int64_t since_ns, until_ns;	/* wall clock; until 0: now */
@@ -145,6 +152,7 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 		{ "db", required_argument, NULL, 'D' },
 		{ "query-id", required_argument, NULL, 'Q' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "idle", no_argument, NULL, 'I' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "at", required_argument, NULL, 'A' },
@@ -222,6 +230,9 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 					  optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case 'I':
+			o->idle = true;
 			break;
 		case 'S':
 			since = optarg;
@@ -366,7 +377,7 @@ static size_t terminal_rows(void)
 	struct winsize ws;
 
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
-		return ws.ws_row - 3;	/* the title, the header, the cursor */
+		return ws.ws_row - 4;	/* the title, totals, header, cursor */
 	return 20;
 }
 
@@ -377,6 +388,60 @@ struct past {
 	int64_t seconds;
 };
 
+/* What a table adds up to: active and idle time, and the processes. */
+struct top_totals {
+	uint64_t active_ns, idle_ns;
+	uint32_t pids[512];		/* distinct, for rows by pid */
+	size_t npids;
+	bool pids_cut;
+};
+
+static void totals_add(struct top_totals *t, const struct sv_row *r)
+{
+	size_t i;
+
+	if (r->idle)
+		t->idle_ns += r->time_ns;
+	else
+		t->active_ns += r->time_ns;
+	for (i = 0; i < t->npids && t->pids[i] != r->pid; i++)
+		;
+	if (i < t->npids || !r->pid)
+		return;
+	if (t->npids == sizeof(t->pids) / sizeof(t->pids[0]))
+		t->pids_cut = true;
+	else
+		t->pids[t->npids++] = r->pid;
+}
+
+static double aas(uint64_t ns, uint64_t interval_ns)
+{
+	return interval_ns ? (double)ns / (double)interval_ns : 0;
+}
+
+/* The header's totals: what was left out is said, never dropped silently. */
+static void totals_print(const struct top_totals *t, uint64_t interval_ns,
+			 const struct top_opts *o, bool by_pid)
+{
+	printf("AAS %.2f active, %.2f idle%s", aas(t->active_ns, interval_ns),
+	       aas(t->idle_ns, interval_ns),
+	       o->idle ? " (shown)" : " (not shown: --idle)");
+	if (by_pid)
+		printf(", %s%zu processes", t->pids_cut ? "over " : "", t->npids);
+	putchar('\n');
+}
+
+static void totals_json(json_object *j, const struct top_totals *t,
+			uint64_t interval_ns)
+{
+	json_object_object_add(j, "aas_active",
+		json_object_new_double(aas(t->active_ns, interval_ns)));
+	json_object_object_add(j, "aas_idle",
+		json_object_new_double(aas(t->idle_ns, interval_ns)));
+	json_object_object_add(j, "idle_time_ns",
+		json_object_new_int64((int64_t)t->idle_ns));
+}
+
 static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 		const struct sv_snapshot *cur, bool screen,
 		const struct past *past)
@@ -386,13 +451,18 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 	uint64_t interval = past ? past->covered_ns : cur->now_ns - prev->now_ns;
 	size_t limit = o->limit ? o->limit : screen ? terminal_rows() : 0;
 	size_t keep = 0;
+	struct top_totals tot = { 0 };
 	int n;
 
 	if (sv_delta(prev, cur, &d))
 		return -ENOMEM;
-	for (size_t i = 0; i < d.n; i++)
-		if (row_wanted(o, &d.rows[i]))
+	for (size_t i = 0; i < d.n; i++) {
+		if (!row_wanted(o, &d.rows[i]))
+			continue;
+		totals_add(&tot, &d.rows[i]);
+		if (!d.rows[i].idle || o->idle)
 			d.rows[keep++] = d.rows[i];
+	}
 	d.n = keep;
 	n = sv_group(&d, o->by, &g);
 	sv_free(&d);
@@ -404,6 +474,7 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 
 		json_object_object_add(j, "now_ns",
 				       json_object_new_int64((int64_t)cur->now_ns));
+		totals_json(j, &tot, interval);
 		if (past) {
 			json_object_object_add(j, "from_time", past->from ?
 				json_object_new_string(past->from) : NULL);
@@ -439,6 +510,7 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 			       sv_by_name(o->by), cur->truncated ?
 			       " (pgoffd's reply was cut short: the least busy rows are missing)" : "",
 			       screen ? " - q to quit" : "");
+		totals_print(&tot, interval, o, stats_by(o) == PGOFF_STATS_BY_PID);
 		sv_render_top(stdout, g, (size_t)n, o->by, interval,
 			      cur->hist_unit_ns, limit);
 		if (!screen && !o->once)

@@ -13,7 +13,7 @@ _pgoffctl_options() {
 	watch) opts=(--view --pid --type --pg-wait --db --backend-type --query-id --min
 		--user-stack --since --resume --count --timeout --follow --json --socket
 		--help) ;;
-	top) opts=(--interval --by --once --json --pid --db --query-id --limit --since --until
+	top) opts=(--interval --by --once --json --pid --db --query-id --limit --idle --since --until
 		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
 		--backend-type --query-id --user-stack --by --title --since --until --diff --socket

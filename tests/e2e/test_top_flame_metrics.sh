@@ -58,6 +58,18 @@ member top --once --json --interval 1s --by wait >"$E2E_DIR/top-wait.json"
 check "top --by wait: Lock:transactionid has about one backend waiting (AAS 0.9-1.05)" \
 	jqe '[.rows[] | select(.wait_event_type == "Lock" and .wait_event == "transactionid" and .wait == "lock")][0] | .share >= 0.9 and .share <= 1.05 and .backends == 1' \
 	"$E2E_DIR/top-wait.json"
+# idle time (waiting for work, or a client between statements) is not an
+# active session's: left out of AAS and the rows, counted apart
+check "top --by wait leaves out idle time: no Activity, postmaster or idle row, and says how much (aas_idle >= 3)" \
+	jqe '(.rows | all(.wait_event_type != "Activity" and (.idle | not))) and .aas_idle >= 3 and
+		.aas_active >= 0.9' "$E2E_DIR/top-wait.json" ||
+	note "top --by wait: $(head -c 800 "$E2E_DIR/top-wait.json")"
+member top --once --json --interval 1s --by wait --idle >"$E2E_DIR/top-idle.json"
+check "top --by wait --idle: the checkpointer's wait for work is a row of its own, idle" \
+	jqe 'any(.rows[]; .wait_event == "CheckpointerMain" and .idle)' "$E2E_DIR/top-idle.json"
+check "... and A, idle in its transaction, in ClientRead with its state" \
+	jqe 'any(.rows[]; .wait_event == "ClientRead" and .idle and .state == "idle in transaction")' \
+	"$E2E_DIR/top-idle.json" || note "top --idle: $(head -c 800 "$E2E_DIR/top-idle.json")"
 member top --once --json --interval 1s --pid "$b_pid" >"$E2E_DIR/top-pid.json"
 check "top --pid shows only that process" \
 	jqe --argjson p "$b_pid" '(.rows | length) == 1 and .rows[0].pid == $p' "$E2E_DIR/top-pid.json"
@@ -76,6 +88,8 @@ sed 's/^/# screen: /' "$E2E_DIR/screen.txt" | head -8
 check "top on a terminal (tmux) shows B's row with its lock wait" $screen_ok
 check "the screen has the title and the column header" \
 	grep -q 'PID .*DATABASE .*OFF% .*P99 .*TOP WAIT' "$E2E_DIR/screen.txt"
+check "... and the totals: AAS active and idle, processes" \
+	grep -qE '^AAS [0-9.]+ active, [0-9.]+ idle \(not shown: --idle\), [0-9]+ processes' "$E2E_DIR/screen.txt"
 tmux send-keys -t pgofftop q
 no_session() { ! tmux has-session -t pgofftop 2>/dev/null; }
 check "q quits top" wait_for 3 no_session

@@ -753,6 +753,21 @@ static void test_mismatch(void)
 	CHECK(pgoff_wait_mismatch(PGOFF_WAIT_OTHER, true, 0) == NULL);
 }
 
+/* Idle time as ASH counts it: waiting for work, or between statements. */
+static void test_idle(void)
+{
+	CHECK(pgoff_wait_idle("checkpointer", 0x05000009, true, false));
+	CHECK(pgoff_wait_idle(NULL, 0x05000001, false, false));	/* Activity */
+	CHECK(pgoff_wait_idle("postmaster", 0, false, false));
+	CHECK(pgoff_wait_idle("client backend", 0x06000000, true, false));
+	CHECK(!pgoff_wait_idle("client backend", 0x06000000, true, true));	/* COPY FROM STDIN */
+	CHECK(!pgoff_wait_idle("client backend", 0x06000000, false, false));	/* 13: not known */
+	CHECK(!pgoff_wait_idle("client backend", 0x03000004, true, true));	/* a lock */
+	CHECK(!pgoff_wait_idle("checkpointer", 0x0A00001C, true, false));	/* its I/O */
+	CHECK(!pgoff_wait_idle(NULL, 0, true, false));
+	CHECK(!pgoff_wait_idle("autovacuum worker", 0, true, false));
+}
+
 int main(void)
 {
 	RUN(test_mismatch);
@@ -779,5 +794,6 @@ int main(void)
 	RUN(test_leaf_first);
 	RUN(test_refine_generic);
 	RUN(test_refine_keeps);
+	RUN(test_idle);
 	return CHECK_DONE();
 }
