@@ -44,6 +44,9 @@ static void flame_usage(FILE *f)
 "                    the kernel wait type and the kernel stack\n"
 "  --by query        the statement (query id) at the root, above the\n"
 "                    wait event\n"
+"  --idle            also idle time (left out by default, as in top):\n"
+"                    processes waiting for work, clients between\n"
+"                    statements\n"
 "  --title TEXT      the graph's title\n"
 "  --since WHEN      the past: the intervals pgoffd recorded (record-min\n"
 "                    or longer) that ended after WHEN (10m, 02:50, or\n"
@@ -66,6 +69,7 @@ struct flame_opts {
 	uint64_t duration_ns;
 	bool folded;
 	bool by_query;			/* the statement's frame at the root */
+	bool idle;			/* --idle: idle time too */
 	const char *title;
 	bool past, diff;		/* --since, --diff */
 	int64_t win[2][2];		/* windows: since, until (0: now) */
@@ -107,6 +111,7 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		{ "until", required_argument, NULL, 'U' },
 		{ "diff", required_argument, NULL, 'X' },
 		{ "by", required_argument, NULL, 'b' },
+		{ "idle", no_argument, NULL, 'I' },
 		CLI_OPTIONS,
 		{ 0 }
 	};
@@ -141,6 +146,9 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 			break;
 		case 'n':
 			o->title = optarg;
+			break;
+		case 'I':
+			o->idle = true;
 			break;
 		case 'b':
 			if (strcmp(optarg, "query") != 0) {
@@ -267,6 +275,15 @@ static int add_event(struct flame *g, json_object *ev, bool user,
 	return flame_add(g, frames, n, (uint64_t)ns / 1000);
 }
 
+/* Idle time (as top leaves it out): the event says "idle": true. */
+static bool is_idle(json_object *ev)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(ev, "idle", &v) &&
+	       json_object_get_boolean(v);
+}
+
 static volatile sig_atomic_t stopped;
 
 static void on_stop(int sig)
@@ -277,6 +294,7 @@ static void on_stop(int sig)
 
 struct recording {
 	uint64_t events, lost, not_added;
+	uint64_t idle, idle_us;		/* idle intervals left out, their time */
 	int first_error;
 };
 
@@ -333,6 +351,11 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 		}
 		if (strcmp(type, "offcpu") == 0 && win && after(obj, win[1])) {
 			/* past the window: not in the graph */
+		} else if (strcmp(type, "offcpu") == 0 && !o->idle &&
+			   is_idle(obj)) {
+			r->idle++;
+			if (pgoff_get_int64(obj, "duration_ns", &n) && n > 0)
+				r->idle_us += (uint64_t)n / 1000;
 		} else if (strcmp(type, "offcpu") == 0) {
 			r->events++;
 			err = add_event(g, obj, o->req.subscribe.user_stack,
@@ -356,9 +379,13 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 	return EXIT_OK;
 }
 
-/* Say what a recording missed. */
+/* Say what a recording missed, or left out. */
 static void report(const struct recording *r)
 {
+	if (r->idle)
+		log_info("%" PRIu64 " idle intervals (%.3f s: waiting for work, "
+			 "or a client between statements) are left out; "
+			 "--idle draws them", r->idle, (double)r->idle_us / 1e6);
 	if (r->lost)
 		log_warnx("%" PRIu64 " events were lost (the graph misses them)",
 			  r->lost);

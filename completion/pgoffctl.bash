@@ -16,7 +16,7 @@ _pgoffctl_options() {
 	top) opts=(--interval --by --once --json --pid --db --query-id --limit --idle --since --until
 		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
-		--backend-type --query-id --user-stack --by --title --since --until --diff --socket
+		--backend-type --query-id --user-stack --by --idle --title --since --until --diff --socket
 		--help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;
 	"") opts=(--socket --help --version) ;;

@@ -125,6 +125,10 @@ check "the SVG is well-formed XML (xmllint)" xmllint --noout "$E2E_DIR/flame.svg
 check "the SVG has the title and the lock wait's frame with its time on hover" \
 	bash -c "grep -q '>row lock<' '$E2E_DIR/flame.svg' &&
 		grep -qE '<title>Lock:transactionid \([0-9.]+ s' '$E2E_DIR/flame.svg'"
+check "the SVG leaves out idle time (no Activity wait: the writers waiting for work) and says so" \
+	bash -c "! grep -q '<title>Activity:' '$E2E_DIR/flame.svg' &&
+		grep -q 'idle intervals .* are left out' '$E2E_DIR/flame.err'" ||
+	note "flame said: $(head -c 300 "$E2E_DIR/flame.err")"
 note "SVG: $(wc -c <"$E2E_DIR/flame.svg") bytes; $(grep -c '<g' "$E2E_DIR/flame.svg") frames"
 PROMTOOL=$(promtool_path)
 member metrics >"$E2E_DIR/metrics.txt" 2>"$E2E_DIR/metrics.err"
