@@ -4,7 +4,7 @@
 #include <string.h>
 #include "exporter/auth_limit.h"
 
-/* the debt after which an address is refused: BURST checks at once */
+/* the debt past which an address is refused: BURST wrong ones at once */
 #define MAX_DEBT_MS ((int64_t)(AUTH_LIMIT_BURST - 1) * AUTH_LIMIT_EVERY_MS)
 
 void auth_limit_key(const struct sockaddr *sa, struct auth_limit_key *key)
@@ -50,23 +50,23 @@ static struct auth_limit_addr *find(struct auth_limit *l,
 	return unused;
 }
 
-bool auth_limit_charge(struct auth_limit *l, const struct auth_limit_key *key,
-		       int64_t now_ms, unsigned *retry_s)
+bool auth_limit_allow(struct auth_limit *l, const struct auth_limit_key *key,
+		      int64_t now_ms, unsigned *retry_s)
 {
-	struct auth_limit_addr *a = find(l, key, now_ms, true);
+	struct auth_limit_addr *a = find(l, key, now_ms, false);
 	int64_t wait_ms;
 
-	if (a && a->paid_ms - now_ms <= MAX_DEBT_MS) {
-		a->paid_ms += AUTH_LIMIT_EVERY_MS;
+	if (a && a->paid_ms - now_ms <= MAX_DEBT_MS)
 		return true;
-	}
 	if (a) {
 		wait_ms = a->paid_ms - now_ms - MAX_DEBT_MS;
-	} else {	/* every entry in debt: until the first is paid */
-		wait_ms = AUTH_LIMIT_BURST * (int64_t)AUTH_LIMIT_EVERY_MS;
+	} else {	/* a new address: if there is room for its debt */
+		wait_ms = INT64_MAX;
 		for (size_t i = 0; i < AUTH_LIMIT_ADDRS; i++)
 			if (l->a[i].paid_ms - now_ms < wait_ms)
 				wait_ms = l->a[i].paid_ms - now_ms;
+		if (wait_ms <= 0)
+			return true;
 	}
 	l->refused++;
 	if (retry_s)
@@ -74,11 +74,11 @@ bool auth_limit_charge(struct auth_limit *l, const struct auth_limit_key *key,
 	return false;
 }
 
-void auth_limit_refund(struct auth_limit *l, const struct auth_limit_key *key,
-		       int64_t now_ms)
+void auth_limit_fail(struct auth_limit *l, const struct auth_limit_key *key,
+		     int64_t now_ms)
 {
-	struct auth_limit_addr *a = find(l, key, now_ms, false);
+	struct auth_limit_addr *a = find(l, key, now_ms, true);
 
-	if (a)
-		a->paid_ms -= AUTH_LIMIT_EVERY_MS;
+	if (a)	/* else the table filled since it was allowed: not kept */
+		a->paid_ms += AUTH_LIMIT_EVERY_MS;
 }

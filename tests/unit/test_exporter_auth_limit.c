@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * test_exporter_auth_limit.c - the limit on password checks per client
+ * test_exporter_auth_limit.c - the limit on wrong passwords per client
  * address (exporter/auth_limit.c): a burst, then one a minute; a right
  * password costs its address nothing; addresses apart, an IPv6 /64 as
  * one, IPv4-mapped as IPv4; a full table refuses new addresses.
@@ -40,20 +40,22 @@ static struct auth_limit *fresh(void)
 	return calloc(1, sizeof(struct auth_limit));
 }
 
-/* one check of k at now: let through (and charged)? */
-static bool charge(struct auth_limit *l, struct auth_limit_key k, int64_t now)
+/* n wrong passwords from k at now, each allowed before it was checked */
+static bool wrong(struct auth_limit *l, struct auth_limit_key k, int n,
+		  int64_t now)
 {
-	return auth_limit_charge(l, &k, now, NULL);
+	for (int i = 0; i < n; i++) {
+		if (!auth_limit_allow(l, &k, now, NULL))
+			return false;
+		auth_limit_fail(l, &k, now);
+	}
+	return true;
 }
 
-/* n checks of k at now that are all let through (charged, no refund) */
-static bool charges(struct auth_limit *l, struct auth_limit_key k, int n,
-		    int64_t now)
+/* whether a check from k may run at now */
+static bool allowed(struct auth_limit *l, struct auth_limit_key k, int64_t now)
 {
-	for (int i = 0; i < n; i++)
-		if (!auth_limit_charge(l, &k, now, NULL))
-			return false;
-	return true;
+	return auth_limit_allow(l, &k, now, NULL);
 }
 
 static void test_burst_then_one_a_minute(void)
@@ -63,21 +65,21 @@ static void test_burst_then_one_a_minute(void)
 	unsigned retry = 0;
 
 	CHECK(l);
-	CHECK(charges(l, k, AUTH_LIMIT_BURST, T0));
-	CHECK(!auth_limit_charge(l, &k, T0, &retry));
+	CHECK(wrong(l, k, AUTH_LIMIT_BURST, T0));
+	CHECK(!auth_limit_allow(l, &k, T0, &retry));
 	CHECK(retry == AUTH_LIMIT_EVERY_MS / 1000);
-	CHECK(!auth_limit_charge(l, &k, T0 + AUTH_LIMIT_EVERY_MS - 1, &retry));
+	CHECK(!auth_limit_allow(l, &k, T0 + AUTH_LIMIT_EVERY_MS - 1, &retry));
 	CHECK(retry == 1);
 	CHECK(l->refused == 2);
 	/* one more a minute later, and only one */
-	CHECK(auth_limit_charge(l, &k, T0 + AUTH_LIMIT_EVERY_MS, NULL));
-	CHECK(!auth_limit_charge(l, &k, T0 + AUTH_LIMIT_EVERY_MS, NULL));
-	/* a refusal is not charged: three minutes on, three more */
-	CHECK(charges(l, k, 3, T0 + 4 * AUTH_LIMIT_EVERY_MS));
-	CHECK(!auth_limit_charge(l, &k, T0 + 4 * AUTH_LIMIT_EVERY_MS, NULL));
+	CHECK(wrong(l, k, 1, T0 + AUTH_LIMIT_EVERY_MS));
+	CHECK(!allowed(l, k, T0 + AUTH_LIMIT_EVERY_MS));
+	/* a refusal costs nothing: three minutes on, three more */
+	CHECK(wrong(l, k, 3, T0 + 4 * AUTH_LIMIT_EVERY_MS));
+	CHECK(!allowed(l, k, T0 + 4 * AUTH_LIMIT_EVERY_MS));
 	/* quiet for the whole burst's time: the whole burst again */
-	CHECK(charges(l, k, AUTH_LIMIT_BURST, T0 + 10 * AUTH_LIMIT_EVERY_MS));
-	CHECK(!auth_limit_charge(l, &k, T0 + 10 * AUTH_LIMIT_EVERY_MS, NULL));
+	CHECK(wrong(l, k, AUTH_LIMIT_BURST, T0 + 10 * AUTH_LIMIT_EVERY_MS));
+	CHECK(!allowed(l, k, T0 + 10 * AUTH_LIMIT_EVERY_MS));
 	CHECK(l->refused == 5);
 	free(l);
 }
@@ -85,25 +87,17 @@ static void test_burst_then_one_a_minute(void)
 static void test_right_password_costs_nothing(void)
 {
 	struct auth_limit *l = fresh();
-	struct auth_limit_key k = v4("192.0.2.7"), other;
+	struct auth_limit_key k = v4("192.0.2.7");
 
 	CHECK(l);
-	for (int i = 0; i < 100; i++) {
-		CHECK(auth_limit_charge(l, &k, T0 + i, NULL));
-		auth_limit_refund(l, &k, T0 + i + 50);	/* bcrypt's time */
-	}
-	/* and the wrong ones between right ones still add up */
-	CHECK(charges(l, k, AUTH_LIMIT_BURST - 1, T0 + 200));
-	CHECK(auth_limit_charge(l, &k, T0 + 200, NULL));
-	auth_limit_refund(l, &k, T0 + 250);
-	CHECK(charges(l, k, 1, T0 + 300));
-	CHECK(!auth_limit_charge(l, &k, T0 + 300, NULL));
-	/* a refund for an address with no debt changes nothing */
-	other = v4("192.0.2.8");
-	auth_limit_refund(l, &other, T0 + 300);
-	CHECK(!auth_limit_charge(l, &k, T0 + 300, NULL));
-	CHECK(charge(l, other, T0 + 300));
-	CHECK(l->refused == 2);
+	for (int i = 0; i < 100; i++)	/* allowed, and right: no fail */
+		CHECK(allowed(l, k, T0 + i));
+	/* the wrong ones between right ones still add up */
+	CHECK(wrong(l, k, AUTH_LIMIT_BURST - 1, T0 + 200));
+	CHECK(allowed(l, k, T0 + 250));
+	CHECK(wrong(l, k, 1, T0 + 300));
+	CHECK(!allowed(l, k, T0 + 300));
+	CHECK(l->refused == 1);
 	free(l);
 }
 
@@ -114,22 +108,22 @@ static void test_addresses_apart(void)
 	struct auth_limit_key k, want;
 
 	CHECK(l);
-	CHECK(charges(l, v4("127.0.0.1"), AUTH_LIMIT_BURST, T0));
-	CHECK(!charge(l, v4("127.0.0.1"), T0));
-	CHECK(charge(l, v4("127.0.0.2"), T0));
+	CHECK(wrong(l, v4("127.0.0.1"), AUTH_LIMIT_BURST, T0));
+	CHECK(!allowed(l, v4("127.0.0.1"), T0));
+	CHECK(allowed(l, v4("127.0.0.2"), T0));
 	/* ::ffff:127.0.0.1 (an IPv6 socket's IPv4 client) is 127.0.0.1 */
 	inet_pton(AF_INET6, "::ffff:127.0.0.1", &mapped.sin6_addr);
 	auth_limit_key((struct sockaddr *)&mapped, &k);
 	want = v4("127.0.0.1");
 	CHECK(memcmp(&k, &want, sizeof(k)) == 0);
-	CHECK(!charge(l, k, T0));
+	CHECK(!allowed(l, k, T0));
 	/* IPv6: one /64 is one address; the next /64 another */
-	CHECK(charges(l, v6("2001:db8::1"), 3, T0));
-	CHECK(charges(l, v6("2001:db8::ffff:2"), 2, T0));
-	CHECK(!charge(l, v6("2001:db8::3"), T0));
-	CHECK(charge(l, v6("2001:db8:0:1::1"), T0));
+	CHECK(wrong(l, v6("2001:db8::1"), 3, T0));
+	CHECK(wrong(l, v6("2001:db8::ffff:2"), 2, T0));
+	CHECK(!allowed(l, v6("2001:db8::3"), T0));
+	CHECK(allowed(l, v6("2001:db8:0:1::1"), T0));
 	/* ::1 and 127.0.0.1 are not the same */
-	CHECK(charge(l, v6("::1"), T0));
+	CHECK(allowed(l, v6("::1"), T0));
 	free(l);
 }
 
@@ -143,17 +137,17 @@ static void test_full_table_refuses_new_addresses(void)
 	CHECK(l);
 	for (int i = 0; i < AUTH_LIMIT_ADDRS; i++) {
 		snprintf(text, sizeof(text), "10.0.%d.%d", i / 256, i % 256);
-		CHECK(charges(l, v4(text), 1, T0 + i));
+		CHECK(wrong(l, v4(text), 1, T0 + i));
 	}
 	/* every entry is in debt: a new address waits for the oldest */
 	k = v4("10.1.0.0");
-	CHECK(!auth_limit_charge(l, &k, T0 + 1000, &retry));
+	CHECK(!auth_limit_allow(l, &k, T0 + 1000, &retry));
 	CHECK(retry == (AUTH_LIMIT_EVERY_MS - 1000 + 999) / 1000);
 	/* an address already in the table still has its burst */
-	CHECK(charges(l, v4("10.0.0.5"), AUTH_LIMIT_BURST - 1, T0 + 1000));
+	CHECK(wrong(l, v4("10.0.0.5"), AUTH_LIMIT_BURST - 1, T0 + 1000));
 	/* once the first is paid, its place is free */
-	CHECK(charge(l, v4("10.1.0.0"), T0 + AUTH_LIMIT_EVERY_MS));
-	CHECK(!charge(l, v4("10.1.0.1"), T0 + AUTH_LIMIT_EVERY_MS));
+	CHECK(wrong(l, v4("10.1.0.0"), 1, T0 + AUTH_LIMIT_EVERY_MS));
+	CHECK(!allowed(l, v4("10.1.0.1"), T0 + AUTH_LIMIT_EVERY_MS));
 	CHECK(l->refused == 2);
 	free(l);
 }
