@@ -15,6 +15,13 @@
 # - HTTPS with basic auth (a throwaway certificate from openssl, a bcrypt
 #   hash): no password or a wrong one gets 401 and no metrics, the right
 #   one works, and Prometheus scrapes it over HTTPS;
+# - wrong passwords: 5 from one address get 401, then 429 without a
+#   check, while a remembered right password still gets in from it;
+#   scrapes go on while guesses flood in;
+# - slow clients: 64 connections from 127.0.0.2-9 and 16 from 127.0.0.1
+#   trickling a header byte every 2 s; scrapes from 127.0.0.1 succeed
+#   while they are held, those past 8 from one address are closed at
+#   once, the rest at the 10 s header deadline;
 # - a bad web config file is refused with its file and line;
 # - pgoffd restarts under the exporter: Prometheus's up stays 1,
 #   pgoff_broker_up goes to 0 and back to 1;
@@ -367,6 +374,80 @@ rc=$?
 check "an address in use: exit 1 saying so" \
 	bash -c "[ $rc = 1 ] && grep -q 'cannot listen on 127.0.0.1:$EXP_PORT: Address already in use' '$E2E_DIR/busy.err'"
 
+# --- wrong passwords: a limit per address ------------------------------------
+# The plain exporter has its right password remembered (Prometheus sends
+# it every second). From 127.0.0.7, 8 wrong ones in a row.
+codes=
+for i in $(seq 8); do
+	codes+=" $(curl -s -o /dev/null -D "$E2E_DIR/guess.h" -w '%{http_code}' --interface 127.0.0.7 \
+		-u "prometheus:guess $i" "$EXP/metrics")"
+done
+check "8 wrong passwords from 127.0.0.7: 5 are checked (401), then 429 without a check (got$codes)" \
+	[ "$codes" = " 401 401 401 401 401 429 429 429" ]
+check "... the 429 says when to try again (Retry-After: $(sed -n 's/^retry-after: *//Ip' "$E2E_DIR/guess.h" | tr -d '\r'))" \
+	grep -qiE '^retry-after: [1-9][0-9]*' "$E2E_DIR/guess.h"
+code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.7 "${AUTH[@]}" "$EXP/metrics")
+check "... and the right password, remembered, still gets in from 127.0.0.7 (HTTP $code)" [ "$code" = 200 ]
+check "... the log says the address is limited" \
+	grep -q 'too many wrong passwords from 127.0.0.7: its requests are answered 429 without a check for [0-9]* s' \
+	"$E2E_DIR/exporter-plain.log" || grep 'password' "$E2E_DIR/exporter-plain.log" | sed 's/^/# plain: /'
+
+# 4 loops of wrong passwords from 127.0.0.8 for 3 s, while scraping
+flood_jobs=()
+for l in 1 2 3 4; do
+	(end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do
+		curl -s -o /dev/null -w '%{http_code}\n' --max-time 10 --interface 127.0.0.8 \
+			-u "prometheus:flood $l" "$EXP/metrics"; done >"$E2E_DIR/flood.$l") &
+	flood_jobs+=($!)
+done
+scraped=
+for _ in 1 2 3 4 5; do
+	scraped+=" $(curl -s -o /dev/null --max-time 5 -w '%{http_code}:%{time_total}' "${AUTH[@]}" "$EXP/metrics")"
+	sleep 0.3
+done
+wait "${flood_jobs[@]}"
+flood=$(cat "$E2E_DIR"/flood.* | sort | uniq -c | awk '{ printf " %s×%s", $1, $2 }')
+checked=$(cat "$E2E_DIR"/flood.* | grep -c 401)
+check "4 loops of wrong passwords from 127.0.0.8: at most 5 checked with bcrypt, the rest 429 (codes:$flood)" \
+	[ "$checked" -le 5 -a "$(cat "$E2E_DIR"/flood.* | grep -vcxE '401|429')" = 0 ]
+check "... meanwhile every scrape got 200 within 5 s (code:seconds:$scraped)" \
+	bash -c "! grep -qv '^200:' <<<'$(tr ' ' '\n' <<<"${scraped# }")'"
+curl -s "${AUTH[@]}" "$EXP/metrics" >"$E2E_DIR/auth-counts.prom"
+grep '^pgoff_exporter_http_auth' "$E2E_DIR/auth-counts.prom" | sed 's/^/# /'
+check "pgoff_exporter_http_auth_failures_total counts them: missing, wrong, rate_limited" \
+	awk '/^pgoff_exporter_http_auth_failures_total\{reason="missing"\}/ { m = $2 }
+	     /^pgoff_exporter_http_auth_failures_total\{reason="wrong"\}/ { w = $2 }
+	     /^pgoff_exporter_http_auth_failures_total\{reason="rate_limited"\}/ { r = $2 }
+	     END { exit !(m >= 2 && w >= 6 && r >= 4) }' "$E2E_DIR/auth-counts.prom"
+
+# --- slow clients --------------------------------------------------------------
+# Each trickles a byte of a header that never ends every 2 s. 64 from
+# 127.0.0.2-9, 8 an address (what the exporter of ccb2604 held in all,
+# which stopped every scrape), then 16 from 127.0.0.1, where the scrapes
+# come from: past 8, each crowds out the oldest.
+SLOW_SRC=127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0.0.9
+/usr/bin/python3 "$E2E_TOP/tests/e2e/slow_clients.py" 127.0.0.1 "$EXP_PORT" 64 "$SLOW_SRC" 2 40 \
+	"$E2E_DIR/slow-a.ready" >"$E2E_DIR/slow-a.json" &
+slow_a=$!
+wait_for 10 test -s "$E2E_DIR/slow-a.ready"
+/usr/bin/python3 "$E2E_TOP/tests/e2e/slow_clients.py" 127.0.0.1 "$EXP_PORT" 16 127.0.0.1 2 40 \
+	"$E2E_DIR/slow-b.ready" >"$E2E_DIR/slow-b.json" &
+slow_b=$!
+wait_for 10 test -s "$E2E_DIR/slow-b.ready"
+check "the slow clients opened their 80 connections" test -s "$E2E_DIR/slow-b.ready"
+scraped=
+for _ in 1 2 3; do
+	scraped+=" $(curl -s -o "$E2E_DIR/slow-scrape.prom" --max-time 5 -w '%{http_code}:%{time_total}' \
+		"${AUTH[@]}" "$EXP/metrics")"
+	grep -qx 'pgoff_broker_up 1' "$E2E_DIR/slow-scrape.prom" || scraped+="(no pgoff_broker_up 1)"
+	sleep 1
+done
+check "while they are held, 3 scrapes with credentials from 127.0.0.1 get 200 within 5 s (code:seconds:$scraped)" \
+	bash -c "! grep -qv '^200:[0-9.]*$' <<<'$(tr ' ' '\n' <<<"${scraped# }")'"
+# they are held until the header deadline: pgoffd restarts meanwhile
+# (nothing there connects to the exporter but Prometheus), and what they
+# saw is read after that
+
 # --- pgoffd restarts under the exporter ---------------------------------------
 e2e_stop_broker TERM
 t_stop=$(date +%s)
@@ -389,6 +470,27 @@ check "the exporter logged the outage and the reconnection" \
 	bash -c "grep -q 'pgoffd is not running' '$E2E_DIR/exporter-plain.log' &&
 		[ \$(grep -c 'connected to pgoffd' '$E2E_DIR/exporter-plain.log') -ge 2 ]" ||
 	note "the exporter's log: $(tail -n 6 "$E2E_DIR/exporter-plain.log" | tr '\n' '|')"
+
+# --- slow clients, continued: what they saw -------------------------------------
+wait "$slow_a" "$slow_b"
+jq -c 'to_entries[] | {(.key): .value}' "$E2E_DIR/slow-a.json" "$E2E_DIR/slow-b.json" | sed 's/^/# slow: /'
+check "the 64 from 127.0.0.2-9 were held, then closed at the 10 s header deadline (each between 5 and 25 s)" \
+	jqe '[.[] | .opened == 8 and .open == 0 and (.closed_s | length) == 8 and
+		(.closed_s | min) >= 5 and (.closed_s | max) <= 25] | all and length == 8' "$E2E_DIR/slow-a.json"
+check "of the 16 from 127.0.0.1, 8 were crowded out at once (under 5 s), the rest closed by 25 s" \
+	jqe '.["127.0.0.1"] | .opened == 16 and .open == 0 and (.closed_s | length) == 16 and
+		([.closed_s[] | select(. < 5)] | length) >= 8 and (.closed_s | max) <= 25' "$E2E_DIR/slow-b.json"
+curl -s "${AUTH[@]}" "$EXP/metrics" >"$E2E_DIR/closed-counts.prom"
+grep '^pgoff_exporter_http_connections' "$E2E_DIR/closed-counts.prom" | sed 's/^/# /'
+check "pgoff_exporter_http_connections_closed_total counts them: header_deadline >= 64, crowded_out >= 8" \
+	awk '/^pgoff_exporter_http_connections_closed_total\{reason="header_deadline"\}/ { d = $2 }
+	     /^pgoff_exporter_http_connections_closed_total\{reason="crowded_out"\}/ { c = $2 }
+	     END { exit !(d >= 64 && c >= 8) }' "$E2E_DIR/closed-counts.prom"
+check "the log says so, at a limited rate" \
+	bash -c "grep -q 'closed a connection that sent no whole request in 10 s' '$E2E_DIR/exporter-plain.log' &&
+		grep -q 'more connections closed (header deadline, room) in 10 s' '$E2E_DIR/exporter-plain.log' &&
+		[ \$(grep -c 'closed a connection' '$E2E_DIR/exporter-plain.log') -le 20 ]" ||
+	grep 'closed' "$E2E_DIR/exporter-plain.log" | tail -n 5 | sed 's/^/# plain: /'
 
 # --- SIGHUP: a rotated certificate and a new password, no restart -------------
 TLS_PID=${EXPORTER_PIDS[1]}
@@ -475,3 +577,4 @@ if [ -n "${PGOFF_SANITIZE:-}" ]; then
 	check "the exporters' logs have no sanitizer report" \
 		bash -c "! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error' '$E2E_DIR'/exporter-*.log"
 fi
+note "test_exporter: $SECONDS s"
