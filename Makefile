@@ -84,7 +84,7 @@ CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c clie
 # stack; it talks to pgoffd through client/conn.c and renders with
 # client/stats_view.c like pgoffctl metrics.
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
-	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c
+	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c exporter/auth_limit.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
 	exporter/self_stats.c $(EXPORTER_PURE) client/conn.c client/stats_view.c
 
@@ -175,6 +175,7 @@ TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
 TEST_NEEDS_exporter_web_config := exporter/web_config.c exporter/basic_auth.c
+TEST_NEEDS_exporter_auth_limit := exporter/auth_limit.c
 TEST_LIBS_exporter_exposition := -lyaml -lcrypt
 TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 TEST_NEEDS_control_socket := broker/safe_dir.c

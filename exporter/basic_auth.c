@@ -2,6 +2,7 @@
 /* basic_auth.c - basic auth against bcrypt hashes; see basic_auth.h. */
 #include <crypt.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "exporter/basic_auth.h"
@@ -100,8 +101,9 @@ int basic_auth_check(const struct web_config *c, const char *user,
 
 void basic_auth_init(struct basic_auth *a, const struct web_config *c)
 {
-	memset(a, 0, sizeof(*a));
+	memset(a->accepted, 0, sizeof(a->accepted));
 	a->c = c;
+	pthread_mutex_init(&a->lock, NULL);
 }
 
 /* password hashed with setting (a "$5$" one) into out; false on failure. */
@@ -124,27 +126,47 @@ static bool sha256crypt(const char *password, const char *setting, char *out,
 	return ok;
 }
 
-int basic_auth_check_cached(struct basic_auth *a, const char *user,
-			    const char *password)
+int basic_auth_remembered(struct basic_auth *a, const char *user,
+			  const char *password)
 {
-	char fresh[128], salt[CRYPT_GENSALT_OUTPUT_SIZE];
+	char kept[sizeof(a->accepted[0])], fresh[sizeof(kept)];
+	int i = a->c->nusers ? find_user(a->c, user) : -1;
+	bool ok;
+
+	if (i < 0 || !password)
+		return -EACCES;
+	pthread_mutex_lock(&a->lock);
+	memcpy(kept, a->accepted[i], sizeof(kept));
+	pthread_mutex_unlock(&a->lock);
+	ok = kept[0] && sha256crypt(password, kept, fresh, sizeof(fresh)) &&
+	     strlen(fresh) == strlen(kept) && equal_ct(fresh, kept, strlen(kept));
+	explicit_bzero(kept, sizeof(kept));
+	explicit_bzero(fresh, sizeof(fresh));
+	return ok ? 0 : -EACCES;
+}
+
+int basic_auth_check_remember(struct basic_auth *a, const char *user,
+			      const char *password)
+{
+	char salt[CRYPT_GENSALT_OUTPUT_SIZE], hashed[sizeof(a->accepted[0])] = { 0 };
 	int i = a->c->nusers ? find_user(a->c, user) : -1;
 	int ret;
 
-	if (i >= 0 && password && a->accepted[i][0] &&
-	    sha256crypt(password, a->accepted[i], fresh, sizeof(fresh)) &&
-	    strlen(fresh) == strlen(a->accepted[i]) &&
-	    equal_ct(fresh, a->accepted[i], strlen(fresh)))
-		return 0;
 	ret = basic_auth_check(a->c, user, password);
-	if (ret == 0 && i >= 0 &&
-	    crypt_gensalt_rn("$5$", 1000, NULL, 0, salt, sizeof(salt)) &&
-	    !sha256crypt(password, salt, a->accepted[i], sizeof(a->accepted[i])))
-		a->accepted[i][0] = '\0';
-	return ret;
+	if (ret || i < 0)
+		return ret;
+	if (!crypt_gensalt_rn("$5$", 1000, NULL, 0, salt, sizeof(salt)) ||
+	    !sha256crypt(password, salt, hashed, sizeof(hashed)))
+		hashed[0] = '\0';	/* not remembered: bcrypt next time */
+	pthread_mutex_lock(&a->lock);
+	memcpy(a->accepted[i], hashed, sizeof(hashed));
+	pthread_mutex_unlock(&a->lock);
+	explicit_bzero(hashed, sizeof(hashed));
+	return 0;
 }
 
 void basic_auth_free(struct basic_auth *a)
 {
 	explicit_bzero(a->accepted, sizeof(a->accepted));
+	pthread_mutex_destroy(&a->lock);
 }

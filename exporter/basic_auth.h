@@ -7,6 +7,7 @@
 #ifndef PGOFF_EXPORTER_BASIC_AUTH_H
 #define PGOFF_EXPORTER_BASIC_AUTH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include "exporter/web_config.h"
 
@@ -24,21 +25,27 @@ int basic_auth_check(const struct web_config *c, const char *user,
 		     const char *password);
 
 /*
- * The same, with the last password accepted for each user remembered as
- * a salted SHA-256-crypt hash (1000 rounds, a salt drawn at start): a
+ * The last password accepted for each user is remembered as a salted
+ * SHA-256-crypt hash (1000 rounds, a salt drawn when it is accepted): a
  * scraper that sends the right password again costs well under a
  * millisecond instead of a bcrypt check (about 50 ms at cost 10). No
- * password is kept in clear. Anything else takes the bcrypt path. Not
- * thread-safe: the HTTP server answers one request at a time.
+ * password is kept in clear. Thread-safe: the HTTP server answers each
+ * connection in its own thread.
  */
 struct basic_auth {
 	const struct web_config *c;
+	pthread_mutex_t lock;		/* accepted */
 	char accepted[WEB_MAX_USERS][128];	/* "" until one is accepted */
 };
 
 void basic_auth_init(struct basic_auth *a, const struct web_config *c);
-int basic_auth_check_cached(struct basic_auth *a, const char *user,
-			    const char *password);
+/* 0 when password is the one remembered for user, else -EACCES: no
+ * bcrypt work either way. */
+int basic_auth_remembered(struct basic_auth *a, const char *user,
+			  const char *password);
+/* basic_auth_check, remembering a right password. */
+int basic_auth_check_remember(struct basic_auth *a, const char *user,
+			      const char *password);
 void basic_auth_free(struct basic_auth *a);
 
 #endif

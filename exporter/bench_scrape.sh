@@ -3,8 +3,9 @@
 # What a scrape costs, on a host with many backends: a throwaway cluster
 # with SESSIONS (200) idle psql sessions, pgoffd, and pgoff_exporter (as a
 # member of the group), scraped SCRAPES (200) times in a row over plain
-# HTTP, then over HTTPS with basic auth (bcrypt cost 10). Prints the CPU
-# time per scrape of the exporter and of pgoffd (from /proc/PID/stat),
+# HTTP without auth (--web.insecure-no-auth), then over HTTPS with basic
+# auth (bcrypt cost 10). Prints the CPU time per scrape of the exporter
+# and of pgoffd (from /proc/PID/stat),
 # the exporter's resident memory, the scrape latency and the page's size.
 # Root (it starts PostgreSQL and pgoffd): run it as
 #   flock /tmp/pgoff-e2e.lock bash exporter/bench_scrape.sh
@@ -83,7 +84,7 @@ measure() {
 }
 
 port=$(free_port)
-"${AS_MEMBER[@]}" "$EXPORTER" --pgoff.socket="$SOCK" --web.listen-address="127.0.0.1:$port" \
+"${AS_MEMBER[@]}" "$EXPORTER" --pgoff.socket="$SOCK" --web.listen-address="127.0.0.1:$port" --web.insecure-no-auth \
 	2>"$E2E_DIR/exporter.log" &
 EXPORTER_PIDS+=($!)
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done

@@ -321,6 +321,33 @@ static void render_self(FILE *out, const struct ex_scrape *s)
 		s->counter_decreases);
 	gauge(out, "pgoff_exporter_broker_request_seconds",
 	      "Time this scrape spent asking pgoffd.", s->fetch_seconds);
+	if (s->http) {
+		head(out, "pgoff_exporter_http_auth_failures_total", "counter",
+		     "Requests refused for their credentials: none (401), a "
+		     "wrong user or password (401), or not checked because "
+		     "the address sent too many wrong ones (429).");
+		fprintf(out, "pgoff_exporter_http_auth_failures_total"
+			"{reason=\"missing\"} %" PRIu64 "\n"
+			"pgoff_exporter_http_auth_failures_total"
+			"{reason=\"wrong\"} %" PRIu64 "\n"
+			"pgoff_exporter_http_auth_failures_total"
+			"{reason=\"rate_limited\"} %" PRIu64 "\n",
+			s->http->auth_missing, s->http->auth_wrong,
+			s->http->auth_rate_limited);
+		head(out, "pgoff_exporter_http_connections_closed_total",
+		     "counter", "Connections the exporter closed: no whole "
+		     "request by the header deadline, the oldest without one "
+		     "to make room for a new one, or at once past the "
+		     "connection limits.");
+		fprintf(out, "pgoff_exporter_http_connections_closed_total"
+			"{reason=\"header_deadline\"} %" PRIu64 "\n"
+			"pgoff_exporter_http_connections_closed_total"
+			"{reason=\"crowded_out\"} %" PRIu64 "\n"
+			"pgoff_exporter_http_connections_closed_total"
+			"{reason=\"limit\"} %" PRIu64 "\n",
+			s->http->header_timeouts, s->http->crowded_out,
+			s->http->connections_refused);
+	}
 	if (!s->self)
 		return;
 	head(out, "process_cpu_seconds_total", "counter",

@@ -25,6 +25,17 @@ struct ex_process {
 	uint64_t open_fds;
 };
 
+/* What the HTTP server refused, since the exporter started. */
+struct ex_http {
+	uint64_t auth_missing;		/* 401: no credentials */
+	uint64_t auth_wrong;		/* 401: wrong user or password */
+	uint64_t auth_rate_limited;	/* 429: not checked (auth_limit.h) */
+	/* connections closed: no whole request by the header deadline; the
+	 * oldest without one, for a new one past the soft limits; at once,
+	 * past libmicrohttpd's */
+	uint64_t header_timeouts, crowded_out, connections_refused;
+};
+
 struct ex_scrape {
 	const char *version, *revision;	/* pgoff_build_info */
 	bool up;			/* pgoffd answered every request */
@@ -43,6 +54,7 @@ struct ex_scrape {
 	uint64_t broker_errors;		/* scrapes pgoffd did not answer */
 	uint64_t counter_decreases;	/* see monotonic.h */
 	const struct ex_process *self;	/* NULL: not known */
+	const struct ex_http *http;	/* NULL: not known */
 };
 
 /* The whole page. Returns 0, -ENOMEM, -ERANGE (a bucket bound that does

@@ -4,9 +4,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "exporter/auth_limit.h"
 #include "exporter/basic_auth.h"
 #include "exporter/http.h"
 #include "exporter/self_stats.h"
@@ -21,6 +24,48 @@
 
 #define REALM "pgoff_exporter"
 #define PEM_MAX_BYTES (1 << 20)
+/* Each connection has a thread of its own, so that one slow client (a
+ * header trickled in, a bcrypt check) holds up no other. libmicrohttpd
+ * closes a connection past these at once; they bound the threads. */
+#define CONNECTION_LIMIT	128u
+#define PER_ADDRESS_LIMIT	16u
+/* Below them, a new connection past these closes the oldest one that
+ * has no whole request yet (of its address, or of all): one that is
+ * answered needs its header for a millisecond, so whoever holds
+ * connections open only makes room. The gap to the hard limits is for
+ * the connections closed and not yet gone. An IPv6 address counts by its
+ * /64, as for the limit on wrong passwords. */
+#define CROWD_TOTAL		96u
+#define CROWD_PER_ADDRESS	8u
+/* Whatever trickles in, a request must be whole this long after its
+ * connection opened or its previous answer was sent (a connection kept
+ * alive between scrapes is closed then, as by an idle timeout) */
+#define HEADER_DEADLINE_MS	(HTTP_HEADER_DEADLINE_S * 1000)
+#define IDLE_TIMEOUT_S		30u	/* libmicrohttpd's: no byte either way */
+/* Lines about clients (wrong passwords, deadlines, libmicrohttpd's): at
+ * most LOG_WINDOW_LINES of a kind in LOG_WINDOW_MS, then one line
+ * counting the rest; the metrics count them all */
+#define LOG_WINDOW_MS		10000
+#define LOG_WINDOW_LINES	5
+
+/* A connection, from libmicrohttpd's start to its close notification
+ * (the socket is open until that returns). */
+struct http_conn {
+	struct http_conn *prev, *next;
+	int fd;
+	struct auth_limit_key key;	/* its client's address */
+	int64_t deadline_ms;	/* 0: a request is being answered */
+	bool cut;		/* shut down (deadline, room): closing */
+};
+
+enum { LOG_WRONG, LOG_LIMITED, LOG_CLOSED, LOG_MHD, LOG_KINDS };
+
+struct log_window {
+	const char *what;	/* "wrong passwords" */
+	int64_t end_ms;
+	unsigned lines;
+	uint64_t held;
+};
 
 struct http_server {
 	struct http_options o;
@@ -28,7 +73,57 @@ struct http_server {
 	char *cert_pem, *key_pem;
 	int fd;
 	struct basic_auth auth;
+	/* one scrape at a time: the connection to pgoffd and what it holds
+	 * from one scrape to the next (held counters, streaks) */
+	pthread_mutex_t scrape_lock;
+	/* one bcrypt check at a time (check_password) */
+	pthread_mutex_t check_lock;
+	/* lock: everything below; wake: the watcher, when a deadline or a
+	 * log line may be due sooner than it thought */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct auth_limit limit;
+	struct ex_http counts;
+	struct log_window logs[LOG_KINDS];
+	struct http_conn *conns;
+	bool watching, stop;
+	pthread_t watcher;
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Under s->lock: whether a line of w's kind may be written now; first
+ * the count of what an earlier window held back, if it is over. */
+static void log_window_flush(struct log_window *w, int64_t now)
+{
+	if (w->held && now >= w->end_ms) {
+		log_warnx("%" PRIu64 " more %s in %d s, not logged one by one "
+			  "(the metrics count them)", w->held, w->what,
+			  LOG_WINDOW_MS / 1000);
+		w->held = 0;
+	}
+}
+
+static bool log_window_allow(struct log_window *w, int64_t now)
+{
+	log_window_flush(w, now);
+	if (now >= w->end_ms) {
+		w->end_ms = now + LOG_WINDOW_MS;
+		w->lines = 0;
+	}
+	if (w->lines < LOG_WINDOW_LINES) {
+		w->lines++;
+		return true;
+	}
+	w->held++;
+	return false;
+}
 
 int http_listen_socket(const char *address, int *out, char *err, size_t errlen)
 {
@@ -137,10 +232,14 @@ fail:
 	return NULL;
 }
 
+/* retry_after: seconds for a 429's Retry-After, else 0 */
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
 				 const char *type, char *body, size_t len,
-				 bool must_free, const struct http_server *s)
+				 bool must_free, const struct http_server *s,
+				 unsigned retry_after)
 {
+	char retry[16];
+
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
@@ -158,6 +257,10 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
 					s->o.web->headers[i].value);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (retry_after) {
+		snprintf(retry, sizeof(retry), "%u", retry_after);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+	}
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		ret = MHD_queue_basic_auth_fail_response(c, REALM, r);
 	else
@@ -170,7 +273,88 @@ static enum MHD_Result send_static(struct MHD_Connection *c, unsigned status,
 				   const char *msg, const struct http_server *s)
 {
 	return send_text(c, status, "text/plain; charset=utf-8", (char *)msg,
-			 strlen(msg), false, s);
+			 strlen(msg), false, s, 0);
+}
+
+/* The client's address, as text for the log, and as the limit's key. */
+static void client_address(struct MHD_Connection *c, char *text, size_t len,
+			   struct auth_limit_key *key)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	auth_limit_key(sa, key);
+	snprintf(text, len, "an unknown address");
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
+			  text, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+			  text, (socklen_t)len);
+}
+
+/* Under s->lock: whether key may have its password checked; if not,
+ * counted and (at a limited rate) logged. */
+static bool limit_allows(struct http_server *s, const struct auth_limit_key *key,
+			 const char *addr, unsigned *retry_s)
+{
+	int64_t now = now_ms();
+
+	if (auth_limit_allow(&s->limit, key, now, retry_s))
+		return true;
+	s->counts.auth_rate_limited++;
+	if (log_window_allow(&s->logs[LOG_LIMITED], now))
+		log_warnx("too many wrong passwords from %s: its requests are "
+			  "answered 429 without a check for %u s", addr, *retry_s);
+	pthread_cond_signal(&s->wake);	/* a count of lines held may be due */
+	return false;
+}
+
+/*
+ * The password check: a remembered right password first (no bcrypt, and
+ * no limit: a scraper sharing its address with a guesser gets in), then
+ * the address's limit, then bcrypt, one check at a time (a flood of
+ * wrong passwords keeps one CPU busy, not all, and each check sees the
+ * outcome of the ones before). Returns 0, -EACCES (wrong), -EAGAIN (not
+ * checked: *retry_s), or what basic_auth_check returns.
+ */
+static int check_password(struct http_server *s, struct MHD_Connection *c,
+			  const char *user, const char *password,
+			  unsigned *retry_s)
+{
+	struct auth_limit_key key;
+	char addr[INET6_ADDRSTRLEN];
+	bool allowed, say = false;
+	int ret;
+
+	if (basic_auth_remembered(&s->auth, user, password) == 0)
+		return 0;
+	client_address(c, addr, sizeof(addr), &key);
+	/* an address over its limit waits for no other's check */
+	pthread_mutex_lock(&s->lock);
+	allowed = limit_allows(s, &key, addr, retry_s);
+	pthread_mutex_unlock(&s->lock);
+	if (!allowed)
+		return -EAGAIN;
+	pthread_mutex_lock(&s->check_lock);
+	pthread_mutex_lock(&s->lock);
+	allowed = limit_allows(s, &key, addr, retry_s);
+	pthread_mutex_unlock(&s->lock);
+	ret = allowed ? basic_auth_check_remember(&s->auth, user, password) :
+	      -EAGAIN;
+	if (ret == -EACCES) {
+		pthread_mutex_lock(&s->lock);
+		auth_limit_fail(&s->limit, &key, now_ms());
+		s->counts.auth_wrong++;
+		say = log_window_allow(&s->logs[LOG_WRONG], now_ms());
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->check_lock);
+	if (say)
+		log_warnx("a wrong user or password from %s", addr);
+	return ret;
 }
 
 /* 0: let it through; else the status of the answer already queued. */
@@ -178,18 +362,23 @@ static int authorize(struct http_server *s, struct MHD_Connection *c,
 		     enum MHD_Result *queued)
 {
 	char *user, *password = NULL;
+	unsigned retry_s = 0;
 	int ret;
 
 	if (!s->o.web || !s->o.web->nusers)
 		return 0;
 	user = MHD_basic_auth_get_username_password(c, &password);
-	ret = basic_auth_check_cached(&s->auth, user, password);
-	if (ret == -EACCES)
-		log_debug("refused a request: %s", user ? "wrong user or password" :
-			  "no credentials");
-	else if (ret == -ENOMEM)
+	if (user) {
+		ret = check_password(s, c, user, password, &retry_s);
+	} else {
+		pthread_mutex_lock(&s->lock);
+		s->counts.auth_missing++;
+		pthread_mutex_unlock(&s->lock);
+		ret = -EACCES;
+	}
+	if (ret == -ENOMEM)
 		log_warnx("cannot check a password: out of memory");
-	else if (ret)
+	else if (ret && ret != -EACCES && ret != -EAGAIN)
 		log_warnx("cannot check a password: crypt_rn failed (does this "
 			  "libxcrypt support bcrypt?)");
 	if (password) {
@@ -203,6 +392,15 @@ static int authorize(struct http_server *s, struct MHD_Connection *c,
 	if (ret == -EACCES) {
 		*queued = send_static(c, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n", s);
 		return MHD_HTTP_UNAUTHORIZED;
+	}
+	if (ret == -EAGAIN) {
+		static const char later[] = "too many wrong passwords from this "
+					    "address; try again later\n";
+
+		*queued = send_text(c, MHD_HTTP_TOO_MANY_REQUESTS,
+				    "text/plain; charset=utf-8", (char *)later,
+				    sizeof(later) - 1, false, s, retry_s);
+		return MHD_HTTP_TOO_MANY_REQUESTS;
 	}
 	*queued = send_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			      "cannot check the password\n", s);
@@ -227,7 +425,7 @@ static enum MHD_Result landing(struct http_server *s, struct MHD_Connection *c)
 	if (n < 0)
 		return MHD_NO;
 	return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8", page,
-			 (size_t)n, true, s);
+			 (size_t)n, true, s, 0);
 }
 
 static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *c)
@@ -237,20 +435,28 @@ static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *c)
 		.per_pid = s->o.per_pid,
 	};
 	struct ex_process self;
+	struct ex_http counts;
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
 	int ret;
 
-	broker_client_scrape(s->o.broker, &sc);
-	sc.wall_now = (double)time(NULL);
-	if (self_stats_read(&self) == 0)
-		sc.self = &self;
 	f = open_memstream(&body, &len);
 	if (!f)
 		return send_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				   "out of memory\n", s);
+	pthread_mutex_lock(&s->lock);
+	counts = s->counts;
+	pthread_mutex_unlock(&s->lock);
+	sc.http = &counts;
+	/* what sc borrows from the broker client stays until the next scrape */
+	pthread_mutex_lock(&s->scrape_lock);
+	broker_client_scrape(s->o.broker, &sc);
+	sc.wall_now = (double)time(NULL);
+	if (self_stats_read(&self) == 0)
+		sc.self = &self;
 	ret = ex_render(f, &sc);
+	pthread_mutex_unlock(&s->scrape_lock);
 	if (fclose(f) || ret) {
 		log_warnx("rendering the metrics: %s", strerror(ret ? -ret : EIO));
 		free(body);
@@ -259,7 +465,7 @@ static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *c)
 				   "log\n", s);
 	}
 	return send_text(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-			 body, len, true, s);
+			 body, len, true, s, 0);
 }
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c,
@@ -272,7 +478,17 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c,
 
 	(void)version;
 	(void)upload_data;
-	(void)con_cls;
+	if (!*con_cls) {	/* a new request: its header is whole */
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+		*con_cls = s;
+		pthread_mutex_lock(&s->lock);
+		if (hc)
+			hc->deadline_ms = 0;
+		pthread_mutex_unlock(&s->lock);
+	}
 	if (*upload_data_size)	/* a body to a GET: not ours to read */
 		return MHD_NO;
 	if (authorize(s, c, &queued))
@@ -287,10 +503,192 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c,
 	return send_static(c, MHD_HTTP_NOT_FOUND, "Not Found\n", s);
 }
 
+/* A request answered (or given up): the next one on the connection has
+ * its deadline from now. */
+static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+	(void)toe;
+	*con_cls = NULL;
+	pthread_mutex_lock(&s->lock);
+	if (hc && !hc->cut) {
+		hc->deadline_ms = now_ms() + HEADER_DEADLINE_MS;
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * Under s->lock: close hc early (its thread reads the end of the socket
+ * and libmicrohttpd closes it): at its header deadline, or to make room
+ * (crowded).
+ */
+static void cut(struct http_server *s, struct http_conn *hc, bool crowded,
+		int64_t now)
+{
+	shutdown(hc->fd, SHUT_RDWR);
+	hc->deadline_ms = 0;
+	hc->cut = true;
+	if (crowded)
+		s->counts.crowded_out++;
+	else
+		s->counts.header_timeouts++;
+	if (!log_window_allow(&s->logs[LOG_CLOSED], now))
+		return;
+	if (crowded)
+		log_warnx("closed a connection that had no whole request yet, "
+			  "to make room for a new one");
+	else
+		log_warnx("closed a connection that sent no whole request in "
+			  "%d s", HTTP_HEADER_DEADLINE_S);
+}
+
+/* Under s->lock: when hc from key is one too many, the oldest connection
+ * (of key, or of all) without a whole request, but hc; NULL if none. */
+static struct http_conn *crowded(struct http_server *s, struct http_conn *hc)
+{
+	struct http_conn *oldest = NULL, *oldest_here = NULL;
+	unsigned all = 0, here = 0;
+
+	for (struct http_conn *o = s->conns; o; o = o->next) {
+		bool same = !memcmp(&o->key, &hc->key, sizeof(o->key));
+
+		if (o->cut)
+			continue;
+		all++;
+		here += same;
+		if (o == hc || !o->deadline_ms)
+			continue;
+		if (!oldest || o->deadline_ms < oldest->deadline_ms)
+			oldest = o;
+		if (same && (!oldest_here ||
+			     o->deadline_ms < oldest_here->deadline_ms))
+			oldest_here = o;
+	}
+	if (here > CROWD_PER_ADDRESS)
+		return oldest_here;
+	return all > CROWD_TOTAL ? oldest : NULL;
+}
+
+/* A connection opened (its deadline starts; it may crowd out another) or
+ * closed (before libmicrohttpd closes its socket, so that no fd is shut
+ * down after it was reused). */
+static void connection_event(void *cls, struct MHD_Connection *c,
+			     void **socket_context,
+			     enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *s = cls;
+	struct http_conn *hc = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ca = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		struct http_conn *victim;
+		int64_t now;
+
+		if (!ci)
+			return;
+		hc = calloc(1, sizeof(*hc));
+		if (!hc) {	/* no deadline to hold it to: not served */
+			shutdown(ci->connect_fd, SHUT_RDWR);
+			return;
+		}
+		hc->fd = ci->connect_fd;
+		auth_limit_key(ca ? ca->client_addr : NULL, &hc->key);
+		pthread_mutex_lock(&s->lock);
+		now = now_ms();
+		hc->deadline_ms = now + HEADER_DEADLINE_MS;
+		hc->next = s->conns;
+		if (s->conns)
+			s->conns->prev = hc;
+		s->conns = hc;
+		victim = crowded(s, hc);
+		if (victim)
+			cut(s, victim, true, now);
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		/* before its thread starts, which is the only one to read it */
+		*socket_context = hc;
+		return;
+	}
+	if (!hc)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (hc->prev)
+		hc->prev->next = hc->next;
+	else
+		s->conns = hc->next;
+	if (hc->next)
+		hc->next->prev = hc->prev;
+	pthread_mutex_unlock(&s->lock);
+	free(hc);
+	*socket_context = NULL;
+}
+
+/*
+ * The watcher: closes each connection whose request is not whole by its
+ * deadline, and writes the counts of lines held back. It sleeps until
+ * the next deadline.
+ */
+static void *watch(void *arg)
+{
+	struct http_server *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		int64_t now = now_ms(), next = INT64_MAX;
+		struct timespec until;
+
+		for (struct http_conn *hc = s->conns; hc; hc = hc->next) {
+			if (!hc->deadline_ms)
+				continue;
+			if (hc->deadline_ms > now) {
+				next = hc->deadline_ms < next ? hc->deadline_ms : next;
+				continue;
+			}
+			cut(s, hc, false, now);
+		}
+		for (int i = 0; i < LOG_KINDS; i++) {
+			log_window_flush(&s->logs[i], now);
+			if (s->logs[i].held && s->logs[i].end_ms < next)
+				next = s->logs[i].end_ms;
+		}
+		if (next == INT64_MAX) {
+			pthread_cond_wait(&s->wake, &s->lock);
+			continue;
+		}
+		until.tv_sec = (time_t)(next / 1000);
+		until.tv_nsec = (long)(next % 1000) * 1000000;
+		pthread_cond_timedwait(&s->wake, &s->lock, &until);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* libmicrohttpd's messages, one per refused connection among them:
+ * counted, and logged at a limited rate. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	(void)cls;
-	log_vmsg(LOG_LEVEL_WARN, fmt, ap);
+	struct http_server *s = cls;
+	bool say;
+
+	pthread_mutex_lock(&s->lock);
+	/* its only words for a connection over CONNECTION_LIMIT or
+	 * PER_ADDRESS_LIMIT */
+	if (strstr(fmt, "reached connection limit"))
+		s->counts.connections_refused++;
+	say = log_window_allow(&s->logs[LOG_MHD], now_ms());
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	if (say)
+		log_vmsg(LOG_LEVEL_WARN, fmt, ap);
 }
 
 /* The certificate and key of web, if it has TLS, into *cert and *key. */
@@ -323,17 +721,22 @@ static void free_key(char *key)
 /* libmicrohttpd on s->fd with s's web config, certificate and key. */
 static int start_daemon(struct http_server *s, char *err, size_t errlen)
 {
-	/* ITC: MHD_quiesce_daemon hands the socket back for a reload */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-			 MHD_USE_ITC;
+	/* ITC: MHD_quiesce_daemon hands the socket back for a reload; poll:
+	 * select() would fail past descriptor 1023 */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
+			 MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			 MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	bool tls = s->o.web && s->o.web->tls;
 
 	s->daemon = MHD_start_daemon(
 		flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, answer, s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,	/* first: all */
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,	/* first: all */
 		MHD_OPTION_LISTEN_SOCKET, s->fd,
-		MHD_OPTION_CONNECTION_LIMIT, 64u,
-		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_ADDRESS_LIMIT,
+		MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
+		MHD_OPTION_NOTIFY_CONNECTION, connection_event, s,
+		MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
 		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->cert_pem,
 		MHD_OPTION_HTTPS_MEM_KEY, s->key_pem,
 		MHD_OPTION_HTTPS_PRIORITIES, tls ? s->o.web->priorities : NULL,
@@ -347,6 +750,56 @@ static int start_daemon(struct http_server *s, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+/* The locks and the watcher. */
+static int server_init(struct http_server *s, char *err, size_t errlen)
+{
+	pthread_condattr_t attr;
+	int ret;
+
+	s->logs[LOG_WRONG].what = "wrong passwords";
+	s->logs[LOG_LIMITED].what = "requests refused unchecked (429)";
+	s->logs[LOG_CLOSED].what = "connections closed (header deadline, room)";
+	s->logs[LOG_MHD].what = "libmicrohttpd messages";
+	pthread_mutex_init(&s->scrape_lock, NULL);
+	pthread_mutex_init(&s->check_lock, NULL);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	ret = pthread_create(&s->watcher, NULL, watch, s);
+	if (ret) {
+		snprintf(err, errlen, "cannot start a thread: %s", strerror(ret));
+		return -ret;
+	}
+	s->watching = true;
+	return 0;
+}
+
+/* Stop the watcher (libmicrohttpd's threads are stopped), free all. */
+static void server_free(struct http_server *s)
+{
+	if (s->watching) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->watcher, NULL);
+	}
+	pthread_mutex_lock(&s->lock);	/* what it held back, said */
+	for (int i = 0; i < LOG_KINDS; i++)
+		log_window_flush(&s->logs[i], INT64_MAX);
+	pthread_mutex_unlock(&s->lock);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->scrape_lock);
+	pthread_mutex_destroy(&s->check_lock);
+	free(s->cert_pem);
+	free_key(s->key_pem);
+	basic_auth_free(&s->auth);
+	free(s);
+}
+
 int http_start(const struct http_options *o, struct http_server **out,
 	       char *err, size_t errlen)
 {
@@ -357,9 +810,10 @@ int http_start(const struct http_options *o, struct http_server **out,
 		return -ENOMEM;
 	s->o = *o;
 	s->fd = -1;
-	if (o->web)
-		basic_auth_init(&s->auth, o->web);
-	ret = load_tls(o->web, &s->cert_pem, &s->key_pem, err, errlen);
+	basic_auth_init(&s->auth, o->web);
+	ret = server_init(s, err, errlen);
+	if (!ret)
+		ret = load_tls(o->web, &s->cert_pem, &s->key_pem, err, errlen);
 	if (!ret)
 		ret = http_listen_socket(o->listen_address, &s->fd, err, errlen);
 	if (!ret)
@@ -370,9 +824,7 @@ int http_start(const struct http_options *o, struct http_server **out,
 	}
 	if (s->fd >= 0)
 		close(s->fd);
-	free(s->cert_pem);
-	free_key(s->key_pem);
-	free(s);
+	server_free(s);
 	return ret;
 }
 
@@ -408,6 +860,7 @@ int http_reload(struct http_server *s, const struct web_config *web,
 		s->o.web = old_web;
 		s->cert_pem = old_cert;
 		s->key_pem = old_key;
+		basic_auth_free(&s->auth);
 		basic_auth_init(&s->auth, old_web);
 		if (start_daemon(s, again, sizeof(again))) {
 			snprintf(err + strlen(err), errlen - strlen(err),
@@ -429,8 +882,5 @@ void http_stop(struct http_server *s)
 		MHD_stop_daemon(s->daemon);
 	if (s->fd >= 0)
 		close(s->fd);
-	free(s->cert_pem);
-	free_key(s->key_pem);
-	basic_auth_free(&s->auth);
-	free(s);
+	server_free(s);
 }

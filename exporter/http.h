@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * http.h - pgoff_exporter's HTTP(S) server, libmicrohttpd with one
- * internal thread (scrapes are answered one at a time, so the connection
- * to pgoffd needs no lock): the telemetry path, a landing page at "/",
- * basic auth and TLS from the web config.
+ * http.h - pgoff_exporter's HTTP(S) server, libmicrohttpd with a thread
+ * per connection, so that a slow client holds up no other: the telemetry
+ * path, a landing page at "/", basic auth (limited per address,
+ * auth_limit.h) and TLS from the web config. A request must be whole
+ * HTTP_HEADER_DEADLINE_S after its connection opened or its previous
+ * answer, whatever trickles in; scrapes ask pgoffd one at a time.
  */
 #ifndef PGOFF_EXPORTER_HTTP_H
 #define PGOFF_EXPORTER_HTTP_H
@@ -12,6 +14,8 @@
 #include <stddef.h>
 #include "exporter/broker_client.h"
 #include "exporter/web_config.h"
+
+#define HTTP_HEADER_DEADLINE_S	10
 
 struct http_server;
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,13 @@ static void usage(FILE *f)
 "                                  ':PORT' for every address)\n"
 "  --web.telemetry-path=PATH       the metrics' path (default /metrics)\n"
 "  --web.config.file=FILE          TLS and basic auth, in the Prometheus\n"
-"                                  exporter toolkit's format\n"
+"                                  exporter toolkit's format; without\n"
+"                                  basic_auth_users in it the exporter does\n"
+"                                  not start\n"
+"  --web.insecure-no-auth          serve without authentication: every local\n"
+"                                  user (loopback is no boundary), and anyone\n"
+"                                  who can reach the address, reads what the\n"
+"                                  pgoff group sees\n"
 "  --pgoff.socket=PATH             pgoffd's socket (default $PGOFF_SOCKET,\n"
 "                                  else " DEFAULT_SOCKET ")\n"
 "  --metrics.per-pid               pgoff_offcpu_*_total by process (label pid):\n"
@@ -47,12 +54,13 @@ static void usage(FILE *f)
 "  --version                       print the version and exit\n"
 "\n"
 "Exit status: 0 stopped by SIGTERM or SIGINT; 1 cannot serve (address in\n"
-"use, bad certificate); 2 bad option or web config file.\n");
+"use, bad certificate); 2 bad option or web config file, or no\n"
+"basic_auth_users without --web.insecure-no-auth.\n");
 }
 
 struct options {
 	const char *listen, *path, *web_config, *socket;
-	bool per_pid;
+	bool per_pid, insecure_no_auth;
 	enum log_level level;
 };
 
@@ -74,6 +82,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "web.listen-address", required_argument, NULL, 'l' },
 		{ "web.telemetry-path", required_argument, NULL, 't' },
 		{ "web.config.file", required_argument, NULL, 'w' },
+		{ "web.insecure-no-auth", no_argument, NULL, 'I' },
 		{ "pgoff.socket", required_argument, NULL, 's' },
 		{ "metrics.per-pid", no_argument, NULL, 'p' },
 		{ "log.level", required_argument, NULL, 'L' },
@@ -104,6 +113,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'w':
 			o->web_config = optarg;
+			break;
+		case 'I':
+			o->insecure_no_auth = true;
 			break;
 		case 's':
 			o->socket = optarg;
@@ -143,17 +155,51 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Why it does not start: at error level, which --log.level never hides. */
+static void not_starting(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void not_starting(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LEVEL_ERROR, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Whether web (NULL: no --web.config.file) may be served: it must have
+ * users, or the operator said --web.insecure-no-auth. pgoffd's socket
+ * is the pgoff group's; served to every local user over loopback, it
+ * would not be.
+ */
+static bool auth_ok(const struct options *o, const struct web_config *web,
+		    char *err, size_t errlen)
+{
+	if (o->insecure_no_auth || (web && web->nusers))
+		return true;
+	snprintf(err, errlen, "%s%s: without authentication every local user "
+		 "(loopback is no boundary) would read what the pgoff group "
+		 "sees. Add basic_auth_users to a web config file (a bcrypt "
+		 "hash: htpasswd -nBC 10 prometheus) and give it with "
+		 "--web.config.file=FILE, or give --web.insecure-no-auth to "
+		 "serve everyone", web ? o->web_config : "no --web.config.file",
+		 web ? " has no basic_auth_users" : "");
+	return false;
+}
+
 /*
  * SIGHUP: read --web.config.file again and serve with it; a file that
  * does not check out, or whose certificate or key cannot be read, changes
  * nothing. *web is the config in use, one of webs. Returns 0, -EINVAL
  * (nothing changed) or -EIO (nothing is served any more).
  */
-static int reload(struct http_server *server, const char *path,
+static int reload(struct http_server *server, const struct options *o,
 		  struct web_config **web, struct web_config webs[2])
 {
 	struct web_config *next = *web == &webs[0] ? &webs[1] : &webs[0];
-	char err[512];
+	const char *path = o->web_config;
+	char err[768];
 	int ret;
 
 	if (!path) {
@@ -163,6 +209,11 @@ static int reload(struct http_server *server, const char *path,
 	if (web_config_load(path, next, err, sizeof(err))) {
 		log_warnx("SIGHUP: --web.config.file: %s; still serving as before",
 			  err);
+		return -EINVAL;
+	}
+	if (!auth_ok(o, next, err, sizeof(err))) {
+		log_warnx("SIGHUP: %s; still serving as before", err);
+		web_config_free(next);
 		return -EINVAL;
 	}
 	ret = http_reload(server, next, err, sizeof(err));
@@ -187,7 +238,7 @@ int main(int argc, char **argv)
 	struct broker_client broker;
 	struct http_server *server = NULL;
 	struct options o = { 0 };
-	char err[512];
+	char err[768];
 	sigset_t set;
 	int ret, sig;
 
@@ -197,7 +248,12 @@ int main(int argc, char **argv)
 		return ret;
 	log_init("pgoff_exporter", o.level);
 	if (o.web_config && web_config_load(o.web_config, web, err, sizeof(err))) {
-		log_warnx("--web.config.file: %s", err);
+		not_starting("--web.config.file: %s", err);
+		return EXIT_BAD_USAGE;
+	}
+	if (!auth_ok(&o, o.web_config ? web : NULL, err, sizeof(err))) {
+		not_starting("not starting: %s", err);
+		web_config_free(web);
 		return EXIT_BAD_USAGE;
 	}
 	if (geteuid() == 0)
@@ -218,7 +274,7 @@ int main(int argc, char **argv)
 	ho.per_pid = o.per_pid;
 	ret = http_start(&ho, &server, err, sizeof(err));
 	if (ret) {
-		log_warnx("%s", err);
+		not_starting("%s", err);
 		web_config_free(web);
 		return ret == -EINVAL && strstr(err, "tls_server_config") ?
 		       EXIT_BAD_USAGE : EXIT_RUNTIME;
@@ -227,11 +283,15 @@ int main(int argc, char **argv)
 		 web->tls ? "https" : "http", o.listen,
 		 web->nusers ? ", basic auth" : "", o.socket,
 		 o.per_pid ? "; series by pid" : "");
+	if (!web->nusers)
+		log_warnx("--web.insecure-no-auth: serving without authentication; "
+			  "every local user, and anyone who can reach %s, reads "
+			  "what the pgoff group sees", o.listen);
 	for (;;) {
 		if (sigwait(&set, &sig))
 			continue;
 		if (sig == SIGHUP) {
-			ret = reload(server, o.web_config, &web, webs);
+			ret = reload(server, &o, &web, webs);
 			if (ret == -EIO) {
 				ret = EXIT_RUNTIME;
 				break;

@@ -5,9 +5,11 @@
 # Debian 12 container (roots.sh): installed with apt from the files, no
 # network; the service runs as pgoffd with no capabilities, a user the
 # admin adds to pgoff sees the container's PostgreSQL and its lock wait;
-# an upgrade restarts the unit under a running pgoffctl watch --follow;
-# remove stops it and keeps the settings; purge leaves nothing of pgoff
-# behind.
+# pgoff_exporter is installed but neither enabled nor started, and once
+# configured as its README.Debian says (a bcrypt hash), started, it
+# serves with the password and refuses without; an upgrade restarts both
+# units under a running pgoffctl watch --follow; remove stops them and
+# keeps the settings; purge leaves nothing of pgoff behind.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 . "$E2E_TOP/tests/e2e/roots.sh"
@@ -103,11 +105,47 @@ check "... runs as pgoffd with no capabilities (uid, CapEff: $seen)" \
 check "... serves /run/pgoff (root pgoff 750), the pgoff group has no member" \
 	[ "$(inside stat -c '%U %G %a' /run/pgoff)" = "root pgoff 750" -a \
 	  -z "$(inside getent group pgoff | cut -d: -f4)" ]
-ex=$(inside systemctl is-active pgoff_exporter)
-[ "$ex" = active ] || inside systemctl status pgoff_exporter --no-pager -l 2>&1 | tail -n 20 | sed 's/^/# /'
-check "pgoff_exporter.service is active ($ex), as pgoff-exporter" \
-	[ "$ex" = active -a "$(inside systemctl show -p User --value pgoff_exporter)" = pgoff-exporter ]
+ex="$(inside systemctl is-enabled pgoff_exporter 2>&1) $(inside systemctl is-active pgoff_exporter 2>&1)"
+[ "$ex" = "disabled inactive" ] || inside systemctl status pgoff_exporter --no-pager -l 2>&1 | tail -n 20 | sed 's/^/# /'
+check "pgoff_exporter.service is installed, neither enabled nor active ($ex), as pgoff-exporter" \
+	[ "$ex" = "disabled inactive" -a "$(inside systemctl show -p User --value pgoff_exporter)" = pgoff-exporter ]
+check "... apt said why and where to read how" \
+	bash -c "grep -q 'pgoff-exporter: not started: it needs a web config with basic_auth_users; see /usr/share/doc/pgoff-exporter/README.Debian' \
+		'$E2E_DIR/install.out' && nsenter -t $CT_LEADER -a -r -w test -s /usr/share/doc/pgoff-exporter/README.Debian"
 check "pgoffd's BPF programs are loaded" [ "$(our_progs)" -ge 5 ]
+
+# --- the exporter, as README.Debian says: a web config with a bcrypt
+# hash, the options, enable --now; on a port of its own (the container
+# shares the host's network: curl runs in its network namespace anyway)
+exp_port=
+for _ in $(seq 50); do
+	exp_port=$((20000 + RANDOM % 20000))
+	ss -Hltn "sport = :$exp_port" | grep -q . || break
+done
+ct_curl() { nsenter -t "$CT_LEADER" -n curl -s --max-time 10 "$@"; }
+exp_hash=$(/usr/bin/python3 -W ignore -c 'import crypt; print(crypt.crypt("deb pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))')
+inside sh -c "printf 'basic_auth_users:\n  prometheus: %s\n' '$exp_hash' |
+		install -D -m 0640 -g pgoff-exporter /dev/stdin /etc/pgoff/exporter-web.yml &&
+	echo 'PGOFF_EXPORTER_ARGS=\"--web.config.file=/etc/pgoff/exporter-web.yml --web.listen-address=127.0.0.1:$exp_port\"' \
+		>/etc/default/pgoff_exporter &&
+	systemctl enable --now pgoff_exporter" >"$E2E_DIR/exporter.out" 2>&1
+serves() {
+	[ "$(ct_curl -o "$E2E_DIR/deb.prom" -w '%{http_code}' -u 'prometheus:deb pw' \
+		"http://127.0.0.1:$exp_port/metrics")" = 200 ] && grep -qx 'pgoff_broker_up 1' "$E2E_DIR/deb.prom"
+}
+wait_for 10 serves
+ex="$(inside systemctl is-enabled pgoff_exporter 2>&1) $(inside systemctl is-active pgoff_exporter 2>&1)"
+if [ "$ex" != "enabled active" ]; then
+	sed 's/^/# /' "$E2E_DIR/exporter.out"
+	inside journalctl -u pgoff_exporter --no-pager -n 20 | sed 's/^/# journal: /'
+fi
+check "configured and started, pgoff_exporter.service is enabled and active ($ex)" [ "$ex" = "enabled active" ]
+check "... it serves the metrics with the password (pgoff_broker_up 1: in the pgoff group)" serves
+code=$(ct_curl -o "$E2E_DIR/deb-noauth.out" -w '%{http_code}' "http://127.0.0.1:$exp_port/metrics")
+code2=$(ct_curl -o /dev/null -w '%{http_code}' -u 'prometheus:deb px' "http://127.0.0.1:$exp_port/metrics")
+check "... and refuses without it (HTTP $code) or with a wrong one (HTTP $code2)" \
+	bash -c "[ '$code' = 401 -a '$code2' = 401 ] && ! grep -q pgoff_ '$E2E_DIR/deb-noauth.out'"
+ex_pid=$(inside systemctl show -p MainPID --value pgoff_exporter)
 
 # --- a user the admin adds to pgoff
 inside usermod -aG pgoff alice
@@ -150,6 +188,11 @@ check "apt-get install of $version+e2e1 upgrades ($(inside dpkg-query -W -f '${V
 	[ $rc = 0 -a "$(inside dpkg-query -W -f '${Version}' pgoffd)" = "$version+e2e1" ]
 check "... and restarts pgoffd.service (MainPID $pid, then $newpid), active" \
 	[ "${newpid:-0}" != 0 -a "$newpid" != "$pid" -a "$(inside systemctl is-active pgoffd)" = active ]
+ex_newpid=$(inside systemctl show -p MainPID --value pgoff_exporter)
+ex_up=no
+wait_for 10 serves && ex_up=yes
+check "... and pgoff_exporter.service, which ran (MainPID $ex_pid, then $ex_newpid), serving again ($ex_up)" \
+	[ "${ex_newpid:-0}" != 0 -a "$ex_newpid" != "$ex_pid" -a "$ex_up" = yes ]
 resubscribed() { grep -q 'subscribed again' "$E2E_DIR/watch.err" && subscribed; }
 wait_for 10 resubscribed
 note "watch's stderr: $(tr '\n' '|' <"$E2E_DIR/watch.err" | head -c 400)"
@@ -179,6 +222,8 @@ if [ "$state" != inactive ]; then
 	inside journalctl -u pgoffd --no-pager -n 30 | sed 's/^/# journal: /'
 fi
 check "after remove pgoffd is stopped ($state)" [ "$state" = inactive ]
+ex=$(inside systemctl is-active pgoff_exporter)
+check "... and pgoff_exporter ($ex)" [ "$ex" = inactive -o "$ex" = unknown ]
 check "... no BPF program of pgoffd is left" progs_settle 0
 check "... /etc/pgoff and /var/lib/pgoff are kept" \
 	inside test -f /etc/pgoff/pgoffd.conf -a -f /var/lib/pgoff/note

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # pgoff_exporter with a real Prometheus (Debian's prometheus package) that
-# scrapes it every second, as a DBA team's fleet would:
+# scrapes it every second with basic auth, as a DBA team's fleet would:
+# - without basic_auth_users it does not start (exit 2, saying what to
+#   do), unless --web.insecure-no-auth, with which it serves anyone;
 # - the exporter runs as a member of pgoffd's group; its page passes
 #   promtool check metrics, and every metric in it is documented;
 # - after a real 3 s row-lock wait, PromQL over Prometheus's HTTP API
@@ -13,11 +15,19 @@
 # - HTTPS with basic auth (a throwaway certificate from openssl, a bcrypt
 #   hash): no password or a wrong one gets 401 and no metrics, the right
 #   one works, and Prometheus scrapes it over HTTPS;
+# - wrong passwords: 5 from one address get 401, then 429 without a
+#   check, while a remembered right password still gets in from it;
+#   scrapes go on while guesses flood in;
+# - slow clients: 64 connections from 127.0.0.2-9 and 16 from 127.0.0.1
+#   trickling a header byte every 2 s; scrapes from 127.0.0.1 succeed
+#   while they are held, those past 8 from one address are closed at
+#   once, the rest at the 10 s header deadline;
 # - a bad web config file is refused with its file and line;
 # - pgoffd restarts under the exporter: Prometheus's up stays 1,
 #   pgoff_broker_up goes to 0 and back to 1;
-# - SIGHUP serves a rotated certificate and a new password, and a bad
-#   file changes nothing;
+# - SIGHUP serves a rotated certificate and a new password; a bad file,
+#   or one without basic_auth_users, changes nothing (but with
+#   --web.insecure-no-auth the latter serves without auth);
 # - the systemd unit verifies.
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -58,6 +68,14 @@ wait_http() {
 	wait_for 10 curl -s -o /dev/null "$@" "$url"
 }
 
+# a bcrypt hash of $1, cost 10, with libxcrypt through Debian's python3
+bcrypt_hash() {
+	/usr/bin/python3 -W ignore -c 'import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))' "$1"
+}
+# Wrong credentials are sent from 127.0.0.6, so that they count against
+# that address's limit of wrong passwords, not Prometheus's (127.0.0.1).
+GUESS=(--interface 127.0.0.6)
+
 # start_exporter NAME [options]: as a member of the group; pid in EXPORTER_PIDS
 start_exporter() {
 	local name=$1; shift
@@ -70,16 +88,43 @@ pg_start deadlock_timeout=10s || { not_ok "start PostgreSQL 15"; exit 1; }
 sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 
-# --- the exporter over plain HTTP, as a member of the group -------------------
+# --- no authentication, no exporter ------------------------------------------
+# (timeout: an exporter that starts anyway is a failure, not a hang)
+timeout 10 "${AS_MEMBER[@]}" "$EXPORTER" --pgoff.socket="$SOCK" --web.listen-address=127.0.0.1:0 \
+	2>"$E2E_DIR/noconfig.err"
+rc=$?
+sed 's/^/# /' "$E2E_DIR/noconfig.err"
+check "without --web.config.file it does not start: exit 2, saying to add basic_auth_users or give --web.insecure-no-auth" \
+	bash -c "[ $rc = 2 ] && grep -q 'error: not starting: no --web.config.file: .*basic_auth_users.*--web.config.file=FILE, or give --web.insecure-no-auth' '$E2E_DIR/noconfig.err'"
+printf 'http_server_config:\n  headers:\n    X-Frame-Options: deny\n' >"$E2E_DIR/nousers.yml"
+timeout 10 "${AS_MEMBER[@]}" "$EXPORTER" --pgoff.socket="$SOCK" --web.listen-address=127.0.0.1:0 \
+	--web.config.file="$E2E_DIR/nousers.yml" 2>"$E2E_DIR/nousers.err"
+rc=$?
+sed 's/^/# /' "$E2E_DIR/nousers.err"
+check "with a web config without basic_auth_users neither (exit 2, naming the file)" \
+	bash -c "[ $rc = 2 ] && grep -q 'not starting: $E2E_DIR/nousers.yml has no basic_auth_users' '$E2E_DIR/nousers.err'"
+
+# --- the exporter over plain HTTP with basic auth, as a member of the group ---
 EXP_PORT=$(free_port)
-start_exporter plain --web.listen-address="127.0.0.1:$EXP_PORT"
+printf 'basic_auth_users:\n  prometheus: %s\n' "$(bcrypt_hash 'plain pw')" >"$E2E_DIR/auth.yml"
+printf '%s' 'plain pw' >"$E2E_DIR/plain.pw"
+AUTH=(-u 'prometheus:plain pw')
+start_exporter plain --web.listen-address="127.0.0.1:$EXP_PORT" --web.config.file="$E2E_DIR/auth.yml"
 EXP=http://127.0.0.1:$EXP_PORT
 wait_http "$EXP/metrics"
 check "the exporter answers on 127.0.0.1:$EXP_PORT as a member of the group" [ $? = 0 ]
 as "$E2E_MEMBER" "$EXPORTER" --help | grep -q "127.0.0.1:19432"
 check "its default listen address is 127.0.0.1:19432" [ $? = 0 ]
+code=$(curl -s -o "$E2E_DIR/plain-noauth.out" -w '%{http_code}' "${GUESS[@]}" "$EXP/metrics")
+check "HTTP without credentials: 401 and no metrics (got $code)" \
+	bash -c "[ '$code' = 401 ] && ! grep -q pgoff_ '$E2E_DIR/plain-noauth.out'"
+code=$(curl -s -o "$E2E_DIR/plain-wrong.out" -w '%{http_code}' "${GUESS[@]}" -u 'prometheus:plain px' "$EXP/metrics")
+check "HTTP with a wrong password: 401 and no metrics (got $code)" \
+	bash -c "[ '$code' = 401 ] && ! grep -q pgoff_ '$E2E_DIR/plain-wrong.out'"
+code=$(curl -s -o /dev/null -w '%{http_code}' "${GUESS[@]}" "$EXP/")
+check "... the landing page too (got $code)" [ "$code" = 401 ]
 
-curl -s -D "$E2E_DIR/plain.headers" -o "$E2E_DIR/first.prom" "$EXP/metrics"
+curl -s "${AUTH[@]}" -D "$E2E_DIR/plain.headers" -o "$E2E_DIR/first.prom" "$EXP/metrics"
 check "metrics: text format 0.0.4" grep -qi '^content-type: text/plain; version=0.0.4' "$E2E_DIR/plain.headers"
 check "pgoff_broker_up 1 with pgoffd running" grep -qx 'pgoff_broker_up 1' "$E2E_DIR/first.prom"
 check "pgoff_build_info has the version" grep -q '^pgoff_build_info{version="0.1.0",revision="' "$E2E_DIR/first.prom"
@@ -87,10 +132,10 @@ check "pgoff_broker_info names the hook" grep -qE '^pgoff_broker_info\{version="
 check "pgoff_clusters 1" grep -qx 'pgoff_clusters 1' "$E2E_DIR/first.prom"
 check "pgoff_bpf_programs_attached 5: switch, waking, fork, exit, exec" \
 	grep -qx 'pgoff_bpf_programs_attached 5' "$E2E_DIR/first.prom"
-curl -s "$EXP/" >"$E2E_DIR/landing.html"
+curl -s "${AUTH[@]}" "$EXP/" >"$E2E_DIR/landing.html"
 check "the landing page at / links to /metrics" grep -q 'href="/metrics"' "$E2E_DIR/landing.html"
-check "an unknown path is 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "$EXP/nope")" = 404 ]
-check "POST is 405" [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$EXP/metrics")" = 405 ]
+check "an unknown path is 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" "$EXP/nope")" = 404 ]
+check "POST is 405" [ "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -X POST "$EXP/metrics")" = 405 ]
 
 # --- Prometheus, scraping every second ---------------------------------------
 # The HTTPS exporter is set up first, so that Prometheus scrapes both.
@@ -99,7 +144,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
 	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
 	-keyout "$E2E_DIR/tls.key" -out "$E2E_DIR/tls.crt" >/dev/null 2>&1
 chgrp "$E2E_GROUP" "$E2E_DIR/tls.key" && chmod 0640 "$E2E_DIR/tls.key"
-HASH=$(/usr/bin/python3 -W ignore -c 'import crypt; print(crypt.crypt("s3cret pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))')
+HASH=$(bcrypt_hash 's3cret pw')
 cat >"$E2E_DIR/web.yml" <<YML
 # as for any exporter built with the Prometheus exporter toolkit
 tls_server_config:
@@ -126,6 +171,9 @@ rule_files:
   - $E2E_DIR/alerts.yml
 scrape_configs:
   - job_name: pgoff
+    basic_auth:
+      username: prometheus
+      password_file: $E2E_DIR/plain.pw
     static_configs:
       - targets: ['127.0.0.1:$EXP_PORT']
   - job_name: pgoff_tls
@@ -234,7 +282,7 @@ longest=$(value 'max_over_time(pgoff_wait_longest_seconds{job="pgoff",wait_event
 check "pgoff_wait_longest_seconds saw B in the lock wait across scrapes (${longest:-absent} s)" \
 	between "${longest:-0}" 0.8 "$(awk -v w="${wait_ms:-0}" 'BEGIN { print w / 1000 + 0.2 }')"
 
-curl -s "$EXP/metrics" >"$E2E_DIR/after.prom"
+curl -s "${AUTH[@]}" "$EXP/metrics" >"$E2E_DIR/after.prom"
 "$PROMTOOL" check metrics <"$E2E_DIR/after.prom" >"$E2E_DIR/lint.out" 2>&1
 rc=$?
 sed 's/^/# promtool: /' "$E2E_DIR/lint.out" | head -10
@@ -250,11 +298,18 @@ check "every metric on the page is in pgoff_exporter.1 and the README${undocumen
 series=$(grep -vc '^#' "$E2E_DIR/after.prom")
 note "series on this host's page: $series ($(grep -c '^pgoff_wait_duration_seconds' "$E2E_DIR/after.prom") histogram, $(grep -c '^pgoff_offcpu_' "$E2E_DIR/after.prom") counters)"
 
-# --metrics.per-pid: the counters by process, the histogram as before
+# --metrics.per-pid: the counters by process, the histogram as before;
+# with --web.insecure-no-auth, which serves without credentials
 PID_PORT=$(free_port)
-start_exporter per-pid --web.listen-address="127.0.0.1:$PID_PORT" --metrics.per-pid
+start_exporter per-pid --web.listen-address="127.0.0.1:$PID_PORT" --metrics.per-pid \
+	--web.insecure-no-auth
 wait_http "http://127.0.0.1:$PID_PORT/metrics"
-curl -s "http://127.0.0.1:$PID_PORT/metrics" >"$E2E_DIR/per-pid.prom"
+code=$(curl -s -o "$E2E_DIR/per-pid.prom" -w '%{http_code}' "http://127.0.0.1:$PID_PORT/metrics")
+check "--web.insecure-no-auth: it starts without a web config and serves without credentials (HTTP $code)" \
+	bash -c "[ '$code' = 200 ] && grep -qx 'pgoff_broker_up 1' '$E2E_DIR/per-pid.prom'"
+check "... and its log warns that every local user reads it" \
+	grep -q 'warning: --web.insecure-no-auth: serving without authentication; every local user' \
+	"$E2E_DIR/exporter-per-pid.log" || sed 's/^/# per-pid: /' "$E2E_DIR/exporter-per-pid.log"
 check "--metrics.per-pid: the counters have a pid label, the histogram none" \
 	bash -c "grep -q '^pgoff_offcpu_seconds_total{.*,pid=\"[0-9]*\"} ' '$E2E_DIR/per-pid.prom' &&
 		grep -q '^pgoff_wait_duration_seconds_count{' '$E2E_DIR/per-pid.prom' &&
@@ -285,15 +340,15 @@ check "Prometheus loaded the 5 alert rules of alerts.yml, all healthy ($rules)" 
 
 # --- HTTPS with basic auth ----------------------------------------------------
 code=$(curl -s -o "$E2E_DIR/noauth.out" -D "$E2E_DIR/noauth.h" -w '%{http_code}' \
-	--cacert "$E2E_DIR/tls.crt" "$TLS/metrics")
+	"${GUESS[@]}" --cacert "$E2E_DIR/tls.crt" "$TLS/metrics")
 check "HTTPS without credentials: 401 with WWW-Authenticate: Basic, no metrics" \
 	bash -c "[ $code = 401 ] && grep -qi '^www-authenticate: basic realm=' '$E2E_DIR/noauth.h' &&
 		! grep -q pgoff_ '$E2E_DIR/noauth.out'"
-code=$(curl -s -o "$E2E_DIR/wrong.out" -w '%{http_code}' --cacert "$E2E_DIR/tls.crt" \
+code=$(curl -s -o "$E2E_DIR/wrong.out" -w '%{http_code}' "${GUESS[@]}" --cacert "$E2E_DIR/tls.crt" \
 	-u 'prometheus:s3cret px' "$TLS/metrics")
 check "HTTPS with a wrong password: 401, no metrics" \
 	bash -c "[ $code = 401 ] && ! grep -q pgoff_ '$E2E_DIR/wrong.out'"
-code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_DIR/tls.crt" \
+code=$(curl -s -o /dev/null -w '%{http_code}' "${GUESS[@]}" --cacert "$E2E_DIR/tls.crt" \
 	-u 'grafana:s3cret pw' "$TLS/metrics")
 check "HTTPS with an unknown user: 401" [ "$code" = 401 ]
 code=$(curl -s -o "$E2E_DIR/right.out" -w '%{http_code}' --cacert "$E2E_DIR/tls.crt" \
@@ -314,10 +369,84 @@ sed 's/^/# /' "$E2E_DIR/bad.err"
 check "a bad web config file: exit 2, naming the file and line" \
 	bash -c "[ $rc = 2 ] && grep -q '$E2E_DIR/bad.yml:2: basic_auth_users' '$E2E_DIR/bad.err'"
 as "$E2E_MEMBER" "$EXPORTER" --web.listen-address="127.0.0.1:$EXP_PORT" \
-	--pgoff.socket="$SOCK" 2>"$E2E_DIR/busy.err"
+	--pgoff.socket="$SOCK" --web.config.file="$E2E_DIR/auth.yml" 2>"$E2E_DIR/busy.err"
 rc=$?
 check "an address in use: exit 1 saying so" \
 	bash -c "[ $rc = 1 ] && grep -q 'cannot listen on 127.0.0.1:$EXP_PORT: Address already in use' '$E2E_DIR/busy.err'"
+
+# --- wrong passwords: a limit per address ------------------------------------
+# The plain exporter has its right password remembered (Prometheus sends
+# it every second). From 127.0.0.7, 8 wrong ones in a row.
+codes=
+for i in $(seq 8); do
+	codes+=" $(curl -s -o /dev/null -D "$E2E_DIR/guess.h" -w '%{http_code}' --interface 127.0.0.7 \
+		-u "prometheus:guess $i" "$EXP/metrics")"
+done
+check "8 wrong passwords from 127.0.0.7: 5 are checked (401), then 429 without a check (got$codes)" \
+	[ "$codes" = " 401 401 401 401 401 429 429 429" ]
+check "... the 429 says when to try again (Retry-After: $(sed -n 's/^retry-after: *//Ip' "$E2E_DIR/guess.h" | tr -d '\r'))" \
+	grep -qiE '^retry-after: [1-9][0-9]*' "$E2E_DIR/guess.h"
+code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.7 "${AUTH[@]}" "$EXP/metrics")
+check "... and the right password, remembered, still gets in from 127.0.0.7 (HTTP $code)" [ "$code" = 200 ]
+check "... the log says the address is limited" \
+	grep -q 'too many wrong passwords from 127.0.0.7: its requests are answered 429 without a check for [0-9]* s' \
+	"$E2E_DIR/exporter-plain.log" || grep 'password' "$E2E_DIR/exporter-plain.log" | sed 's/^/# plain: /'
+
+# 4 loops of wrong passwords from 127.0.0.8 for 3 s, while scraping
+flood_jobs=()
+for l in 1 2 3 4; do
+	(end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do
+		curl -s -o /dev/null -w '%{http_code}\n' --max-time 10 --interface 127.0.0.8 \
+			-u "prometheus:flood $l" "$EXP/metrics"; done >"$E2E_DIR/flood.$l") &
+	flood_jobs+=($!)
+done
+scraped=
+for _ in 1 2 3 4 5; do
+	scraped+=" $(curl -s -o /dev/null --max-time 5 -w '%{http_code}:%{time_total}' "${AUTH[@]}" "$EXP/metrics")"
+	sleep 0.3
+done
+wait "${flood_jobs[@]}"
+flood=$(cat "$E2E_DIR"/flood.* | sort | uniq -c | awk '{ printf " %s×%s", $1, $2 }')
+checked=$(cat "$E2E_DIR"/flood.* | grep -c 401)
+check "4 loops of wrong passwords from 127.0.0.8: at most 5 checked with bcrypt, the rest 429 (codes:$flood)" \
+	[ "$checked" -le 5 -a "$(cat "$E2E_DIR"/flood.* | grep -vcxE '401|429')" = 0 ]
+check "... meanwhile every scrape got 200 within 5 s (code:seconds:$scraped)" \
+	bash -c "! grep -qv '^200:' <<<'$(tr ' ' '\n' <<<"${scraped# }")'"
+curl -s "${AUTH[@]}" "$EXP/metrics" >"$E2E_DIR/auth-counts.prom"
+grep '^pgoff_exporter_http_auth' "$E2E_DIR/auth-counts.prom" | sed 's/^/# /'
+check "pgoff_exporter_http_auth_failures_total counts them: missing, wrong, rate_limited" \
+	awk '/^pgoff_exporter_http_auth_failures_total\{reason="missing"\}/ { m = $2 }
+	     /^pgoff_exporter_http_auth_failures_total\{reason="wrong"\}/ { w = $2 }
+	     /^pgoff_exporter_http_auth_failures_total\{reason="rate_limited"\}/ { r = $2 }
+	     END { exit !(m >= 2 && w >= 6 && r >= 4) }' "$E2E_DIR/auth-counts.prom"
+
+# --- slow clients --------------------------------------------------------------
+# Each trickles a byte of a header that never ends every 2 s. 64 from
+# 127.0.0.2-9, 8 an address (what the exporter of ccb2604 held in all,
+# which stopped every scrape), then 16 from 127.0.0.1, where the scrapes
+# come from: past 8, each crowds out the oldest.
+SLOW_SRC=127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0.0.9
+/usr/bin/python3 "$E2E_TOP/tests/e2e/slow_clients.py" 127.0.0.1 "$EXP_PORT" 64 "$SLOW_SRC" 2 40 \
+	"$E2E_DIR/slow-a.ready" >"$E2E_DIR/slow-a.json" &
+slow_a=$!
+wait_for 10 test -s "$E2E_DIR/slow-a.ready"
+/usr/bin/python3 "$E2E_TOP/tests/e2e/slow_clients.py" 127.0.0.1 "$EXP_PORT" 16 127.0.0.1 2 40 \
+	"$E2E_DIR/slow-b.ready" >"$E2E_DIR/slow-b.json" &
+slow_b=$!
+wait_for 10 test -s "$E2E_DIR/slow-b.ready"
+check "the slow clients opened their 80 connections" test -s "$E2E_DIR/slow-b.ready"
+scraped=
+for _ in 1 2 3; do
+	scraped+=" $(curl -s -o "$E2E_DIR/slow-scrape.prom" --max-time 5 -w '%{http_code}:%{time_total}' \
+		"${AUTH[@]}" "$EXP/metrics")"
+	grep -qx 'pgoff_broker_up 1' "$E2E_DIR/slow-scrape.prom" || scraped+="(no pgoff_broker_up 1)"
+	sleep 1
+done
+check "while they are held, 3 scrapes with credentials from 127.0.0.1 get 200 within 5 s (code:seconds:$scraped)" \
+	bash -c "! grep -qv '^200:[0-9.]*$' <<<'$(tr ' ' '\n' <<<"${scraped# }")'"
+# they are held until the header deadline: pgoffd restarts meanwhile
+# (nothing there connects to the exporter but Prometheus), and what they
+# saw is read after that
 
 # --- pgoffd restarts under the exporter ---------------------------------------
 e2e_stop_broker TERM
@@ -342,13 +471,34 @@ check "the exporter logged the outage and the reconnection" \
 		[ \$(grep -c 'connected to pgoffd' '$E2E_DIR/exporter-plain.log') -ge 2 ]" ||
 	note "the exporter's log: $(tail -n 6 "$E2E_DIR/exporter-plain.log" | tr '\n' '|')"
 
+# --- slow clients, continued: what they saw -------------------------------------
+wait "$slow_a" "$slow_b"
+jq -c 'to_entries[] | {(.key): .value}' "$E2E_DIR/slow-a.json" "$E2E_DIR/slow-b.json" | sed 's/^/# slow: /'
+check "the 64 from 127.0.0.2-9 were held, then closed at the 10 s header deadline (each between 5 and 25 s)" \
+	jqe '[.[] | .opened == 8 and .open == 0 and (.closed_s | length) == 8 and
+		(.closed_s | min) >= 5 and (.closed_s | max) <= 25] | all and length == 8' "$E2E_DIR/slow-a.json"
+check "of the 16 from 127.0.0.1, 8 were crowded out at once (under 5 s), the rest closed by 25 s" \
+	jqe '.["127.0.0.1"] | .opened == 16 and .open == 0 and (.closed_s | length) == 16 and
+		([.closed_s[] | select(. < 5)] | length) >= 8 and (.closed_s | max) <= 25' "$E2E_DIR/slow-b.json"
+curl -s "${AUTH[@]}" "$EXP/metrics" >"$E2E_DIR/closed-counts.prom"
+grep '^pgoff_exporter_http_connections' "$E2E_DIR/closed-counts.prom" | sed 's/^/# /'
+check "pgoff_exporter_http_connections_closed_total counts them: header_deadline >= 64, crowded_out >= 8" \
+	awk '/^pgoff_exporter_http_connections_closed_total\{reason="header_deadline"\}/ { d = $2 }
+	     /^pgoff_exporter_http_connections_closed_total\{reason="crowded_out"\}/ { c = $2 }
+	     END { exit !(d >= 64 && c >= 8) }' "$E2E_DIR/closed-counts.prom"
+check "the log says so, at a limited rate" \
+	bash -c "grep -q 'closed a connection that sent no whole request in 10 s' '$E2E_DIR/exporter-plain.log' &&
+		grep -q 'more connections closed (header deadline, room) in 10 s' '$E2E_DIR/exporter-plain.log' &&
+		[ \$(grep -c 'closed a connection' '$E2E_DIR/exporter-plain.log') -le 20 ]" ||
+	grep 'closed' "$E2E_DIR/exporter-plain.log" | tail -n 5 | sed 's/^/# plain: /'
+
 # --- SIGHUP: a rotated certificate and a new password, no restart -------------
 TLS_PID=${EXPORTER_PIDS[1]}
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
 	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
 	-keyout "$E2E_DIR/tls2.key" -out "$E2E_DIR/tls2.crt" >/dev/null 2>&1
 chgrp "$E2E_GROUP" "$E2E_DIR/tls2.key" && chmod 0640 "$E2E_DIR/tls2.key"
-HASH2=$(/usr/bin/python3 -W ignore -c 'import crypt; print(crypt.crypt("new pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))')
+HASH2=$(bcrypt_hash 'new pw')
 printf 'tls_server_config:\n  cert_file: tls2.crt\n  key_file: tls2.key\nbasic_auth_users:\n  prometheus: %s\n' \
 	"$HASH2" >"$E2E_DIR/web.yml"
 printf '%s' 'new pw' >"$E2E_DIR/prom.pw"
@@ -363,7 +513,7 @@ wait_for 5 rotated
 check "SIGHUP: the new certificate and password serve the metrics (HTTP $code)" \
 	bash -c "[ '$code' = 200 ] && grep -qx 'pgoff_broker_up 1' '$E2E_DIR/rotated.out'"
 check "... the old password is refused (401)" [ "$(curl -s -o /dev/null -w '%{http_code}' \
-	--cacert "$E2E_DIR/tls2.crt" -u 'prometheus:s3cret pw' "$TLS/metrics")" = 401 ]
+	"${GUESS[@]}" --cacert "$E2E_DIR/tls2.crt" -u 'prometheus:s3cret pw' "$TLS/metrics")" = 401 ]
 printf 'tls_server_config:\n  cert_file: tls2.crt\n  cipher_suites: [x]\n' >"$E2E_DIR/web.yml"
 kill -HUP "$TLS_PID"
 sleep 0.5
@@ -372,7 +522,41 @@ check "SIGHUP with a bad file: still serving as before, the log says why" \
 		-u 'prometheus:new pw' '$TLS/metrics')\" = 200 ] &&
 		grep -q 'web.yml:3: tls_server_config.cipher_suites is not supported.*still serving as before' \
 		'$E2E_DIR/exporter-tls.log'"
+printf 'tls_server_config:\n  cert_file: tls2.crt\n  key_file: tls2.key\n' >"$E2E_DIR/web.yml"
+kill -HUP "$TLS_PID"
+said_no_users() {
+	grep -q "SIGHUP: $E2E_DIR/web.yml has no basic_auth_users: .*; still serving as before" \
+		"$E2E_DIR/exporter-tls.log"
+}
+said=no
+wait_for 5 said_no_users && said=yes
+code=$(curl -s -o /dev/null -w '%{http_code}' "${GUESS[@]}" --cacert "$E2E_DIR/tls2.crt" "$TLS/metrics")
+code2=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_DIR/tls2.crt" -u 'prometheus:new pw' "$TLS/metrics")
+check "SIGHUP with a file without basic_auth_users: refused, the log says so ($said); still 401 without credentials ($code), 200 with ($code2)" \
+	[ $said = yes -a "$code" = 401 -a "$code2" = 200 ] ||
+	tail -n 5 "$E2E_DIR/exporter-tls.log" | sed 's/^/# tls: /'
 check "the HTTPS exporter is still running" kill -0 "$TLS_PID"
+
+# with --web.insecure-no-auth, a file that drops basic_auth_users is served
+OPT_PORT=$(free_port)
+cp "$E2E_DIR/auth.yml" "$E2E_DIR/optin.yml"
+start_exporter optin --web.listen-address="127.0.0.1:$OPT_PORT" --web.config.file="$E2E_DIR/optin.yml" \
+	--web.insecure-no-auth
+OPT_PID=${EXPORTER_PIDS[-1]}
+wait_http "http://127.0.0.1:$OPT_PORT/"
+code=$(curl -s -o /dev/null -w '%{http_code}' "${GUESS[@]}" "http://127.0.0.1:$OPT_PORT/metrics")
+check "--web.insecure-no-auth with basic_auth_users: credentials are still needed ($code)" [ "$code" = 401 ]
+printf 'http_server_config:\n  http2: true\n' >"$E2E_DIR/optin.yml"
+kill -HUP "$OPT_PID"
+code=
+open_now() {
+	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$OPT_PORT/metrics")
+	[ "$code" = 200 ]
+}
+wait_for 5 open_now
+check "... SIGHUP with a file without users: then served without credentials ($code)" [ "$code" = 200 ] ||
+	tail -n 5 "$E2E_DIR/exporter-optin.log" | sed 's/^/# optin: /'
+
 
 # --- the systemd unit ---------------------------------------------------------
 unit=$E2E_DIR/prefix/lib/systemd/system/pgoff_exporter.service
@@ -393,3 +577,4 @@ if [ -n "${PGOFF_SANITIZE:-}" ]; then
 	check "the exporters' logs have no sanitizer report" \
 		bash -c "! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error' '$E2E_DIR'/exporter-*.log"
 fi
+note "test_exporter: $SECONDS s"

@@ -186,6 +186,27 @@ static void test_broker_down(void)
 	CHECK(lacks("pgoff_wait_duration_seconds"));
 	CHECK(lacks("pgoff_traced_processes"));
 	CHECK(lacks("pgoff_bpf_programs_attached"));
+	CHECK(lacks("pgoff_exporter_http_"));	/* no server: not known */
+}
+
+/* What the HTTP server refused: a counter with a reason each. */
+static void test_http_counts(void)
+{
+	struct ex_http http = {
+		.auth_missing = 1, .auth_wrong = 2, .auth_rate_limited = 3,
+		.header_timeouts = 4, .crowded_out = 5, .connections_refused = 6,
+	};
+	struct ex_scrape s = { .version = "0.1.0", .revision = "r", .http = &http };
+
+	render_to_page(&s, 0);
+	CHECK(has_line("# TYPE pgoff_exporter_http_auth_failures_total counter"));
+	CHECK(has_line("pgoff_exporter_http_auth_failures_total{reason=\"missing\"} 1"));
+	CHECK(has_line("pgoff_exporter_http_auth_failures_total{reason=\"wrong\"} 2"));
+	CHECK(has_line("pgoff_exporter_http_auth_failures_total{reason=\"rate_limited\"} 3"));
+	CHECK(has_line("# TYPE pgoff_exporter_http_connections_closed_total counter"));
+	CHECK(has_line("pgoff_exporter_http_connections_closed_total{reason=\"header_deadline\"} 4"));
+	CHECK(has_line("pgoff_exporter_http_connections_closed_total{reason=\"crowded_out\"} 5"));
+	CHECK(has_line("pgoff_exporter_http_connections_closed_total{reason=\"limit\"} 6"));
 }
 
 static void test_broker_up(void)
@@ -341,6 +362,7 @@ int main(void)
 	RUN(test_histogram);
 	RUN(test_aas);
 	RUN(test_broker_down);
+	RUN(test_http_counts);
 	RUN(test_broker_up);
 	RUN(test_monotonic);
 	RUN(test_streaks);
