@@ -674,6 +674,7 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 			       r->wait_event_type) ||
 		    !put_label(b, size, &len, "wait_event", r->wait_event) ||
 		    !put_label(b, size, &len, "wait", r->wait) ||
+		    !put_label(b, size, &len, "idle", r->idle ? "true" : "false") ||
 		    (per_pid && !put_label(b, size, &len, "pid", pid)))
 			continue;	/* cannot happen with sv_row's sizes */
 		v[n].time_ns = r->time_ns;

@@ -261,12 +261,27 @@ static int cmp_wait_group(const void *a, const void *b)
 	return strcmp(x->wait, y->wait);
 }
 
+/* Idle rows out of s (their time into *idle_ns): AAS counts active
+ * sessions, as top does. */
+static void drop_idle(struct sv_snapshot *s, uint64_t *idle_ns)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->rows[i].idle)
+			*idle_ns += s->rows[i].time_ns;
+		else
+			s->rows[keep++] = s->rows[i];
+	}
+	s->n = keep;
+}
+
 int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 		  const struct sv_snapshot *cur)
 {
-	struct sv_snapshot d;
+	struct sv_snapshot d, seen;
 	struct sv_group *all = NULL, *busy = NULL;
-	uint64_t window;
+	uint64_t window, idle_ns = 0, ignored = 0;
 	int na, nb, ret = 0;
 
 	if (cur->now_ns <= prev->now_ns)
@@ -274,17 +289,24 @@ int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 	window = cur->now_ns - prev->now_ns;
 	if (sv_delta(prev, cur, &d))
 		return -ENOMEM;
+	drop_idle(&d, &idle_ns);
 	nb = sv_group(&d, SV_BY_WAIT, &busy);
 	sv_free(&d);
-	na = sv_group(cur, SV_BY_WAIT, &all);	/* every wait seen: 0 or more */
+	/* every active wait seen: 0 or more */
+	if (sv_delta(NULL, cur, &seen))
+		return -ENOMEM;
+	drop_idle(&seen, &ignored);
+	na = sv_group(&seen, SV_BY_WAIT, &all);
+	sv_free(&seen);
 	if (na < 0 || nb < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	qsort(all, (size_t)na, sizeof(*all), cmp_wait_group);
 	head(out, "pgoff_backends_waiting", "gauge",
-	     "Average PostgreSQL processes in this wait since the previous "
-	     "scrape (AAS, as pgoffctl top --by wait shows it).");
+	     "Average active PostgreSQL sessions in this wait since the "
+	     "previous scrape (AAS, as pgoffctl top --by wait shows it; idle "
+	     "time is in pgoff_backends_idle).");
 	for (int i = 0; i < na; i++) {
 		double aas = 0;
 
@@ -299,6 +321,11 @@ int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 		ex_put_value(out, all[i].key.wait);
 		fprintf(out, "\"} %.6g\n", aas);
 	}
+	gauge(out, "pgoff_backends_idle",
+	      "Average PostgreSQL processes idle since the previous scrape: "
+	      "waiting for work (Activity waits, the postmaster) or clients "
+	      "between statements, left out of pgoff_backends_waiting.",
+	      (double)idle_ns / (double)window);
 	gauge(out, "pgoff_backends_waiting_window_seconds",
 	      "The time pgoff_backends_waiting averages over.",
 	      (double)window / 1e9);

@@ -168,6 +168,35 @@ static void test_aas(void)
 	sv_free(&cur);
 }
 
+/* Idle time is not an active session's: out of pgoff_backends_waiting,
+ * into pgoff_backends_idle. */
+static void test_aas_idle(void)
+{
+	static const char prev_text[] =
+		"{\"now_ns\":1000000000,\"rows\":[]}";
+	static const char cur_text[] =
+		"{\"now_ns\":3000000000,\"rows\":["
+		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 1, 1000000000, "[]") ","
+		"{\"pid\":11,\"data_dir\":\"/d\",\"backend_type\":\"client backend\","
+		"\"wait_event_type\":\"Client\",\"wait_event\":\"ClientRead\",\"wait\":\"poll\","
+		"\"idle\":true,\"state\":\"idle\",\"count\":3,\"time_ns\":2000000000}]}";
+	struct sv_snapshot prev, cur;
+	FILE *f;
+
+	CHECK(parse(prev_text, &prev) == 0);
+	CHECK(parse(cur_text, &cur) == 0);
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(ex_render_aas(f, &prev, &cur) == 0);
+	fclose(f);
+	CHECK(has_line("pgoff_backends_waiting{wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 0.5"));
+	CHECK(lacks("ClientRead"));
+	CHECK(has_line("pgoff_backends_idle 1"));
+	sv_free(&prev);
+	sv_free(&cur);
+}
+
 static void test_broker_down(void)
 {
 	struct ex_process self = { 1.25, 4096 * 1000, 1700000000, 7 };
@@ -242,8 +271,8 @@ static void test_broker_up(void)
 	CHECK(has_line("pgoff_stats_truncated{by=\"labels\"} 0"));
 	CHECK(lacks("pgoff_stats_truncated{by=\"pid\"}"));	/* none asked */
 	CHECK(lacks("pgoff_kernel_min_duration_seconds"));	/* null */
-	CHECK(has_line("pgoff_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 2.000000000"));
-	CHECK(has_line("pgoff_offcpu_intervals_total{cluster=\"/d\",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"tuple\",wait=\"lock\"} 3"));
+	CHECK(has_line("pgoff_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\",idle=\"false\"} 2.000000000"));
+	CHECK(has_line("pgoff_offcpu_intervals_total{cluster=\"/d\",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"tuple\",wait=\"lock\",idle=\"false\"} 3"));
 	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"lock\",wait_event_type=\"Lock\"} 4"));
 	CHECK(lacks("pid=\""));			/* no pid label by default */
 	CHECK(lacks("pgoff_backends_waiting"));	/* no earlier snapshot */
@@ -361,6 +390,7 @@ int main(void)
 {
 	RUN(test_histogram);
 	RUN(test_aas);
+	RUN(test_aas_idle);
 	RUN(test_broker_down);
 	RUN(test_http_counts);
 	RUN(test_broker_up);

@@ -247,8 +247,8 @@ static void test_metrics_escape_and_merge(void)
 	CHECK(strstr(out, "pgoff_offcpu_seconds_total{cluster=\"/d\\\"q\\\\b\\nn\","
 			  "database=\"x\",backend_type=\"client backend\","
 			  "wait_event_type=\"Lock\",wait_event=\"advisory\","
-			  "wait=\"lock\"} 1.500000002\n"));
-	CHECK(strstr(out, "wait=\"lock\"} 3\n"));
+			  "wait=\"lock\",idle=\"false\"} 1.500000002\n"));
+	CHECK(strstr(out, "wait=\"lock\",idle=\"false\"} 3\n"));
 	CHECK(strstr(out, "# TYPE pgoff_offcpu_seconds_total counter\n"));
 	CHECK(strstr(out, "pgoff_lost_events_total{cause=\"ringbuf_full\"} 3\n"));
 	CHECK(strstr(out, "pgoff_traced_processes 7\n"));
@@ -351,7 +351,7 @@ static void test_tables_and_metrics_are_clean(void)
 	CHECK(terminal_safe(buf, 0));
 	CHECK_CONTAINS(buf, "{cluster=\"/d\\n?2J\",database=\"a?2J\","
 		       "backend_type=\"b\\n?[1m\",wait_event_type=\"Lock?\","
-		       "wait_event=\"??\",wait=\"io?\",pid=\"5\"}");
+		       "wait_event=\"??\",wait=\"io?\",idle=\"false\",pid=\"5\"}");
 	free(buf);
 	sv_free(&s);
 }
@@ -374,7 +374,7 @@ static void test_metrics_longest_labels(void)
 	out = render_metrics(&s, NULL, true);
 	CHECK(out);
 	line = strstr(out, "pgoff_offcpu_seconds_total{");
-	CHECK(line && strstr(line, "wait=\"io\",pid=\"0\"} 0.000000005\n"));
+	CHECK(line && strstr(line, "wait=\"io\",idle=\"false\",pid=\"0\"} 0.000000005\n"));
 	CHECK(count_lines(out, "pgoff_offcpu_seconds_total{") == 1);
 	free(out);
 	sv_free(&s);
