@@ -550,6 +550,11 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 			add_str(r, "wait_event_type", x->key.wait_event_type);
 			add_str(r, "wait_event", x->key.wait_event);
 			add_str(r, "wait", x->key.wait);
+			if (x->key.idle) {	/* with --idle */
+				json_object_object_add(r, "idle",
+					json_object_new_boolean(true));
+				add_str(r, "state", x->key.state);
+			}
 		} else if (by == SV_BY_QUERY) {
 			add_query(r, &x->key);
 			add_str(r, "database", x->key.database);

@@ -60,6 +60,10 @@ static void top_usage(FILE *f)
 "  --window DUR      with --at (default 1m)\n"
 "  --socket PATH     broker socket\n"
 "\n"
+"On a terminal, keys: g the next grouping (1 to 5: backend, wait, database,\n"
+"query, query and wait), s sort by the next column (time, count, p99, p50),\n"
+"i idle time shown or not, space pause, ? help, q quit.\n"
+"\n"
 "OFF%%: share of the interval the process spent off the CPU. AAS: average\n"
 "active sessions in that wait at once (idle time is left out and counted\n"
 "apart: see --idle). COUNT: off-CPU intervals (a lock wait\n"
@@ -101,6 +105,11 @@ struct top_opts {
 	uint64_t query_ids[16];
 	size_t nquery_ids;
 	bool idle;			/* --idle: show the idle time too */
+	/* on a terminal, changed by keys */
+	enum top_sort { SORT_TIME, SORT_COUNT, SORT_P99, SORT_P50,
+			SORT__N } sort;
+	bool paused;			/* space: the table stays as it is */
+	bool help;			/* ?: the keys instead of the table */
 	uint64_t limit;
 	bool past;			/* --since or --at: one table, stored */
 	int64_t since_ns, until_ns;	/* wall clock; until 0: now */
@@ -343,10 +352,62 @@ static void tty_keys(void)
 	}
 }
 
-/* Wait for the interval; false if the user asked to quit. */
-static bool wait_interval(uint64_t ns)
+/* What a wait for the interval ended with. */
+enum top_event {
+	TOP_TICK,	/* the interval is over: the next snapshot */
+	TOP_QUIT,
+	TOP_REDRAW,	/* a key changed the view: the same data again */
+	TOP_REBASE,	/* a key changed what pgoffd is asked for */
+};
+
+static const enum sv_by top_groupings[] = { SV_BY_BACKEND, SV_BY_WAIT,
+	SV_BY_DATABASE, SV_BY_QUERY, SV_BY_QUERY_WAIT };
+#define TOP_GROUPINGS (sizeof(top_groupings) / sizeof(top_groupings[0]))
+
+static const char *const sort_names[SORT__N] = { "time", "count", "p99", "p50" };
+
+/* A key pressed on a terminal: what it changes (see top_keys_help). */
+static enum top_event top_key(struct top_opts *o, char ch)
 {
-	int64_t end = monotonic_ms() + (int64_t)(ns / 1000000);
+	enum pgoff_stats_by before = stats_by(o);
+	size_t i;
+
+	if (o->help && ch != 'q' && ch != 'Q') {
+		o->help = false;	/* any key leaves the help */
+		return TOP_REDRAW;
+	}
+	switch (ch) {
+	case 'q': case 'Q':
+		return TOP_QUIT;
+	case '?': case 'h':
+		o->help = true;
+		return TOP_REDRAW;
+	case ' ': case 'p':
+		o->paused = !o->paused;
+		return TOP_REDRAW;
+	case 's':
+		o->sort = (o->sort + 1) % SORT__N;
+		return TOP_REDRAW;
+	case 'i':
+		o->idle = !o->idle;
+		return TOP_REDRAW;
+	case 'g':
+		for (i = 0; i < TOP_GROUPINGS && top_groupings[i] != o->by; i++)
+			;
+		o->by = top_groupings[(i + 1) % TOP_GROUPINGS];
+		break;
+	case '1': case '2': case '3': case '4': case '5':
+		o->by = top_groupings[ch - '1'];
+		break;
+	default:
+		return TOP_REDRAW;
+	}
+	return stats_by(o) == before ? TOP_REDRAW : TOP_REBASE;
+}
+
+/* Wait until end (ms), or a key or a signal says otherwise. */
+static enum top_event wait_interval(struct top_opts *o, int64_t end)
+{
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 
 	for (;;) {
@@ -354,9 +415,9 @@ static bool wait_interval(uint64_t ns)
 		char ch;
 
 		if (stop_signal)
-			return false;
+			return TOP_QUIT;
 		if (left <= 0)
-			return true;
+			return TOP_TICK;
 		if (!tty_raw) {
 			struct timespec ts = { left / 1000, (left % 1000) * 1000000 };
 
@@ -366,10 +427,27 @@ static bool wait_interval(uint64_t ns)
 		if (poll(&p, 1, (int)left) <= 0)
 			continue;
 		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
-			return false;	/* the terminal went away */
-		if (read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
-			return false;
+			return TOP_QUIT;	/* the terminal went away */
+		if (read(STDIN_FILENO, &ch, 1) == 1)
+			return top_key(o, ch);
 	}
+}
+
+static void top_keys_help(void)
+{
+	fputs("\033[H\033[2J"
+	      "pgoffctl top - keys (any key goes back)\n\n"
+	      "  g        the next grouping: backend, wait, database, query,\n"
+	      "           query and wait\n"
+	      "  1 ... 5  one of them: 1 backend, 2 wait, 3 database, 4 query,\n"
+	      "           5 query and wait\n"
+	      "  s        sort by the next column: off-CPU time, count, p99, p50\n"
+	      "  i        show or hide the idle time (waiting for work, clients\n"
+	      "           between statements)\n"
+	      "  space    pause: the table stays as it is until space again\n"
+	      "  ?        this help\n"
+	      "  q        quit\n", stdout);
+	check_stdout();
 }
 
 static size_t terminal_rows(void)
@@ -442,38 +520,84 @@ static void totals_json(json_object *j, const struct top_totals *t,
 		json_object_new_int64((int64_t)t->idle_ns));
 }
 
-static int show(const struct top_opts *o, const struct sv_snapshot *prev,
-		const struct sv_snapshot *cur, bool screen,
-		const struct past *past)
+static uint64_t sort_key(const struct sv_group *g, enum top_sort s,
+			 uint64_t unit_ns)
 {
-	struct sv_snapshot d;
+	switch (s) {
+	case SORT_COUNT:
+		return g->count;
+	case SORT_P99:
+		return sv_quantile_ns(g->hist, unit_ns, 0.99);
+	case SORT_P50:
+		return sv_quantile_ns(g->hist, unit_ns, 0.5);
+	default:
+		return g->time_ns;
+	}
+}
+
+/* Rows by another column than time (sv_group's order), largest first. */
+static void sort_groups(struct sv_group *g, size_t n, enum top_sort s,
+			uint64_t unit_ns)
+{
+	/* insertion sort: stable, and top shows a screenful of rows */
+	for (size_t i = 1; s != SORT_TIME && i < n; i++) {
+		struct sv_group x = g[i];
+		uint64_t k = sort_key(&x, s, unit_ns);
+		size_t j = i;
+
+		for (; j > 0 && sort_key(&g[j - 1], s, unit_ns) < k; j--)
+			g[j] = g[j - 1];
+		g[j] = x;
+	}
+}
+
+/* A table: what changed between two snapshots, kept to be drawn again. */
+struct top_table {
+	struct sv_snapshot d;	/* its now_ns, hist_unit_ns, truncated: cur's */
+	uint64_t interval_ns;
+};
+
+static int table_make(const struct sv_snapshot *prev,
+		      const struct sv_snapshot *cur, const struct past *past,
+		      struct top_table *t)
+{
+	t->interval_ns = past ? past->covered_ns : cur->now_ns - prev->now_ns;
+	return sv_delta(prev, cur, &t->d) ? -ENOMEM : 0;
+}
+
+static int table_show(const struct top_opts *o, const struct top_table *t,
+		      bool screen, const struct past *past)
+{
+	struct sv_snapshot d = t->d;
 	struct sv_group *g;
-	uint64_t interval = past ? past->covered_ns : cur->now_ns - prev->now_ns;
+	uint64_t interval = t->interval_ns;
 	size_t limit = o->limit ? o->limit : screen ? terminal_rows() : 0;
 	size_t keep = 0;
 	struct top_totals tot = { 0 };
 	int n;
 
-	if (sv_delta(prev, cur, &d))
+	d.rows = calloc(t->d.n ? t->d.n : 1, sizeof(*d.rows));
+	if (!d.rows)
 		return -ENOMEM;
-	for (size_t i = 0; i < d.n; i++) {
-		if (!row_wanted(o, &d.rows[i]))
+	for (size_t i = 0; i < t->d.n; i++) {
+		if (!row_wanted(o, &t->d.rows[i]))
 			continue;
-		totals_add(&tot, &d.rows[i]);
-		if (!d.rows[i].idle || o->idle)
-			d.rows[keep++] = d.rows[i];
+		totals_add(&tot, &t->d.rows[i]);
+		if (!t->d.rows[i].idle || o->idle)
+			d.rows[keep++] = t->d.rows[i];
 	}
 	d.n = keep;
 	n = sv_group(&d, o->by, &g);
 	sv_free(&d);
 	if (n < 0)
 		return n;
+	sort_groups(g, (size_t)n, o->sort, t->d.hist_unit_ns);
 	if (o->json) {
 		json_object *j = sv_top_json(g, (size_t)n, o->by, interval,
-					     cur->hist_unit_ns, o->limit);
+					     t->d.hist_unit_ns, o->limit);
 
 		json_object_object_add(j, "now_ns",
-				       json_object_new_int64((int64_t)cur->now_ns));
+				       json_object_new_int64((int64_t)t->d.now_ns));
 		totals_json(j, &tot, interval);
 		if (past) {
 			json_object_object_add(j, "from_time", past->from ?
@@ -484,15 +608,15 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 				json_object_new_int64(past->seconds));
 		}
 		json_object_object_add(j, "truncated",
-				       json_object_new_boolean(cur->truncated));
+				       json_object_new_boolean(t->d.truncated));
 		json_out(stdout, j);
 		json_object_put(j);
 	} else {
 		char when[16], iv[32];
-		time_t t = time(NULL);
+		time_t now = time(NULL);
 		struct tm tm;
 
-		localtime_r(&t, &tm);
+		localtime_r(&now, &tm);
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		if (screen)
 			fputs("\033[H\033[2J", stdout);
@@ -502,23 +626,40 @@ static int show(const struct top_opts *o, const struct sv_snapshot *prev,
 			       past->from ? past->from : "-",
 			       past->to ? past->to : "-",
 			       (long long)past->seconds, sv_by_name(o->by),
-			       cur->truncated ? " (pgoffd's reply was cut "
+			       t->d.truncated ? " (pgoffd's reply was cut "
 			       "short: the least busy rows are missing)" : "");
 		else
-			printf("pgoffctl top - %s - off-CPU time in the last %s, by %s%s%s\n",
+			printf("pgoffctl top - %s - off-CPU time in the last %s, by %s%s%s%s%s\n",
 			       when, pgoff_format_duration(interval, iv, sizeof(iv)),
-			       sv_by_name(o->by), cur->truncated ?
+			       sv_by_name(o->by), o->sort == SORT_TIME ? "" : ", sorted by ",
+			       o->sort == SORT_TIME ? "" : sort_names[o->sort],
+			       t->d.truncated ?
 			       " (pgoffd's reply was cut short: the least busy rows are missing)" : "",
-			       screen ? " - q to quit" : "");
+			       screen ? (o->paused ? " - PAUSED (space goes on) - ? keys" :
+					 " - ? keys, q to quit") : "");
 		totals_print(&tot, interval, o, stats_by(o) == PGOFF_STATS_BY_PID);
 		sv_render_top(stdout, g, (size_t)n, o->by, interval,
-			      cur->hist_unit_ns, limit);
+			      t->d.hist_unit_ns, limit);
 		if (!screen && !o->once)
 			putchar('\n');
 	}
 	free(g);
 	check_stdout();
 	return 0;
+}
+
+/* One table, not kept. */
+static int show(const struct top_opts *o, const struct sv_snapshot *prev,
+		const struct sv_snapshot *cur, bool screen,
+		const struct past *past)
+{
+	struct top_table t;
+	int err = table_make(prev, cur, past, &t);
+
+	if (!err)
+		err = table_show(o, &t, screen, past);
+	sv_free(&t.d);
+	return err;
 }
 
 /* One table from the per-second aggregation pgoffd recorded. */
@@ -574,10 +715,84 @@ static int top_past(const struct top_opts *o, struct conn *c)
 	return ret;
 }
 
+/*
+ * The live view: a snapshot each interval, the table of what changed
+ * since the previous one. Keys (a terminal) redraw the last table
+ * another way at once, or, when they change what is asked of pgoffd
+ * (rows by statement, or by process), start again from a new snapshot.
+ */
+/* top_loop's own: out of memory, reported once as EXIT_ERROR */
+#define EXIT_NOMEM (-20)
+
+static int top_loop(struct top_opts *o, struct conn *c, bool screen)
+{
+	struct sv_snapshot prev = { 0 }, cur = { 0 };
+	struct top_table last = { .interval_ns = 0 }, next;
+	int64_t step = (int64_t)(o->interval_ns / 1000000);
+	int64_t end = monotonic_ms() + step;
+	int ret = fetch(c, stats_by(o), &prev);
+
+	while (ret == EXIT_OK) {
+		enum top_event ev = wait_interval(o, end);
+
+		if (ev == TOP_QUIT)
+			break;
+		if (ev == TOP_REBASE) {	/* rows of another kind from now on */
+			sv_free(&last.d);
+			sv_free(&prev);
+			ret = fetch(c, stats_by(o), &prev);
+			end = monotonic_ms() + step;
+		}
+		if (ev != TOP_TICK) {
+			if (o->help) {
+				top_keys_help();
+			} else if (last.d.rows) {
+				if (table_show(o, &last, screen, NULL))
+					ret = EXIT_NOMEM;
+			} else if (screen) {
+				printf("\033[H\033[2J(by %s from the next interval)\n",
+				       sv_by_name(o->by));
+				check_stdout();
+			}
+			continue;
+		}
+		end += step;
+		ret = fetch(c, stats_by(o), &cur);
+		if (ret != EXIT_OK)
+			break;
+		if (table_make(&prev, &cur, NULL, &next)) {
+			ret = EXIT_NOMEM;
+			break;
+		}
+		/* paused: the table shown stays, to be drawn again */
+		if (!o->paused) {
+			sv_free(&last.d);
+			last = next;
+			if (!o->help && table_show(o, &last, screen, NULL))
+				ret = EXIT_NOMEM;
+		} else {
+			sv_free(&next.d);
+		}
+		sv_free(&prev);
+		prev = cur;
+		cur = (struct sv_snapshot){ 0 };
+		if (o->once)
+			break;
+	}
+	if (ret == EXIT_NOMEM) {
+		log_warnx("out of memory");
+		ret = EXIT_ERROR;
+	}
+	sv_free(&last.d);
+	sv_free(&prev);
+	sv_free(&cur);
+	return ret;
+}
+
 int cmd_top(int argc, char **argv, const char *sock)
 {
 	struct top_opts o = { 0 };
-	struct sv_snapshot prev = { 0 }, cur = { 0 };
+	struct sv_snapshot cur = { 0 };
 	struct sigaction sa = { .sa_handler = on_stop };
 	bool screen;
 	struct conn c;
@@ -601,24 +816,9 @@ int cmd_top(int argc, char **argv, const char *sock)
 	sigaction(SIGQUIT, &sa, NULL);
 	if (screen)
 		tty_keys();
-	ret = fetch(&c, stats_by(&o), &prev);
-	while (ret == EXIT_OK && wait_interval(o.interval_ns)) {
-		ret = fetch(&c, stats_by(&o), &cur);
-		if (ret != EXIT_OK)
-			break;
-		if (show(&o, &prev, &cur, screen, NULL)) {
-			log_warnx("out of memory");
-			ret = EXIT_ERROR;
-		}
-		sv_free(&prev);
-		prev = cur;
-		cur = (struct sv_snapshot){ 0 };
-		if (o.once)
-			break;
-	}
+	ret = top_loop(&o, &c, screen);
 	restore_tty();
 out:
-	sv_free(&prev);
 	sv_free(&cur);
 	conn_close(&c);
 	return ret;
