@@ -27,6 +27,7 @@ static void forget_answers(struct broker_client *b)
 	json_object_put(b->status);
 	b->status = NULL;
 	sv_free(&b->labels);
+	sv_free(&b->queries);
 }
 
 static void disconnect(struct broker_client *b)
@@ -53,6 +54,7 @@ static int connect_broker(struct broker_client *b)
 	log_info("connected to pgoffd at %s", b->socket);
 	/* a new connection may be a new pgoffd: its counters start at 0 */
 	mono_reset(&b->mono);
+	mono_reset(&b->mono_q);
 	sv_free(&b->pids_prev);
 	sv_free(&b->pids);
 	b->have_prev = b->have_pids = false;
@@ -99,6 +101,15 @@ static int ask(struct broker_client *b)
 		log_warnx("out of memory holding the counters");
 		return ret;
 	}
+	if (b->top_queries) {
+		ret = stats(b, PGOFF_STATS_BY_QUERY, &b->queries);
+		if (!ret && mono_apply(&b->mono_q, &b->queries)) {
+			log_warnx("out of memory holding the counters by statement");
+			ret = -ENOMEM;
+		}
+		if (ret)
+			return ret;
+	}
 	ret = stats(b, PGOFF_STATS_BY_PID, &pids);
 	if (ret)
 		return ret;
@@ -144,6 +155,8 @@ void broker_client_scrape(struct broker_client *b, struct ex_scrape *s)
 	}
 	s->status = s->up ? b->status : NULL;
 	s->labels = s->up ? &b->labels : NULL;
+	s->queries = s->up && b->top_queries ? &b->queries : NULL;
+	s->top_queries = b->top_queries;
 	s->pids = s->up && b->have_pids ? &b->pids : NULL;
 	s->pids_prev = s->up && b->have_prev ? &b->pids_prev : NULL;
 	s->fetch_seconds = mono_seconds() - start;
@@ -159,6 +172,7 @@ void broker_client_close(struct broker_client *b)
 	sv_free(&b->pids);
 	sv_free(&b->pids_prev);
 	mono_reset(&b->mono);
+	mono_reset(&b->mono_q);
 	streaks_reset(&b->streaks);
 	disconnect(b);
 }

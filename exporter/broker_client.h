@@ -24,9 +24,11 @@ struct broker_client {
 	bool said_absent;		/* "not running" logged once per outage */
 	uint64_t connects, errors;
 	struct mono_state mono;		/* the counters by labels, held */
+	size_t top_queries;		/* > 0: stats by query too (opt-in) */
+	struct mono_state mono_q;	/* those counters, held */
 	/* the last scrape's answers, borrowed by the ex_scrape it filled */
 	json_object *status;
-	struct sv_snapshot labels, pids, pids_prev;
+	struct sv_snapshot labels, pids, pids_prev, queries;
 	bool have_pids, have_prev;
 	struct streaks streaks;		/* one backend in one wait */
 };

@@ -8,6 +8,7 @@
 #include "exporter/histogram.h"
 #include "exporter/streaks.h"
 #include "protocol/protocol.h"
+#include "protocol/units.h"
 
 /* A label value as the text format wants it: \\, \" and \n escaped. */
 void ex_put_value(FILE *out, const char *v)
@@ -261,6 +262,56 @@ static int cmp_wait_group(const void *a, const void *b)
 	return strcmp(x->wait, y->wait);
 }
 
+/* Statements by time, longest first (the query ids' order breaks ties). */
+static int cmp_query_time(const void *a, const void *b)
+{
+	const struct sv_group *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? 1 : -1;
+	return x->key.query_id < y->key.query_id ? -1 : x->key.query_id > y->key.query_id;
+}
+
+int ex_render_top_queries(FILE *out, const struct sv_snapshot *rows, size_t n)
+{
+	struct sv_snapshot s = *rows;
+	struct sv_group *g;
+	char id[PGOFF_QUERY_ID_BUFSZ];
+	size_t keep = 0;
+	int ng;
+
+	/* statements only: a row without a query id is no statement's */
+	s.rows = calloc(rows->n ? rows->n : 1, sizeof(*s.rows));
+	if (!s.rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < rows->n; i++)
+		if (rows->rows[i].query_id)
+			s.rows[keep++] = rows->rows[i];
+	s.n = keep;
+	ng = sv_group(&s, SV_BY_QUERY, &g);
+	free(s.rows);
+	if (ng < 0)
+		return -ENOMEM;
+	qsort(g, (size_t)ng, sizeof(*g), cmp_query_time);
+	head(out, "pgoff_query_offcpu_seconds_total", "counter",
+	     "Time the statements with the most of it (--metrics.top-queries) "
+	     "spent off the CPU, by query id as pg_stat_statements names it.");
+	for (size_t i = 0; i < (size_t)ng && i < n; i++) {
+		char secs[32];
+
+		fputs("pgoff_query_offcpu_seconds_total{cluster=\"", out);
+		ex_put_value(out, g[i].key.data_dir);
+		fputs("\",database=\"", out);
+		ex_put_value(out, g[i].key.database);
+		fprintf(out, "\",query_id=\"%s\"} ",
+			pgoff_format_query_id(g[i].key.query_id, id, sizeof(id)));
+		exh_seconds(g[i].time_ns, secs, sizeof(secs));
+		fprintf(out, "%s\n", secs);
+	}
+	free(g);
+	return 0;
+}
+
 /* Idle rows out of s (their time into *idle_ns): AAS counts active
  * sessions, as top does. */
 static void drop_idle(struct sv_snapshot *s, uint64_t *idle_ns)
@@ -417,6 +468,8 @@ int ex_render(FILE *out, const struct ex_scrape *s)
 			ret = ex_render_aas(out, s->pids_prev, s->pids);
 		if (!ret && s->streaks)
 			ret = streaks_render(out, s->streaks);
+		if (!ret && s->queries)
+			ret = ex_render_top_queries(out, s->queries, s->top_queries);
 		if (ret)
 			return ret;
 	}

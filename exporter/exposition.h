@@ -46,6 +46,10 @@ struct ex_scrape {
 	 * there is none to compare with): backends waiting, as top --by wait */
 	const struct sv_snapshot *pids_prev, *pids;
 	bool per_pid;			/* the counters by pid, from pids */
+	/* stats by statement (--metrics.top-queries): the top_queries
+	 * statements with the most off-CPU time; NULL: not asked */
+	const struct sv_snapshot *queries;
+	size_t top_queries;
 	const struct streaks *streaks;	/* NULL: none yet */
 	double wall_now;		/* seconds since the epoch */
 	/* the exporter's own health */
@@ -71,6 +75,13 @@ int ex_render_histogram(FILE *out, const struct sv_snapshot *rows);
 /* The AAS gauge: the per-wait share of the time between prev and cur. */
 int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 		  const struct sv_snapshot *cur);
+
+/*
+ * pgoff_query_offcpu_seconds_total: the n statements (query ids) of rows
+ * by query with the most off-CPU time, summed over their waits, by
+ * cluster, database and query_id. Returns 0 or -ENOMEM.
+ */
+int ex_render_top_queries(FILE *out, const struct sv_snapshot *rows, size_t n);
 
 /* A label value as the text format wants it: \\, \" and \n escaped. */
 void ex_put_value(FILE *out, const char *v);

@@ -18,6 +18,7 @@
 #include "exporter/http.h"
 #include "exporter/web_config.h"
 #include "protocol/log.h"
+#include "protocol/units.h"
 
 /* Not in the 9100-9999 range of Prometheus's default port allocations
  * (every port there is taken); see the README. */
@@ -50,6 +51,9 @@ static void usage(FILE *f)
 "  --metrics.per-pid               pgoff_offcpu_*_total by process (label pid):\n"
 "                                  one series per backend and wait; processes\n"
 "                                  that exited are left out\n"
+"  --metrics.top-queries=N         pgoff_query_offcpu_seconds_total for the N\n"
+"                                  statements (query ids) with the most\n"
+"                                  off-CPU time, 1 to 100 (default: none)\n"
 "  --log.level=LEVEL               error, warn, info (default) or debug\n"
 "  --version                       print the version and exit\n"
 "\n"
@@ -61,6 +65,7 @@ static void usage(FILE *f)
 struct options {
 	const char *listen, *path, *web_config, *socket;
 	bool per_pid, insecure_no_auth;
+	unsigned int top_queries;
 	enum log_level level;
 };
 
@@ -85,6 +90,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "web.insecure-no-auth", no_argument, NULL, 'I' },
 		{ "pgoff.socket", required_argument, NULL, 's' },
 		{ "metrics.per-pid", no_argument, NULL, 'p' },
+		{ "metrics.top-queries", required_argument, NULL, 'q' },
 		{ "log.level", required_argument, NULL, 'L' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -123,6 +129,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'p':
 			o->per_pid = true;
 			break;
+		case 'q': {
+			uint64_t n;
+
+			if (pgoff_parse_u64(optarg, 1, 100, &n)) {
+				log_warnx("--metrics.top-queries: '%s' is not a "
+					  "number from 1 to 100", optarg);
+				return EXIT_BAD_USAGE;
+			}
+			o->top_queries = (unsigned int)n;
+			break;
+		}
 		case 'L': {
 			size_t i;
 
@@ -267,6 +284,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	broker_client_init(&broker, o.socket);
+	broker.top_queries = o.top_queries;
 	ho.listen_address = o.listen;
 	ho.telemetry_path = o.path;
 	ho.web = o.web_config ? web : NULL;

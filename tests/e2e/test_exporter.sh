@@ -302,14 +302,26 @@ note "series on this host's page: $series ($(grep -c '^pgoff_wait_duration_secon
 # with --web.insecure-no-auth, which serves without credentials
 PID_PORT=$(free_port)
 start_exporter per-pid --web.listen-address="127.0.0.1:$PID_PORT" --metrics.per-pid \
-	--web.insecure-no-auth
+	--metrics.top-queries=3 --web.insecure-no-auth
 wait_http "http://127.0.0.1:$PID_PORT/metrics"
+# a statement with a query id (computed for this session), its id read
+# from pg_stat_activity while it sleeps
+psql -X -q -At -c "set compute_query_id = on" -c "select pg_sleep(0.6)" >/dev/null &
+sleeper=$!
+QID=
+qid_seen() { QID=$(sql -c "select query_id from pg_stat_activity where query = 'select pg_sleep(0.6)' and query_id is not null"); [ -n "$QID" ]; }
+wait_for 10 qid_seen
+wait "$sleeper"
 code=$(curl -s -o "$E2E_DIR/per-pid.prom" -w '%{http_code}' "http://127.0.0.1:$PID_PORT/metrics")
 check "--web.insecure-no-auth: it starts without a web config and serves without credentials (HTTP $code)" \
 	bash -c "[ '$code' = 200 ] && grep -qx 'pgoff_broker_up 1' '$E2E_DIR/per-pid.prom'"
 check "... and its log warns that every local user reads it" \
 	grep -q 'warning: --web.insecure-no-auth: serving without authentication; every local user' \
 	"$E2E_DIR/exporter-per-pid.log" || sed 's/^/# per-pid: /' "$E2E_DIR/exporter-per-pid.log"
+check "--metrics.top-queries: the sleeping statement's off-CPU time by its query id ($QID), about 0.6 s" \
+	awk -v q="query_id=\"$QID\"}" 'index($0, "pgoff_query_offcpu_seconds_total{") == 1 && index($0, q) &&
+		$NF >= 0.55 && $NF < 5 { f = 1 } END { exit !f }' "$E2E_DIR/per-pid.prom" ||
+	note "saw: $(grep '^pgoff_query_offcpu' "$E2E_DIR/per-pid.prom" | head -5)"
 check "--metrics.per-pid: the counters have a pid label, the histogram none" \
 	bash -c "grep -q '^pgoff_offcpu_seconds_total{.*,pid=\"[0-9]*\"} ' '$E2E_DIR/per-pid.prom' &&
 		grep -q '^pgoff_wait_duration_seconds_count{' '$E2E_DIR/per-pid.prom' &&

@@ -197,6 +197,33 @@ static void test_aas_idle(void)
 	sv_free(&cur);
 }
 
+/* The statements with the most time, by query id, summed over waits;
+ * rows without one left out; at most n. */
+static void test_top_queries(void)
+{
+	static const char text[] =
+		"{\"now_ns\":1,\"rows\":["
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"-5\",\"wait\":\"lock\",\"count\":1,\"time_ns\":1000000000},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"-5\",\"wait\":\"io\",\"count\":1,\"time_ns\":500000000},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"7\",\"wait\":\"io\",\"count\":1,\"time_ns\":2000000000},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"8\",\"wait\":\"io\",\"count\":1,\"time_ns\":100},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"wait\":\"poll\",\"count\":9,\"time_ns\":9000000000}]}";
+	struct sv_snapshot rows;
+	FILE *f;
+
+	CHECK(parse(text, &rows) == 0);
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(ex_render_top_queries(f, &rows, 2) == 0);
+	fclose(f);
+	CHECK(has_line("pgoff_query_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",query_id=\"7\"} 2"));
+	CHECK(has_line("pgoff_query_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",query_id=\"-5\"} 1.5"));
+	CHECK(lacks("query_id=\"8\""));
+	CHECK(lacks("query_id=\"\""));	/* the row of no statement */
+	sv_free(&rows);
+}
+
 static void test_broker_down(void)
 {
 	struct ex_process self = { 1.25, 4096 * 1000, 1700000000, 7 };
@@ -391,6 +418,7 @@ int main(void)
 	RUN(test_histogram);
 	RUN(test_aas);
 	RUN(test_aas_idle);
+	RUN(test_top_queries);
 	RUN(test_broker_down);
 	RUN(test_http_counts);
 	RUN(test_broker_up);
