@@ -230,9 +230,11 @@ wait "$a_job" "$b_job"
 wait_ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$E2E_DIR/b.out")
 note "B's statement took ${wait_ms:-?} ms"
 check "B waited about 3 s (psql's \\timing: ${wait_ms:-none} ms)" between "${wait_ms:-0}" 2900 4000
-sleep 3	# a few scrapes after the end of the wait
-
 lock_expr='sum(pgoff_offcpu_seconds_total{job="pgoff",backend_type="client backend",wait_event_type="Lock",wait_event="transactionid"})'
+# until a scrape after the end of the wait is stored (a scrape may time
+# out on a busy machine: the next one counts)
+await "$lock_expr >= $(awk -v w="${wait_ms:-0}" 'BEGIN { print w / 1000 * 0.95 }')" 20 ||
+	note "Prometheus: up=$(value 'up{job="pgoff"}'), scrape_duration_seconds=$(value 'scrape_duration_seconds{job="pgoff"}')"
 lock_s=$(value "$lock_expr")
 note "PromQL $lock_expr = ${lock_s:-nothing}"
 check "PromQL: the lock seconds ($lock_s) are within 5 % of B's wait (${wait_ms} ms)" \
