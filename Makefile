@@ -48,14 +48,17 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # (make deb). libc6-dbg: libc's symbols from a debug file (test_usyms).
 # debootstrap makes the root file systems other PostgreSQL majors run in
 # (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
-# systemd-container boots one with systemd (systemd-nspawn).
+# systemd-container boots one with systemd (systemd-nspawn). chromium,
+# chromium-driver and python3-selenium run the flame graph's script in a
+# browser (tests/e2e/test_flame_browser.sh).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2 \
-	debhelper dpkg-dev lintian libc6-dbg postgresql-15-pg-wait-sampling
+	debhelper dpkg-dev lintian libc6-dbg postgresql-15-pg-wait-sampling \
+	chromium chromium-driver python3-selenium
 
 ifeq ($(V),1)
 Q :=

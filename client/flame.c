@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* flame.c - off-CPU flame graphs: folded stacks and a static SVG; see flame.h. */
+/* flame.c - off-CPU flame graphs: folded stacks and an interactive SVG; see flame.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -313,10 +313,10 @@ cleanup:
  */
 #define SVG_XPAD	10
 #define SVG_YPAD_TOP	54	/* title and subtitle */
-#define SVG_YPAD_BOTTOM	10
+#define SVG_YPAD_BOTTOM	30	/* the hovered frame's details, the search's share */
 #define SVG_FRAME_H	16
 #define SVG_FONT	12
-#define SVG_CHAR_W	(SVG_FONT * 0.59)
+#define SVG_CHAR_W	(SVG_FONT * 0.59)	/* CHAR_W in the script too */
 #define SVG_MIN_W	0.1	/* px: narrower frames are not drawn */
 #define SVG_MIN_WIDTH	200
 #define SVG_MAX_WIDTH	100000
@@ -499,7 +499,15 @@ static void put_share(FILE *out, uint64_t w, uint64_t total)
 		ms % 1000, hundredths / 100, hundredths % 100);
 }
 
-static int draw_frame(struct svg *s, uint32_t idx, double x, double w)
+/*
+ * One frame: a <g> with its weight in microseconds (data-us), exact where
+ * the px are rounded, for the script to zoom and search. Its left edge
+ * in microseconds from the left of "all" is where the script finds it
+ * (its previous sibling's right edge, or its parent's left edge) unless
+ * a sibling too narrow to draw came between: then data-at says where.
+ */
+static int draw_frame(struct svg *s, uint32_t idx, double x, double w, uint64_t at,
+		      bool write_at)
 {
 	const struct flame_node *nd = &s->f->nodes[idx];
 	const char *name = nd->name ? nd->name : "all";
@@ -511,7 +519,10 @@ static int draw_frame(struct svg *s, uint32_t idx, double x, double w)
 	n = clean(s, name);
 	if (n < 0)
 		return (int)n;
-	fputs("<g><title>", s->out);
+	fprintf(s->out, "<g data-us=\"%" PRIu64 "\"", nd->total);
+	if (write_at)
+		fprintf(s->out, " data-at=\"%" PRIu64 "\"", at);
+	fputs("><title>", s->out);
 	put_escaped(s->out, s->buf, (size_t)n);
 	fputs(" (", s->out);
 	put_share(s->out, nd->total, s->f->nodes[0].total);
@@ -547,21 +558,24 @@ static int draw_frame(struct svg *s, uint32_t idx, double x, double w)
 }
 
 /*
- * Node idx at x, w px wide, then its children left to right. With write
- * false, only counts what is drawn and how deep, for the SVG's height.
+ * Node idx at x, w px wide (at microseconds from the left), then its
+ * children left to right: the script relies on this order (a frame's
+ * descendants follow it). With write false, only counts what is drawn
+ * and how deep, for the SVG's height.
  */
-static int frames(struct svg *s, uint32_t idx, double x, double w, bool write)
+static int frames(struct svg *s, uint32_t idx, double x, double w, uint64_t at,
+		  bool write_at, bool write)
 {
 	const struct flame_node *nd = &s->f->nodes[idx];
 	double total = (double)s->f->nodes[0].total;
-	uint64_t cum = 0;
+	uint64_t cum = 0, next = at;	/* where the script puts the next child */
 	int err;
 
 	s->drawn++;
 	if (nd->depth > s->max_depth)
 		s->max_depth = nd->depth;
 	if (write) {
-		err = draw_frame(s, idx, x, w);
+		err = draw_frame(s, idx, x, w, at, write_at);
 		if (err)
 			return err;
 	}
@@ -569,15 +583,17 @@ static int frames(struct svg *s, uint32_t idx, double x, double w, bool write)
 		const struct flame_node *c = &s->f->nodes[s->kids[k].idx];
 		double cx = x + s->full * ((double)cum / total);
 		double cw = s->full * ((double)c->total / total);
+		uint64_t cat = sat_add(at, cum);
 
 		cum = sat_add(cum, c->total);
 		if (cx + cw > x + w)	/* only after saturation */
 			cw = x + w - cx;
 		if (cw < SVG_MIN_W)
 			continue;	/* its weight stays in the parent */
-		err = frames(s, s->kids[k].idx, cx, cw, write);
+		err = frames(s, s->kids[k].idx, cx, cw, cat, cat != next, write);
 		if (err)
 			return err;
+		next = sat_add(cat, c->total);
 	}
 	return 0;
 }
@@ -596,7 +612,9 @@ static int svg_head(struct svg *s, const struct flame_svg_opts *o, size_t omitte
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/>"
 		"<stop stop-color=\"#eeeeb0\" offset=\"95%%\"/></linearGradient></defs>\n"
 		"<style>text{font-family:Verdana,sans-serif;font-size:%dpx;fill:#000}"
-		".c{text-anchor:middle}.t{font-size:17px}</style>\n"
+		".c{text-anchor:middle}.t{font-size:17px}.r{text-anchor:end}"
+		"#frames g,.b{cursor:pointer}.b{fill:#2050a0}.off{opacity:.4}"
+		"#frames .m rect{fill:#e040e0}#frames .a{opacity:.6}</style>\n"
 		"<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"url(#bg)\"/>\n"
 		"<text class=\"c t\" x=\"%u\" y=\"24\">",
 		s->width, s->height, s->width, s->height, SVG_FONT, s->width,
@@ -618,6 +636,207 @@ static int svg_head(struct svg *s, const struct flame_svg_opts *o, size_t omitte
 			sub ? " (" : "", omitted, omitted == 1 ? "" : "s", sub ? ")" : "");
 	fputs("</text>\n", s->out);
 	return 0;
+}
+
+/*
+ * The script, written once after the frames: click a frame to zoom to it
+ * (the root or Reset zoom undoes it), Search or Ctrl-F highlights the
+ * frames a regular expression matches and gives their share of the total,
+ * hovering gives a frame's time and share. It reads only what the frames
+ * carry (title, rect, data-at, data-us, in the order frames() writes
+ * them), fetches nothing, and sets names as text, never as markup. In a
+ * CDATA section, readable as it is; it has no "]]>".
+ */
+static const char svg_script[] =
+	"(function () {\n"
+	"'use strict';\n"
+	"var CHAR_W = 7.08; /* px a character is taken to be wide, as the writer's */\n"
+	"var box = document.getElementById('frames'), F = [], open = [];\n"
+	"var g, f, t, r;\n"
+	"\n"
+	"/* Frames in document order: each one's descendants follow it; a frame's\n"
+	" * parent is the nearest one before it that is lower (greater y). */\n"
+	"for (g = box.firstElementChild; g; g = g.nextElementSibling) {\n"
+	"  t = g.firstElementChild;\n"
+	"  r = t.nextElementSibling;\n"
+	"  f = {\n"
+	"    g: g, r: r, l: r.nextElementSibling, i: F.length, end: 0,\n"
+	"    name: t.textContent.replace(/ \\([^()]*\\)$/, ''),\n"
+	"    us: Number(g.getAttribute('data-us')),\n"
+	"    y: Number(r.getAttribute('y')),\n"
+	"    x0: r.getAttribute('x'), w0: r.getAttribute('width')\n"
+	"  };\n"
+	"  f.l0 = f.l ? f.l.textContent : '';\n"
+	"  f.lx0 = f.l ? f.l.getAttribute('x') : '';\n"
+	"  while (open.length && open[open.length - 1].y <= f.y)\n"
+	"    open.pop().end = F.length;\n"
+	"  f.up = open.length ? open[open.length - 1] : null;\n"
+	"  /* its left edge in microseconds: after its previous sibling, or at\n"
+	"   * its parent's left, unless data-at says (a sibling not drawn) */\n"
+	"  f.at = g.hasAttribute('data-at') ? Number(g.getAttribute('data-at')) :\n"
+	"    f.up ? f.up.next : 0;\n"
+	"  f.next = f.at;\n"
+	"  if (f.up)\n"
+	"    f.up.next = f.at + f.us;\n"
+	"  open.push(f);\n"
+	"  g.pgoffFrame = f;\n"
+	"  F.push(f);\n"
+	"}\n"
+	"while (open.length)\n"
+	"  open.pop().end = F.length;\n"
+	"\n"
+	"var all = F[0], pad = Number(all.x0), full = Number(all.w0);\n"
+	"var reset = document.getElementById('reset');\n"
+	"var details = document.getElementById('details');\n"
+	"var matched = document.getElementById('matched');\n"
+	"var pattern = '', zooms = 0;\n"
+	"document.getElementById('controls').removeAttribute('display');\n"
+	"\n"
+	"function frameOf(el) {\n"
+	"  while (el && el.parentNode !== box)\n"
+	"    el = el.parentNode;\n"
+	"  return el ? el.pgoffFrame : null;\n"
+	"}\n"
+	"\n"
+	"/* The name, cut with \"..\" to what fits in w px (none under 3 characters). */\n"
+	"function label(f, x, w) {\n"
+	"  var n = Math.floor((w - 6) / CHAR_W), c = Array.from(f.name);\n"
+	"\n"
+	"  if (!f.l) {\n"
+	"    if (n < 3)\n"
+	"      return;\n"
+	"    f.l = document.createElementNS(box.namespaceURI, 'text');\n"
+	"    f.l.setAttribute('y', f.y + Number(f.r.getAttribute('height')) - 4);\n"
+	"    f.g.appendChild(f.l);\n"
+	"  }\n"
+	"  f.l.setAttribute('x', (x + 3).toFixed(2));\n"
+	"  f.l.textContent = n < 3 ? '' : c.length > n ? c.slice(0, n - 2).join('') + '..' : f.name;\n"
+	"}\n"
+	"\n"
+	"function place(f, x, w, dim) {\n"
+	"  f.g.removeAttribute('display');\n"
+	"  f.g.classList.toggle('a', dim);\n"
+	"  f.r.setAttribute('x', x.toFixed(2));\n"
+	"  f.r.setAttribute('width', w.toFixed(2));\n"
+	"  label(f, x, w);\n"
+	"}\n"
+	"\n"
+	"function unzoom() {\n"
+	"  for (var i = 0, f; i < F.length; i++) {\n"
+	"    f = F[i];\n"
+	"    f.g.removeAttribute('display');\n"
+	"    f.g.classList.remove('a');\n"
+	"    f.r.setAttribute('x', f.x0);\n"
+	"    f.r.setAttribute('width', f.w0);\n"
+	"    if (f.l) {\n"
+	"      f.l.setAttribute('x', f.lx0);\n"
+	"      f.l.textContent = f.l0;\n"
+	"    }\n"
+	"  }\n"
+	"  reset.classList.add('off');\n"
+	"}\n"
+	"\n"
+	"/* z fills the width, its descendants in proportion; its ancestors stay,\n"
+	" * full width and dimmed; the rest is hidden. */\n"
+	"function zoom(z) {\n"
+	"  var k = full / z.us, mark = ++zooms, i, f, x, w;\n"
+	"\n"
+	"  if (z === all)\n"
+	"    return unzoom();\n"
+	"  for (f = z.up; f; f = f.up)\n"
+	"    f.mark = mark;\n"
+	"  for (i = 0; i < F.length; i++) {\n"
+	"    f = F[i];\n"
+	"    x = pad + (f.at - z.at) * k;\n"
+	"    w = Math.min(f.us * k, pad + full - x); /* saturated sums */\n"
+	"    if (i >= z.i && i < z.end && w >= 0.1)\n"
+	"      place(f, x, w, false);\n"
+	"    else if (f.mark === mark)\n"
+	"      place(f, pad, full, true);\n"
+	"    else\n"
+	"      f.g.setAttribute('display', 'none');\n"
+	"  }\n"
+	"  reset.classList.remove('off');\n"
+	"}\n"
+	"\n"
+	"/* Frames whose name p (a regular expression) matches are highlighted;\n"
+	" * the share counts a matched frame under a matched frame once. */\n"
+	"function search(p) {\n"
+	"  var re = null, sum = 0, until = 0, i, f, hit;\n"
+	"\n"
+	"  try {\n"
+	"    re = p ? new RegExp(p) : null;\n"
+	"  } catch (e) {\n"
+	"    matched.textContent = 'Not a regular expression: ' + p;\n"
+	"    return;\n"
+	"  }\n"
+	"  for (i = 1; i < F.length; i++) {\n"
+	"    f = F[i];\n"
+	"    hit = re !== null && re.test(f.name);\n"
+	"    f.g.classList.toggle('m', hit);\n"
+	"    if (hit && i >= until) {\n"
+	"      sum += f.us;\n"
+	"      until = f.end;\n"
+	"    }\n"
+	"  }\n"
+	"  pattern = p;\n"
+	"  matched.textContent = re ? 'Matched: ' + (100 * sum / all.us).toFixed(1) + ' %' : '';\n"
+	"}\n"
+	"\n"
+	"function ask() {\n"
+	"  var p = window.prompt('Search frame names: a regular expression ' +\n"
+	"    '(JavaScript, case-sensitive; a word matches anywhere in a name). ' +\n"
+	"    'Empty clears.', pattern);\n"
+	"\n"
+	"  if (p !== null)\n"
+	"    search(p);\n"
+	"}\n"
+	"\n"
+	"box.addEventListener('click', function (e) {\n"
+	"  var z = frameOf(e.target);\n"
+	"\n"
+	"  if (z)\n"
+	"    zoom(z);\n"
+	"});\n"
+	"box.addEventListener('mouseover', function (e) {\n"
+	"  var h = frameOf(e.target);\n"
+	"\n"
+	"  if (h)\n"
+	"    details.textContent = h.name + ' (' + (h.us / 1e6).toFixed(3) + ' s, ' +\n"
+	"      (100 * h.us / all.us).toFixed(2) + '%)';\n"
+	"});\n"
+	"box.addEventListener('mouseout', function () {\n"
+	"  details.textContent = '';\n"
+	"});\n"
+	"reset.addEventListener('click', unzoom);\n"
+	"document.getElementById('search').addEventListener('click', ask);\n"
+	"window.addEventListener('keydown', function (e) {\n"
+	"  if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F')) {\n"
+	"    e.preventDefault();\n"
+	"    ask();\n"
+	"  } else if (e.key === 'Escape') {\n"
+	"    search('');\n"
+	"  }\n"
+	"});\n"
+	"})();\n";
+
+/*
+ * The script's controls: Reset zoom and Search on the title's line, the
+ * hovered frame's details and the search's share under the graph. They
+ * are hidden until the script shows them: where scripts do not run (an
+ * <img>), no control that does nothing.
+ */
+static void svg_controls(struct svg *s)
+{
+	unsigned bottom = s->height - 10, right = s->width - SVG_XPAD;
+
+	fprintf(s->out,
+		"<g id=\"controls\" display=\"none\">\n"
+		"<text id=\"reset\" class=\"b off\" x=\"%d\" y=\"24\">Reset zoom</text>\n"
+		"<text id=\"search\" class=\"b r\" x=\"%u\" y=\"24\">Search</text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%u\"></text>\n"
+		"<text id=\"matched\" class=\"r\" x=\"%u\" y=\"%u\"></text>\n"
+		"</g>\n", SVG_XPAD, right, SVG_XPAD, bottom, right, bottom);
 }
 
 int flame_write_svg(const struct flame *f, const struct flame_svg_opts *o, FILE *out)
@@ -647,16 +866,20 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_opts *o, FILE 
 	err = sort_children(&s);
 	if (err)
 		goto cleanup;
-	frames(&s, 0, SVG_XPAD, s.full, false);	/* cannot fail */
+	frames(&s, 0, SVG_XPAD, s.full, 0, false, false);	/* cannot fail */
 	s.height = SVG_YPAD_TOP + (s.max_depth + 1) * SVG_FRAME_H + SVG_YPAD_BOTTOM;
 	err = svg_head(&s, o, f->nnodes - s.drawn);
 	if (err)
 		goto cleanup;
 	s.drawn = 0;
-	err = frames(&s, 0, SVG_XPAD, s.full, true);
+	svg_controls(&s);
+	fputs("<g id=\"frames\">\n", out);
+	err = frames(&s, 0, SVG_XPAD, s.full, 0, false, true);
 	if (err)
 		goto cleanup;
-	fputs("</svg>\n", out);
+	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	fputs(svg_script, out);
+	fputs("]]></script>\n</svg>\n", out);
 	err = finish(out);
 cleanup:
 	free(s.kids);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * flame.h - off-CPU flame graphs: a tree of frames weighted by off-CPU
- * time, written as Brendan Gregg's folded stacks or as a static SVG.
+ * time, written as Brendan Gregg's folded stacks or as an interactive SVG.
  *
  * Pure logic: no I/O except to the FILE * a writer is given. Functions
  * return 0 or -errno. Frame names are treated as hostile bytes: they are
@@ -57,19 +57,29 @@ struct flame_svg_opts {
 };
 
 /*
- * A self-contained static SVG (no script). The root is at the bottom,
- * under it one "all" frame spanning the full width less 10 px margins;
- * children are sorted by name; widths are proportional to weight. Frames
- * narrower than 0.1 px are not drawn (their weight stays in the parent)
- * and their number is given in the subtitle. Each drawn frame is one
- * <g> with a <title>NAME (N.NNN s, P.PP%)</title>, a <rect> and, when at
+ * A self-contained interactive SVG: inline CSS and one inline script,
+ * nothing fetched, so it works opened from a file and draws the same,
+ * without its controls, where scripts do not run (an <img>). The root is
+ * at the bottom, under it one "all" frame spanning the full width less
+ * 10 px margins; children are sorted by name; widths are proportional to
+ * weight. Frames narrower than 0.1 px are not drawn (their weight stays
+ * in the parent; zooming does not bring them back) and their number is
+ * given in the subtitle. Each drawn frame is one <g data-us="WEIGHT">
+ * (with data-at="MICROSECONDS FROM THE LEFT" after a sibling not drawn),
+ * with a <title>NAME (N.NNN s, P.PP%)</title>, a <rect> and, when at
  * least 3 characters fit, a <text> cut with "..". Frames named after a
  * PostgreSQL wait ("Lock:...", "LWLock:...", "(no PostgreSQL wait)", ...)
- * are blue-ish, the rest a warm colour hashed from the name. Names,
- * title and subtitle are XML-escaped; invalid UTF-8 and control
- * characters (C0 and C1) become '?'. An empty tree gives a valid SVG that says so.
- * o may be NULL. Returns 0, -EINVAL for a width out of range, -ENOMEM,
- * or -EIO if out reports an error.
+ * are blue-ish, the rest a warm colour hashed from the name. The script:
+ * clicking a frame zooms to it (it fills the width, its descendants
+ * rescale, its ancestors stay, dimmed), "Reset zoom" or clicking "all"
+ * undoes it; "Search" or Ctrl-F highlights the frames whose name a
+ * regular expression (JavaScript's) matches and shows "Matched: P.P %"
+ * of the total, a frame under a matched one counted once; Escape clears
+ * it; hovering shows a frame's name, time and share under the graph.
+ * Names, title and subtitle are XML-escaped; invalid UTF-8 and control
+ * characters (C0 and C1) become '?'. An empty tree gives a valid SVG that
+ * says so, with no script. o may be NULL. Returns 0, -EINVAL for a width
+ * out of range, -ENOMEM, or -EIO if out reports an error.
  */
 int flame_write_svg(const struct flame *f, const struct flame_svg_opts *o, FILE *out);
 

@@ -62,17 +62,43 @@ static size_t count(const char *s, const char *what)
 	return n;
 }
 
-/* The <g> whose title is the (escaped) name, as a copy up to </g>; NULL if none. */
+/* The <g> whose title is the (escaped) name, as a copy from <g up to
+ * </g>; NULL if none. */
 static char *frame(const char *doc, const char *escaped_name)
 {
 	char key[512];
-	const char *g, *end;
+	const char *t, *g, *end;
 
-	snprintf(key, sizeof(key), "<g><title>%s (", escaped_name);
-	g = strstr(doc, key);
-	if (!g || !(end = strstr(g, "</g>")) || strstr(g + 1, key))
+	snprintf(key, sizeof(key), "\"><title>%s (", escaped_name);
+	t = strstr(doc, key);
+	if (!t || !(end = strstr(t, "</g>")) || strstr(t + 1, key))
 		return NULL;	/* absent, unterminated or not unique */
+	for (g = t; g > doc && strncmp(g, "<g ", 3) != 0; g--)
+		;
 	return strndup(g, (size_t)(end - g));
+}
+
+/* Whether what is in the markup, before the script (whose text names
+ * attributes and says "not drawn"). */
+static bool in_markup(const char *doc, const char *what)
+{
+	const char *hit = strstr(doc, what), *script = strstr(doc, "<script");
+
+	return hit && (!script || hit < script);
+}
+
+/* A number attribute of the frame's <g> (data-at, data-us), or -1. */
+static double g_attr(const char *g, const char *attr)
+{
+	char key[32];
+	const char *a;
+	double v;
+
+	snprintf(key, sizeof(key), " %s=\"", attr);
+	if (!g || !(a = strstr(g, key)) || a > strchr(g, '>') ||
+	    sscanf(a + strlen(key), "%lf", &v) != 1)
+		return -1;
+	return v;
 }
 
 /* A number attribute of the frame's <rect>, or -1. */
@@ -106,8 +132,8 @@ static bool near(double a, double b)
 /*
  * Strict enough for what flame.c writes: every tag closed in order,
  * attribute values quoted with no '<' or raw '"', '&' only in one of the
- * five predefined entities, no '<' or '>' loose in text, no control
- * bytes but '\n', and the whole document valid UTF-8.
+ * five predefined entities, no '<' or '>' loose in text but in a CDATA
+ * section, no control bytes but '\n', and the whole document valid UTF-8.
  */
 static bool well_formed(const char *s)
 {
@@ -124,6 +150,17 @@ static bool well_formed(const char *s)
 	if (!ok || strncmp(s, "<?xml ", 6) != 0 || !(s = strstr(s, "?>\n")))
 		return false;
 	for (s += 3; *s;) {
+		if (strncmp(s, "<![CDATA[", 9) == 0) {	/* the script */
+			const char *end = strstr(s + 9, "]]>");
+
+			if (!end)
+				return false;
+			for (s += 9; s < end; s++)
+				if ((unsigned char)*s < 0x20 && *s != '\n')
+					return false;
+			s = end + 3;
+			continue;
+		}
 		if ((unsigned char)*s < 0x20 && *s != '\n')
 			return false;
 		if (*s == '&') {
@@ -287,7 +324,7 @@ static void test_saturates(void)
 	CHECK(ADD(f, UINT64_MAX / 2, "r", "b") == 0);
 	doc = svg(f, NULL, NULL, 0);
 	CHECK(doc && well_formed(doc) && !strstr(doc, "<title>b ("));
-	for (const char *r = strstr(doc, "<g><title>"); r; r = strstr(r + 1, "<g><title>"))
+	for (const char *r = strstr(doc, "<g data-us="); r; r = strstr(r + 1, "<g data-us="))
 		CHECK(rect_attr(r, "x") + rect_attr(r, "width") <= 1190.0 + 1e-9);
 	free(doc);
 	flame_free(f);
@@ -367,16 +404,15 @@ static void test_svg_frames(void)
 	doc = svg(f, "T", NULL, 0);
 	CHECK(doc);
 	CHECK(well_formed(doc));
-	CHECK(!strstr(doc, "<script"));
 	/* all, 3 roots, schedule under Lock, io_schedule, schedule under it */
-	CHECK(count(doc, "<g>") == 7);
-	CHECK(count(doc, "</g>") == 7);
+	CHECK(count(doc, "<g data-us=") == 7);
+	CHECK(count(doc, "</g>") == 7 + 2);	/* and the controls', all frames' */
 	CHECK(count(doc, "<title>") == 7);
 	CHECK(count(doc, "<rect ") == 7 + 1);	/* and the background */
 	CHECK(strstr(doc, "<title>all (0.500 s, 100.00%)</title>"));
 	CHECK(strstr(doc, "<title>Lock:transactionid (0.100 s, 20.00%)</title>"));
 	CHECK(strstr(doc, "<title>io_schedule (0.300 s, 60.00%)</title>"));
-	CHECK(!strstr(doc, "not drawn") && !strstr(doc, "zero"));
+	CHECK(!in_markup(doc, "not drawn") && !strstr(doc, "zero"));
 	free(doc);
 	flame_free(f);
 }
@@ -410,8 +446,11 @@ static void test_svg_geometry(void)
 	CHECK(doc);
 	all = frame(doc, "all");
 	lock = frame(doc, "Lock:transactionid");
-	sched = strstr(doc, "<g><title>schedule (0.050 s") ? strndup(strstr(doc,
-		"<g><title>schedule (0.050 s"), 400) : NULL;
+	/* "schedule" twice: the one under Lock:transactionid by its time */
+	sched = strstr(doc, "<title>schedule (0.050 s");
+	while (sched && sched > doc && strncmp(sched, "<g ", 3) != 0)
+		sched--;
+	sched = sched ? strndup(sched, 400) : NULL;
 	rq = frame(doc, "(run queue)");
 	io = frame(doc, "IO:DataFileRead");
 	CHECK(all && lock && sched && rq && io);
@@ -424,11 +463,16 @@ static void test_svg_geometry(void)
 	/* half the weight, half the width, at the parent's left edge */
 	CHECK(near(rect_attr(sched, "width"), rect_attr(lock, "width") / 2));
 	CHECK(near(rect_attr(sched, "x"), lx));
+	/* the script's exact weights; every frame is where the script puts
+	 * it (after its previous sibling), so none says where it starts */
+	CHECK(g_attr(all, "data-us") == 500000 && g_attr(rq, "data-us") == 100000);
+	CHECK(g_attr(io, "data-us") == 300000 && g_attr(lock, "data-us") == 100000);
+	CHECK(g_attr(sched, "data-us") == 50000 && !in_markup(doc, "data-at"));
 	/* the root is at the bottom: each level 16 px higher */
 	CHECK(near(rect_attr(lock, "y"), rect_attr(all, "y") - 16));
 	CHECK(near(rect_attr(sched, "y"), rect_attr(lock, "y") - 16));
-	CHECK(near(rect_attr(all, "y") + 16 + 10, 54 + 4 * 16 + 10));
-	CHECK(strstr(doc, "height=\"128\""));
+	CHECK(near(rect_attr(all, "y") + 16 + 30, 54 + 4 * 16 + 30));
+	CHECK(strstr(doc, "height=\"148\""));	/* 20 px more under "all": details */
 	free(all);
 	free(lock);
 	free(sched);
@@ -512,7 +556,7 @@ static void test_svg_omitted(void)
 	CHECK(ADD(f, 1, "tiny", "tinier") == 0);
 	doc = svg(f, NULL, NULL, 0);
 	CHECK(doc && well_formed(doc));
-	CHECK(count(doc, "<g>") == 2);
+	CHECK(count(doc, "<g data-us=") == 2);
 	CHECK(!strstr(doc, "tiny"));
 	CHECK(strstr(doc, ">2 frames narrower than 0.1 px not drawn</text>"));
 	/* the weight stays: "all" and "big" differ by it */
@@ -523,6 +567,28 @@ static void test_svg_omitted(void)
 	free(doc);
 	doc = svg(f, NULL, "sub&", 0);
 	CHECK(doc && strstr(doc, ">sub&amp; (2 frames narrower than 0.1 px not drawn)</text>"));
+	free(doc);
+	flame_free(f);
+
+	/* a frame not drawn before drawn ones: they say where they start,
+	 * in microseconds, for the script; the first ones need not */
+	f = flame_new();
+	CHECK(f);
+	CHECK(ADD(f, 1000000000, "r", "a") == 0);
+	CHECK(ADD(f, 3, "r", "b") == 0);		/* not drawn */
+	CHECK(ADD(f, 1000000000, "r", "c") == 0);
+	CHECK(ADD(f, 1000000000, "r", "d") == 0);
+	doc = svg(f, NULL, NULL, 0);
+	CHECK(doc && well_formed(doc) && count(doc, "data-at=\"") == 1);
+	big = frame(doc, "c");
+	CHECK(big && g_attr(big, "data-at") == 1000000003 && g_attr(big, "data-us") == 1000000000);
+	free(big);
+	big = frame(doc, "d");
+	CHECK(big && g_attr(big, "data-at") == -1);	/* right after c */
+	free(big);
+	big = frame(doc, "a");
+	CHECK(big && g_attr(big, "data-at") == -1);
+	free(big);
 	free(doc);
 	flame_free(f);
 }
@@ -541,7 +607,10 @@ static void test_svg_escapes(void)
 	g = frame(doc, "a&lt;b&amp;&quot;c&apos;");
 	CHECK(g && strstr(g, ">a&lt;b&amp;&quot;c&apos;</text>"));
 	CHECK(strstr(doc, "<title>]]&gt;&lt;/svg&gt;&lt;script&gt;x&lt;/script&gt; ("));
-	CHECK(!strstr(doc, "a<b") && !strstr(doc, "<script") && count(doc, "</svg>") == 1);
+	/* the name's script is text; the writer's, one, the last element */
+	CHECK(!strstr(doc, "a<b") && count(doc, "<script") == 1 && count(doc, "</svg>") == 1);
+	CHECK(strstr(doc, "]]></script>\n</svg>\n") &&
+	      strlen(strstr(doc, "]]></script>\n</svg>\n")) == strlen("]]></script>\n</svg>\n"));
 	free(g);
 	free(doc);
 	flame_free(f);
@@ -563,7 +632,7 @@ static void test_svg_utf8_and_controls(void)
 	CHECK(strstr(doc, "<title>ok\xc3\xa9 ("));
 	CHECK(strstr(doc, "<title>caf? ("));
 	CHECK(strstr(doc, ">?" "?</text>"));
-	for (const char *p = doc; *p; p++)
+	for (const char *p = doc; *p; p++)	/* the script's too */
 		CHECK((unsigned char)*p >= 0x20 || *p == '\n');
 	free(doc);
 	flame_free(f);
@@ -621,6 +690,54 @@ static void test_svg_text_cut(void)
 	flame_free(f);
 }
 
+/*
+ * What the script needs, once: the controls, hidden until it runs, then
+ * all frames in one group, each followed by its descendants, then the
+ * script, which loads nothing (no URL but the SVG namespace's name).
+ */
+static void test_svg_script(void)
+{
+	struct flame *f = small_tree();
+	const char *ids[] = { "controls", "reset", "search", "details", "matched", "frames" };
+	char *doc = svg(f, NULL, NULL, 0), *io, *sched;
+	const char *script, *frames;
+
+	CHECK(doc && well_formed(doc));
+	CHECK(count(doc, "<script") == 1 && count(doc, "<![CDATA[") == 1 && count(doc, "]]>") == 1);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		char key[40];
+
+		snprintf(key, sizeof(key), " id=\"%s\"", ids[i]);
+		CHECK(count(doc, key) == 1);
+	}
+	CHECK(count(doc, ">Reset zoom</text>") == 1 && count(doc, ">Search</text>") == 1);
+	CHECK(strstr(doc, "<g id=\"controls\" display=\"none\">"));
+	script = strstr(doc, "<script");
+	frames = strstr(doc, "<g id=\"frames\">\n");
+	CHECK(script && frames && frames < script && strstr(doc, "id=\"controls\"") < frames);
+	/* nothing between the frames' group and the script but frames */
+	CHECK(strstr(frames, "</g>\n<script") == strstr(frames, "\n</g>\n") + 1);
+	/* pre-order: IO:DataFileRead, then its io_schedule, then Lock:... */
+	io = strstr(doc, "<title>IO:DataFileRead (");
+	sched = strstr(doc, "<title>io_schedule (");
+	CHECK(io && sched && io < sched && sched < strstr(doc, "<title>Lock:transactionid ("));
+	/* self-contained: the namespace is the only URL; no link, no import */
+	CHECK(count(doc, "://") == 1 && count(doc, "xmlns=\"http://www.w3.org/2000/svg\"") == 1);
+	CHECK(!strstr(doc, "href") && !strstr(doc, "@import") && !strstr(doc, "fetch(") &&
+	      count(doc, "url(") == 1 && strstr(doc, "fill=\"url(#bg)\""));
+	/* the script searches with a regular expression, and says so */
+	CHECK(strstr(script, "new RegExp(") && strstr(script, "a regular expression"));
+	CHECK(strstr(script, "'Matched: '") && strstr(script, "ctrlKey"));
+	free(doc);
+
+	/* a bigger graph: still one script */
+	CHECK(ADD(f, 5, "a", "b", "c") == 0 && ADD(f, 7, "d") == 0);
+	doc = svg(f, "t", "s", 0);
+	CHECK(doc && well_formed(doc) && count(doc, "<script") == 1);
+	free(doc);
+	flame_free(f);
+}
+
 static void test_svg_empty(void)
 {
 	struct flame *f = flame_new();
@@ -632,7 +749,7 @@ static void test_svg_empty(void)
 	CHECK(doc && well_formed(doc));
 	CHECK(strstr(doc, ">no off-CPU time recorded</text>"));
 	CHECK(strstr(doc, ">Empty</text>"));
-	CHECK(count(doc, "<g>") == 0);
+	CHECK(count(doc, "<g") == 0 && !strstr(doc, "<script"));	/* nothing to click */
 	CHECK(strlen(doc) > 7 && strcmp(doc + strlen(doc) - 7, "</svg>\n") == 0);
 	free(doc);
 	flame_free(f);
@@ -747,7 +864,7 @@ static void bench(void)
 		fclose(out);
 	t_svg = since(&t0);
 	printf("# bench: 10000 paths of depth 20 (err %d): add %.1f ms; svg %zu bytes, "
-	       "%zu frames drawn, %s, %.1f ms\n", err, t_add, len, count(buf, "<g>"),
+	       "%zu frames drawn, %s, %.1f ms\n", err, t_add, len, count(buf, "<g data-us="),
 	       strstr(buf ? buf : "", "not drawn") ? "some not drawn" : "all drawn", t_svg);
 	free(buf);
 	buf = NULL;
@@ -782,6 +899,7 @@ int main(void)
 	RUN(test_svg_escapes);
 	RUN(test_svg_utf8_and_controls);
 	RUN(test_svg_text_cut);
+	RUN(test_svg_script);
 	RUN(test_svg_empty);
 	RUN(test_svg_bad_width);
 	RUN(test_write_error);
