@@ -30,7 +30,8 @@ static void flame_usage(FILE *f)
 	fprintf(f,
 "usage: pgoffctl flame [options] > offcpu.svg\n"
 "Record off-CPU intervals of PostgreSQL processes with their kernel stacks\n"
-"and write an off-CPU flame graph: a self-contained SVG (hover for times),\n"
+"and write an off-CPU flame graph: a self-contained SVG (click a frame to\n"
+"zoom, Ctrl-F to search, hover for times),\n"
 "rooted at the PostgreSQL wait event, then the kernel wait type, then the\n"
 "stack; widths are off-CPU time. Ctrl-C ends the recording early.\n"
 "\n"
