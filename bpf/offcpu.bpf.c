@@ -135,6 +135,8 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 		/* the entry said a statement runs: its text, if wanted */
 		s.flags |= want_query ? save_query(pid, t->query_ptr) :
 					PGOFF_F_QUERY_UNSEEN;
+		if (want_query_texts && s.query_id)
+			save_query_text(&s, t->query_ptr);
 	}
 	if (want_ustack && ustack_wanted(&s, tgid))
 		s.flags |= save_ustack(ctx, t, &th->u);

@@ -22,6 +22,15 @@
 					   PostgreSQL's track_activity_query_size */
 #define PGOFF_STATUS_MAX	512	/* bytes of a backend's PgBackendStatus
 					   read, from its start (pgoff_target) */
+#define PGOFF_QUERY_TEXTS	1024	/* statements' texts kept by query id
+					   while someone asks (LRU) */
+
+/* A statement's text, kept by its query id (the `query_texts` map). */
+struct pgoff_query_text_key {
+	__u64 query_id;
+	__u32 cluster;
+	__u32 pad;
+};
 #define PGOFF_MAX_AGG		65536	/* (process, wait) rows aggregated in the kernel */
 #define PGOFF_AGG_BUCKETS	32	/* log2 histogram buckets, see struct pgoff_agg */
 /* An episode survives time off the CPU outside its wait this long after

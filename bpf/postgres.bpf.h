@@ -186,6 +186,33 @@ static __always_inline void read_status(struct task_struct *task,
 	}
 }
 
+/*
+ * The running statement's text by its query id, if none is kept yet
+ * (debug_query_string: the text of the statement the backend was sent,
+ * as pg_stat_statements keeps it before normalizing).
+ */
+static __always_inline void save_query_text(const struct pgoff_start *s,
+					    __u64 var_addr)
+{
+	struct pgoff_query_text_key k = {
+		.query_id = s->query_id, .cluster = s->cluster,
+	};
+	__u32 zero = 0;
+	__u64 str = 0;
+	struct query *q;
+	long n;
+
+	if (bpf_map_lookup_elem(&query_texts, &k) ||
+	    bpf_probe_read_user(&str, sizeof(str), (void *)var_addr) || !str ||
+	    !(q = bpf_map_lookup_elem(&query_scratch, &zero)))
+		return;
+	n = bpf_probe_read_user_str(q->text, sizeof(q->text), (void *)str);
+	if (n <= 0)
+		return;
+	q->len = n - 1;
+	bpf_map_update_elem(&query_texts, &k, q, BPF_NOEXIST);
+}
+
 static __always_inline bool in_pg_wait(__u32 flags, __u32 info)
 {
 	return (flags & PGOFF_F_PG_WAIT) && info;

@@ -37,6 +37,9 @@ volatile __u64 ustack_pg_classes[4];
  */
 volatile __u64 agg_query_rows;
 const volatile __u64 agg_query_rows_max = PGOFF_MAX_AGG / 2;
+/* 1: a member of the query group looks at statements (top --by query):
+ * keep the text of each statement seen, by its query id */
+volatile __u32 want_query_texts;
 
 /* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
 struct episode {
@@ -262,6 +265,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct status_buf);
 } status_scratch SEC(".maps");
+
+/*
+ * The text of statements by query id, while want_query_texts: the first
+ * text seen of each, for pgoffd to show (normalized) beside its query
+ * id. Least recently used ones go first.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PGOFF_QUERY_TEXTS);
+	__type(key, struct pgoff_query_text_key);
+	__type(value, struct query);
+} query_texts SEC(".maps");
 
 /* Where the text is read to (too big for the BPF stack). */
 struct {

@@ -31,6 +31,7 @@
 #include "broker/ksyms.h"
 #include "broker/loop.h"
 #include "broker/pg_registry.h"
+#include "broker/query_texts.h"
 #include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
@@ -61,6 +62,7 @@ struct broker {
 	struct ring_pace ring;			/* while someone subscribes */
 	struct holdback *held;			/* records awaiting a title */
 	struct recorder *rec;			/* NULL: record = no */
+	struct query_texts texts;		/* for top --by query */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 	int epfd, tfd, sfd;			/* the loop's; a 1 s timer; signals */
 	struct loop_handler timer_ready, signal_ready, prober_ready;
@@ -336,11 +338,14 @@ static void ps_hook(void *ctx, json_object *r)
 }
 
 static void stats_hook(void *ctx, const struct pgoff_request *req,
-		       json_object *r)
+		       bool sees_query, json_object *r)
 {
 	struct broker *b = ctx;
 
 	stats_answer(&b->stats, req->stats.by, r);
+	/* statements by query id: their texts, for who may see SQL */
+	if (sees_query && req->stats.by == PGOFF_STATS_BY_QUERY)
+		query_texts_answer(&b->texts, r, monotonic_ms());
 }
 
 /* A stats request over the past: the recorder sums it a share a round. */
@@ -708,6 +713,7 @@ static void on_tick(void *ctx, uint32_t events)
 	if (pg_registry_scan(b->registry, monotonic_ms()))
 		log_warn("scanning /proc for PostgreSQL");
 	probe_next(b);
+	query_texts_tick(&b->texts, monotonic_ms());
 	server_tick(b->server);
 }
 
@@ -1144,6 +1150,7 @@ static void setup(struct broker *b, int argc, char **argv)
 	if (usyms_new(&b->events.usyms, NULL))
 		log_fatal(ENOMEM, "out of memory");
 	b->stats.tracer = b->tracer;
+	b->texts.tracer = b->tracer;
 	b->stats.registry = b->registry;
 	serve(b, &s);
 }

@@ -612,7 +612,7 @@ static void answer_stats(struct server *s, struct client *c,
 	}
 	r = pgoff_reply_ok(req);
 	if (s->hooks.stats)
-		s->hooks.stats(s->hooks.ctx, req, r);
+		s->hooks.stats(s->hooks.ctx, req, c->sees_query, r);
 	send_obj(s, c, r);
 }
 

@@ -49,7 +49,7 @@ struct server_hooks {
 	void (*ps)(void *ctx, json_object *reply);
 	/* fill a stats reply: the kernel's aggregation */
 	void (*stats)(void *ctx, const struct pgoff_request *req,
-		      json_object *reply);
+		      bool sees_query, json_object *reply);
 	/* a stats request over the past (has_since), summed a share at a
 	 * time in successive loop rounds, so that the live stream is not
 	 * held up: past_start gives its job (NULL: no memory), past_step

@@ -505,6 +505,31 @@ int tracer_agg_foreach(struct tracer *t, tracer_agg_fn fn, void *ctx)
 			agg_entry, &w);
 }
 
+int tracer_set_query_texts(struct tracer *t, bool on)
+{
+	t->skel->bss->want_query_texts = on;
+	return 0;
+}
+
+int tracer_query_text(struct tracer *t, uint64_t id, uint32_t cluster,
+		      char *buf, size_t size, size_t *len)
+{
+	struct pgoff_query_text_key k = { .query_id = id, .cluster = cluster };
+	struct {
+		uint32_t len, pad;
+		char text[PGOFF_QUERY_MAX];
+	} v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.query_texts), &k, &v))
+		return -errno;
+	*len = v.len < size - 1 ? v.len : size - 1;
+	if (*len > sizeof(v.text) - 1)
+		*len = sizeof(v.text) - 1;
+	memcpy(buf, v.text, *len);
+	buf[*len] = '\0';
+	return 0;
+}
+
 int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key)
 {
 	int fd = bpf_map__fd(t->skel->maps.aggregate);

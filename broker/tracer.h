@@ -73,6 +73,13 @@ typedef int (*tracer_agg_fn)(void *ctx, const struct pgoff_agg_key *key,
 int tracer_agg_foreach(struct tracer *t, tracer_agg_fn fn, void *ctx);
 int tracer_agg_delete(struct tracer *t, const struct pgoff_agg_key *key);
 
+/* Whether the kernel keeps statements' texts (query_texts.h). 0 or -errno. */
+int tracer_set_query_texts(struct tracer *t, bool on);
+/* The text kept of statement id of cluster, NUL-terminated in buf, its
+ * length in *len. 0, or -ENOENT when none is kept. */
+int tracer_query_text(struct tracer *t, uint64_t id, uint32_t cluster,
+		      char *buf, size_t size, size_t *len);
+
 /* Each traced thread's start (start_ns 0: on a CPU now); non-zero stops
  * the walk. */
 typedef int (*tracer_thread_fn)(void *ctx, uint32_t pid,

@@ -102,6 +102,28 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 	return 0;
 }
 
+/* The statements' texts pgoffd gave (members of the query group): a
+ * "queries" object, query id to normalized text. */
+static void add_texts(json_object *reply, struct sv_snapshot *s)
+{
+	char id[PGOFF_QUERY_ID_BUFSZ];
+	json_object *texts, *t;
+
+	if (!json_object_object_get_ex(reply, "queries", &texts) ||
+	    !json_object_is_type(texts, json_type_object))
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		struct sv_row *r = &s->rows[i];
+
+		if (r->query_id &&
+		    json_object_object_get_ex(texts, pgoff_format_query_id(
+				r->query_id, id, sizeof(id)), &t) &&
+		    json_object_is_type(t, json_type_string))
+			snprintf(r->query, sizeof(r->query), "%s",
+				 json_object_get_string(t));
+	}
+}
+
 int sv_parse(json_object *reply, struct sv_snapshot *out, char *err,
 	     size_t errlen)
 {
@@ -132,6 +154,7 @@ int sv_parse(json_object *reply, struct sv_snapshot *out, char *err,
 		}
 		out->n++;
 	}
+	add_texts(reply, out);
 	return 0;
 }
 
@@ -420,9 +443,9 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 	char b1[32], b2[32], b3[32], pg[100], qid[PGOFF_QUERY_ID_BUFSZ];
 
 	if (by == SV_BY_QUERY)
-		fprintf(out, "%-20s %-14s %6s %9s %7s %8s %8s  %s\n",
+		fprintf(out, "%-20s %-14s %6s %9s %7s %8s %8s  %-32s %s\n",
 			"QUERY ID", "DATABASE", "AAS", "OFF-CPU", "COUNT", "P50",
-			"P99", "TOP WAIT");
+			"P99", "TOP WAIT", "QUERY");
 	else if (by == SV_BY_QUERY_WAIT)
 		fprintf(out, "%-20s %-34s %-6s %6s %9s %7s %8s %8s\n",
 			"QUERY ID", "PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU",
@@ -462,7 +485,10 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 				 x->key.database : "-");
 			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s  ",
 				share, b1, x->count, b2, b3);
-			put_cell(out, "%s\n", 0, x->top_wait);
+			put_cell(out, "%-32s ", 32, x->top_wait);
+			/* the text only members of the query group get */
+			put_cell(out, "%s\n", 100, x->key.query[0] ?
+				 x->key.query : "-");
 		} else if (by == SV_BY_WAIT || by == SV_BY_QUERY_WAIT) {
 			if (by == SV_BY_QUERY_WAIT)
 				fprintf(out, "%-20s ", query_label(&x->key, qid,
@@ -559,6 +585,8 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 			add_query(r, &x->key);
 			add_str(r, "database", x->key.database);
 			add_str(r, "top_wait", x->top_wait);
+			if (x->key.query[0])
+				add_str(r, "query", x->key.query);
 		} else {
 			add_str(r, "database", x->key.database);
 		}

@@ -30,6 +30,8 @@ struct sv_row {
 	uint64_t query_id;	/* the statement's; 0: none */
 	bool query_folded;	/* a statement's whose id pgoffd could not keep */
 	bool idle;		/* idle time: no active session's (pgoffd says) */
+	char query[160];	/* the statement's normalized text, for members
+				 * of the query group; "" (cut to fit) */
 	char state[32];		/* an idle row's pg_stat_activity.state; "" */
 	uint64_t count;
 	uint64_t time_ns;

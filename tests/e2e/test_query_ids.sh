@@ -16,7 +16,7 @@ pg_start shared_preload_libraries=pg_stat_statements autovacuum=off ||
 trap 'e2e_cleanup' EXIT
 sql -c "create extension pg_stat_statements" -c "create table t (id int primary key, v int)" \
 	-c "insert into t values (1, 0)" >/dev/null
-e2e_start_broker --min-floor 0 || { not_ok "start pgoffd"; exit 1; }
+e2e_start_broker --min-floor 0 --query-group "$E2E_QUERY_GROUP" || { not_ok "start pgoffd"; exit 1; }
 t0=$(date -u -d '-1 sec' +%Y-%m-%dT%H:%M:%SZ)
 
 # queryid as pg_stat_statements shows it, of the statement like $1
@@ -108,6 +108,25 @@ check "top --by query: the pg_sleep(0.5) statement run 4 times is 2.0 s +- 5 % (
 check "... top's rows by query show the wait it spent them in" \
 	jqe -s --arg q "$sleep_id" '[.[].rows[] | select(.query_id == $q)] | length > 0 and
 		all(.top_wait == "sleep Timeout:PgSleep")' "$E2E_DIR/top.json"
+
+# --- a member of the query group sees the statements' texts, normalized
+# as pg_stat_statements shows them; a plain member sees only the ids
+querier top --by query --interval 1s --json >"$E2E_DIR/qtop.json" 2>"$E2E_DIR/qtop.err" &
+qtop=$!
+member top --by query --interval 1s --json >"$E2E_DIR/mtop.json" 2>"$E2E_DIR/mtop.err" &
+mtop=$!
+# the kernel keeps texts from the first request on: statements after it
+qtop_lines() { [ "$(wc -l <"$E2E_DIR/qtop.json")" -ge 1 ]; }
+wait_for 10 qtop_lines || note "top printed nothing: $(head -c 300 "$E2E_DIR/qtop.err")"
+for _ in 1 2 3; do sql -c "select pg_sleep(0.3)" >/dev/null; done
+qtext_seen() { jqe --arg q "$sleep_id" 'select(any(.rows[]; .query_id == $q and .query == "select pg_sleep($1)"))' "$E2E_DIR/qtop.json"; }
+wait_for 10 qtext_seen
+kill "$qtop" "$mtop"; wait "$qtop" "$mtop" 2>/dev/null
+check "top --by query, a member of the query group: the statement's text, normalized (select pg_sleep(\$1))" \
+	qtext_seen || note "saw: $(jq -c '[.rows[] | {query_id, query}]' "$E2E_DIR/qtop.json" | tail -n 2 | head -c 500)"
+check "... a plain member: the ids, no text" \
+	jqe -s --arg q "$sleep_id" 'any(.[].rows[]; .query_id == $q) and all(.[].rows[]; has("query") | not)' \
+	"$E2E_DIR/mtop.json"
 
 # --- the flight record keeps them: top --since, by query
 past=$(member top --since "$t0" --by query --json 2>"$E2E_DIR/past.err")
