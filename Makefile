@@ -49,13 +49,15 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # debootstrap makes the root file systems other PostgreSQL majors run in
 # (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
 # systemd-container boots one with systemd (systemd-nspawn).
+# golang-go: go tool pprof reads the pprof profiles in the tests (the
+# package build runs none of those, so debian/control does not list it).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2 \
-	debhelper dpkg-dev lintian libc6-dbg postgresql-15-pg-wait-sampling
+	debhelper dpkg-dev lintian libc6-dbg postgresql-15-pg-wait-sampling golang-go
 
 ifeq ($(V),1)
 Q :=
@@ -162,6 +164,7 @@ TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_flame := client/flame.c
+TEST_NEEDS_pprof := client/pprof.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
@@ -205,8 +208,15 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEE
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) \
 		$(PROTOCOL_OBJS) $(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
 
-# Tools the end-to-end tests run (not installed).
-TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump
+# Tools the end-to-end tests run (not installed); pprof_write writes the
+# profiles tests/unit/test_pprof_go.sh reads with go tool pprof.
+TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump $(BUILD)/tests/pprof_write
+
+$(BUILD)/tests/pprof_write: tests/tools/pprof_write.c client/pprof.c client/pprof.h \
+		protocol/utf8.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c,$^) -lz -o $@
 
 $(BUILD)/tests/pg_wait_names_dump: tests/tools/pg_wait_names_dump.c $(PG_WAIT_NAMES) \
 		broker/pg_wait_names.h broker/pg_wait_names_data.h
@@ -224,11 +234,11 @@ deps:
 unit-test: $(UNIT_TESTS) $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS)
 
-binary-test: all
+binary-test: all $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder, the client's renderers
-# (with the flame graph writer), pgoff_exporter's parser and page, the
+# (with the flame graph writer), the pprof encoder, pgoff_exporter's parser and page, the
 # ELF symbol reader of user stacks, the flight recorder's aggregation
 # records and batch records, its SQL redactor and the writer of event
 # lines.
@@ -237,7 +247,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERS
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
 	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer \
-	$(BUILD)/fuzz/fuzz_store_batch
+	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -265,6 +275,13 @@ $(BUILD)/fuzz/fuzz_store_batch: tests/fuzz/fuzz_store_batch.c broker/store.c $(P
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -lzstd -ljson-c -o $@
+
+# The pprof encoder: any frames, labels and weights, read back strictly.
+$(BUILD)/fuzz/fuzz_pprof: tests/fuzz/fuzz_pprof.c client/pprof.c protocol/utf8.c \
+		tests/unit/pprof_decode.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -o $@
 
 # The redactor of SQL the flight recorder stores: any query text.
 $(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c broker/grow_buf.c
