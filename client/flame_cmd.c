@@ -108,7 +108,8 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		{ "folded", no_argument, NULL, 'F' },
 		{ "title", required_argument, NULL, 'n' },
 		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
+		/* not 'U': FILTER_OPTIONS' --user-stack */
+		{ "until", required_argument, NULL, 'u' },
 		{ "diff", required_argument, NULL, 'X' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "idle", no_argument, NULL, 'I' },
@@ -160,7 +161,7 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		case 'S':
 			since = optarg;
 			break;
-		case 'U':
+		case 'u':
 			until = optarg;
 			break;
 		case 'X':
