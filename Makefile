@@ -38,7 +38,7 @@ LDFLAGS   += $(HARDEN_LDFLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
 BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap
-CLIENT_LIBS := -ljson-c
+CLIENT_LIBS := -ljson-c -lz
 EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 
 # Debian 12 packages needed to build, test and run. The SELinux ones
@@ -81,7 +81,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/usdt.c broker/worker_seccomp.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
-	client/json_out.c
+	client/event_frames.c client/pprof.c client/json_out.c
 # pgoff_exporter: its own binary, so that pgoffctl links no HTTP or TLS
 # stack; it talks to pgoffd through client/conn.c and renders with
 # client/stats_view.c like pgoffctl metrics.
