@@ -39,7 +39,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ib
 
 BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap
 CLIENT_LIBS := -ljson-c -lz
-EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
+EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 
 # Debian 12 packages needed to build, test and run. The SELinux ones
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
@@ -88,7 +88,8 @@ CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c clie
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
 	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c exporter/auth_limit.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
-	exporter/self_stats.c $(EXPORTER_PURE) client/conn.c client/stats_view.c
+	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c \
+	client/stats_view.c client/event_frames.c client/pprof.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
