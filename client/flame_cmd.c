@@ -206,6 +206,11 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		log_warnx("flame: --pprof writes one window's profile, not --diff");
 		return EXIT_USAGE;
 	}
+	if (o->folded && o->pprof && strcmp(o->pprof, "-") == 0) {
+		log_warnx("flame: --folded and --pprof - would both write to "
+			  "standard output; give --pprof a file");
+		return EXIT_USAGE;
+	}
 	if ((until && !since) || (o->diff && (since || o->win[1][0] == 0))) {
 		log_warnx("flame: --until goes with --since; --diff takes two "
 			  "windows and no --since");
