@@ -38,8 +38,8 @@ LDFLAGS   += $(HARDEN_LDFLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
 BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap
-CLIENT_LIBS := -ljson-c
-EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
+CLIENT_LIBS := -ljson-c -lz
+EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 
 # Debian 12 packages needed to build, test and run. The SELinux ones
 # build selinux/pgoffd.pp (the refpolicy devel Makefile and headers) and
@@ -50,7 +50,9 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt
 # (tests/e2e/roots.sh; util-linux: unshare, setpriv, findmnt, flock);
 # systemd-container boots one with systemd (systemd-nspawn). chromium,
 # chromium-driver and python3-selenium run the flame graph's script in a
-# browser (tests/e2e/test_flame_browser.sh).
+# browser (tests/e2e/test_flame_browser.sh). golang-go: go tool pprof
+# reads the pprof profiles in the tests (the package build runs none of
+# those, so debian/control does not list it).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux \
@@ -58,7 +60,7 @@ DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-d
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2 \
 	debhelper dpkg-dev lintian libc6-dbg postgresql-15-pg-wait-sampling \
-	chromium chromium-driver python3-selenium
+	chromium chromium-driver python3-selenium golang-go
 
 ifeq ($(V),1)
 Q :=
@@ -82,14 +84,15 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
-	client/json_out.c
+	client/event_frames.c client/pprof.c client/json_out.c
 # pgoff_exporter: its own binary, so that pgoffctl links no HTTP or TLS
 # stack; it talks to pgoffd through client/conn.c and renders with
 # client/stats_view.c like pgoffctl metrics.
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
 	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c exporter/auth_limit.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
-	exporter/self_stats.c $(EXPORTER_PURE) client/conn.c client/stats_view.c
+	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c \
+	client/stats_view.c client/event_frames.c client/pprof.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
@@ -165,6 +168,7 @@ TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_flame := client/flame.c
+TEST_NEEDS_pprof := client/pprof.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
@@ -208,8 +212,15 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEE
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) \
 		$(PROTOCOL_OBJS) $(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
 
-# Tools the end-to-end tests run (not installed).
-TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump
+# Tools the end-to-end tests run (not installed); pprof_write writes the
+# profiles tests/unit/test_pprof_go.sh reads with go tool pprof.
+TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump $(BUILD)/tests/pprof_write
+
+$(BUILD)/tests/pprof_write: tests/tools/pprof_write.c client/pprof.c client/pprof.h \
+		protocol/utf8.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c,$^) -lz -o $@
 
 $(BUILD)/tests/pg_wait_names_dump: tests/tools/pg_wait_names_dump.c $(PG_WAIT_NAMES) \
 		broker/pg_wait_names.h broker/pg_wait_names_data.h
@@ -227,11 +238,11 @@ deps:
 unit-test: $(UNIT_TESTS) $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_TESTS)
 
-binary-test: all
+binary-test: all $(TEST_TOOLS)
 	@PGOFF_BUILD=$(BUILD) tests/run.sh unit $(UNIT_SCRIPTS)
 
 # libFuzzer targets (clang): the request decoder, the client's renderers
-# (with the flame graph writer), pgoff_exporter's parser and page, the
+# (with the flame graph writer), the pprof encoder, pgoff_exporter's parser and page, the
 # ELF symbol reader of user stacks, the flight recorder's aggregation
 # records and batch records, its SQL redactor and the writer of event
 # lines.
@@ -240,7 +251,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERS
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
 	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer \
-	$(BUILD)/fuzz/fuzz_store_batch
+	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -268,6 +279,13 @@ $(BUILD)/fuzz/fuzz_store_batch: tests/fuzz/fuzz_store_batch.c broker/store.c $(P
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -lzstd -ljson-c -o $@
+
+# The pprof encoder: any frames, labels and weights, read back strictly.
+$(BUILD)/fuzz/fuzz_pprof: tests/fuzz/fuzz_pprof.c client/pprof.c protocol/utf8.c \
+		tests/unit/pprof_decode.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -o $@
 
 # The redactor of SQL the flight recorder stores: any query text.
 $(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c broker/grow_buf.c

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * flame_cmd.c - pgoffctl flame: record off-CPU intervals with their
- * stacks for a while, then write a flame graph (SVG) or folded stacks.
+ * stacks for a while, then write a flame graph (SVG), folded stacks or
+ * a pprof profile (client/pprof.h).
  * Each sample is the PostgreSQL wait, the kernel wait type, with
  * --user-stack PostgreSQL's own frames, then the kernel stack, each from
  * its outermost frame; its weight the interval's
@@ -9,17 +10,21 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "client/cli.h"
 #include "client/conn.h"
+#include "client/event_frames.h"
 #include "client/flame.h"
+#include "client/pprof.h"
 #include "protocol/clock.h"
 #include "protocol/log.h"
 #include "protocol/since.h"
@@ -49,6 +54,11 @@ static void flame_usage(FILE *f)
 "                    processes waiting for work, clients between\n"
 "                    statements\n"
 "  --title TEXT      the graph's title\n"
+"  --pprof FILE      a pprof profile (gzipped profile.proto: off-CPU ns and\n"
+"                    counts, labelled by wait event, backend type,\n"
+"                    database, cluster, query id, pid) in FILE, - for\n"
+"                    standard output, for go tool pprof, Pyroscope or\n"
+"                    Parca, instead of the SVG (--folded: both)\n"
 "  --since WHEN      the past: the intervals pgoffd recorded (record-min\n"
 "                    or longer) that ended after WHEN (10m, 02:50, or\n"
 "                    RFC 3339)\n"
@@ -62,7 +72,8 @@ static void flame_usage(FILE *f)
 "  pgoffctl flame --duration 30s --db shop > shop-offcpu.svg\n"
 "  pgoffctl flame --folded --pid 4242 | flamegraph.pl > 4242.svg\n"
 "  pgoffctl flame --since 1h --until 30m > before.svg\n"
-"  pgoffctl flame --diff 2h..1h 1h.. | flamegraph.pl > diff.svg\n");
+"  pgoffctl flame --diff 2h..1h 1h.. | flamegraph.pl > diff.svg\n"
+"  pgoffctl flame --duration 30s --pprof offcpu.pb.gz && go tool pprof -top offcpu.pb.gz\n");
 }
 
 struct flame_opts {
@@ -72,6 +83,7 @@ struct flame_opts {
 	bool by_query;			/* the statement's frame at the root */
 	bool idle;			/* --idle: idle time too */
 	const char *title;
+	const char *pprof;		/* --pprof FILE */
 	bool past, diff;		/* --since, --diff */
 	int64_t win[2][2];		/* windows: since, until (0: now) */
 };
@@ -109,10 +121,12 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		{ "folded", no_argument, NULL, 'F' },
 		{ "title", required_argument, NULL, 'n' },
 		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
+		/* not 'U': FILTER_OPTIONS' --user-stack */
+		{ "until", required_argument, NULL, 'u' },
 		{ "diff", required_argument, NULL, 'X' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "idle", no_argument, NULL, 'I' },
+		{ "pprof", required_argument, NULL, 'P' },
 		CLI_OPTIONS,
 		{ 0 }
 	};
@@ -151,6 +165,14 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		case 'I':
 			o->idle = true;
 			break;
+		case 'P':
+			if (!*optarg) {
+				log_warnx("--pprof: give a file name, or - for "
+					  "standard output");
+				return EXIT_USAGE;
+			}
+			o->pprof = optarg;
+			break;
 		case 'b':
 			if (strcmp(optarg, "query") != 0) {
 				log_warnx("--by: '%s' is not query", optarg);
@@ -161,7 +183,7 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		case 'S':
 			since = optarg;
 			break;
-		case 'U':
+		case 'u':
 			until = optarg;
 			break;
 		case 'X':
@@ -181,6 +203,15 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 	ret = cli_no_args("flame", argc, argv);
 	if (ret != EXIT_OK)
 		return ret;
+	if (o->diff && o->pprof) {
+		log_warnx("flame: --pprof writes one window's profile, not --diff");
+		return EXIT_USAGE;
+	}
+	if (o->folded && o->pprof && strcmp(o->pprof, "-") == 0) {
+		log_warnx("flame: --folded and --pprof - would both write to "
+			  "standard output; give --pprof a file");
+		return EXIT_USAGE;
+	}
 	if ((until && !since) || (o->diff && (since || o->win[1][0] == 0))) {
 		log_warnx("flame: --until goes with --since; --diff takes two "
 			  "windows and no --since");
@@ -195,94 +226,20 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 	return EXIT_OK;
 }
 
-/* The root frame: the PostgreSQL wait, or why there is none. */
-static void root_frame(json_object *ev, const char *wait, char *buf,
-		       size_t len)
+/* One event into the graph (and the profile); -errno from flame_add or
+ * pprof_add, 0 if not a sample. */
+static int add_event(struct flame *g, struct pprof *pp, json_object *ev,
+		     bool user, bool by_query)
 {
-	const char *type, *event;
-	json_object *pg;
+	struct event_frames f;
+	int err;
 
-	if (json_object_object_get_ex(ev, "pg", &pg) &&
-	    json_object_is_type(pg, json_type_object) &&
-	    pgoff_get_string(pg, "wait_event_type", &type) &&
-	    pgoff_get_string(pg, "wait_event", &event))
-		snprintf(buf, len, "%s:%s", type, event);
-	else
-		snprintf(buf, len, "%s", strcmp(wait, "cpu") == 0 ?
-			 "(run queue)" : "(no PostgreSQL wait)");
-}
-
-/* A frame for the statement: its query id, or none. */
-static void query_frame(json_object *ev, char *buf, size_t len)
-{
-	const char *id;
-	json_object *pg;
-
-	if (json_object_object_get_ex(ev, "pg", &pg) &&
-	    json_object_is_type(pg, json_type_object) &&
-	    pgoff_get_string(pg, "query_id", &id))
-		snprintf(buf, len, "query %s", id);
-	else
-		snprintf(buf, len, "(no statement)");
-}
-
-/* The frames of a stack array (leaf first on the wire), outermost first. */
-static size_t add_frames(json_object *ev, const char *key,
-			 const char **frames, size_t n)
-{
-	json_object *stack;
-
-	if (!json_object_object_get_ex(ev, key, &stack) ||
-	    !json_object_is_type(stack, json_type_array))
-		return n;
-	for (size_t i = json_object_array_length(stack);
-	     i-- > 0 && n < FLAME_MAX_DEPTH;) {
-		const char *fr = json_object_get_string(
-			json_object_array_get_idx(stack, i));
-
-		if (fr && *fr)
-			frames[n++] = fr;
-	}
-	return n;
-}
-
-/*
- * One event into the graph; -errno from flame_add, 0 if not a sample.
- * user: PostgreSQL's own frames go between the kernel wait type and the
- * kernel stack, from "which SQL-level operation" down to the kernel.
- */
-static int add_event(struct flame *g, json_object *ev, bool user,
-		     bool by_query)
-{
-	const char *frames[FLAME_MAX_DEPTH], *wait = "other";
-	char root[200], kind[40], query[64];
-	int64_t ns;
-	size_t n = 0;
-
-	if (!pgoff_get_int64(ev, "duration_ns", &ns) || ns < 0)
+	if (!event_frames(ev, user, by_query, &f))
 		return 0;
-	pgoff_get_string(ev, "wait", &wait);
-	root_frame(ev, wait, root, sizeof(root));
-	snprintf(kind, sizeof(kind), "wait: %s", wait);
-	if (by_query) {
-		query_frame(ev, query, sizeof(query));
-		frames[n++] = query;
-	}
-	frames[n++] = root;
-	frames[n++] = kind;
-	if (user)
-		n = add_frames(ev, "user_stack", frames, n);
-	n = add_frames(ev, "stack", frames, n);
-	return flame_add(g, frames, n, (uint64_t)ns / 1000);
-}
-
-/* Idle time (as top leaves it out): the event says "idle": true. */
-static bool is_idle(json_object *ev)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(ev, "idle", &v) &&
-	       json_object_get_boolean(v);
+	err = flame_add(g, f.frames, f.n, f.ns / 1000);
+	if (!err && pp)
+		err = event_pprof_add(pp, ev, user, by_query);
+	return err;
 }
 
 static volatile sig_atomic_t stopped;
@@ -311,7 +268,7 @@ static bool after(json_object *ev, int64_t until)
 
 /* win: the past (since, until), or NULL for live for --duration. */
 static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
-		  struct recording *r, const int64_t *win)
+		  struct pprof *pp, struct recording *r, const int64_t *win)
 {
 	/* a replay ends with "replayed"; the deadline only if pgoffd stalls */
 	int64_t end = monotonic_ms() + (win ? 600000 :
@@ -353,13 +310,13 @@ static int record(struct conn *c, const struct flame_opts *o, struct flame *g,
 		if (strcmp(type, "offcpu") == 0 && win && after(obj, win[1])) {
 			/* past the window: not in the graph */
 		} else if (strcmp(type, "offcpu") == 0 && !o->idle &&
-			   is_idle(obj)) {
+			   event_is_idle(obj)) {
 			r->idle++;
 			if (pgoff_get_int64(obj, "duration_ns", &n) && n > 0)
 				r->idle_us += (uint64_t)n / 1000;
 		} else if (strcmp(type, "offcpu") == 0) {
 			r->events++;
-			err = add_event(g, obj, o->req.subscribe.user_stack,
+			err = add_event(g, pp, obj, o->req.subscribe.user_stack,
 					o->by_query);
 			if (err) {
 				r->not_added++;
@@ -474,7 +431,7 @@ static int flame_diff(const struct flame_opts *o, const char *sock)
 		}
 		ret = conn_open(&c, socket_path(sock));
 		if (ret == EXIT_OK)
-			ret = record(&c, o, g[i], &r[i], o->win[i]);
+			ret = record(&c, o, g[i], NULL, &r[i], o->win[i]);
 		conn_close(&c);
 		report(&r[i]);
 	}
@@ -491,15 +448,105 @@ static int flame_diff(const struct flame_opts *o, const char *sock)
 	return ret;
 }
 
+/*
+ * The profile's file, opened before recording so that a wrong path
+ * fails at once: "-" is standard output (not a terminal); else a
+ * regular file, created 0600 (it holds what pgoffd's group sees) or
+ * truncated, never a FIFO or a device (whose open could block, or
+ * which is not a profile's place). Returns the fd, or -1 (said why).
+ */
+static int open_profile(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (strcmp(path, "-") == 0) {
+		if (isatty(STDOUT_FILENO)) {
+			log_warnx("--pprof -: standard output is a terminal; "
+				  "redirect it to a file");
+			return -1;
+		}
+		return STDOUT_FILENO;
+	}
+	/* O_NONBLOCK: a FIFO without a reader fails, instead of blocking */
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		  0600);
+	if (fd < 0) {
+		log_warn("--pprof: cannot write %s", path);
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		log_warnx("--pprof: %s is not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (ftruncate(fd, 0) || fcntl(fd, F_SETFL, 0)) {
+		log_warn("--pprof: cannot write %s", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int write_all(int fd, const unsigned char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The profile into fd (closed, but standard output), said on stderr. */
+static int write_profile(const struct flame_opts *o, struct pprof *pp,
+			 const struct pprof_meta *m, int fd)
+{
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int err = pprof_encode_gzip(pp, m, &buf, &len);
+
+	if (!err)
+		err = write_all(fd, buf, len);
+	if (fd != STDOUT_FILENO && close(fd) && !err)
+		err = -errno;
+	free(buf);
+	if (err) {
+		log_warnx("--pprof %s: %s", o->pprof, strerror(-err));
+		return EXIT_ERROR;
+	}
+	log_info("--pprof %s: %zu samples, %" PRIu64 " intervals, %.6f s "
+		 "off-CPU, %zu bytes", o->pprof, pprof_samples(pp),
+		 pprof_total_count(pp), (double)pprof_total_ns(pp) / 1e9, len);
+	return EXIT_OK;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 int cmd_flame(int argc, char **argv, const char *sock)
 {
 	struct flame_opts o = { 0 };
 	struct recording r = { 0 };
 	struct sigaction sa = { .sa_handler = on_stop };
 	struct flame *g = NULL;
+	struct pprof *pp = NULL;
 	char subtitle[300], min[32], dur[32];
+	const char *comments[2];
+	struct pprof_meta meta = { .comments = comments };
+	int64_t started_ms;
 	struct conn c;
-	int ret, err;
+	int ret, err, fd = -1;
 
 	ret = parse_flame(argc, argv, &o, &sock);
 	if (ret != EXIT_OK)
@@ -507,8 +554,16 @@ int cmd_flame(int argc, char **argv, const char *sock)
 	if (o.diff)
 		return flame_diff(&o, sock);
 	g = flame_new();
-	if (!g) {
+	pp = o.pprof ? pprof_new() : NULL;
+	if (!g || (o.pprof && !pp)) {
 		log_warnx("out of memory");
+		flame_free(g);
+		pprof_free(pp);
+		return EXIT_ERROR;
+	}
+	if (o.pprof && (fd = open_profile(o.pprof)) < 0) {
+		flame_free(g);
+		pprof_free(pp);
 		return EXIT_ERROR;
 	}
 	ret = conn_open(&c, socket_path(sock));
@@ -516,10 +571,17 @@ int cmd_flame(int argc, char **argv, const char *sock)
 		goto out;
 	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: poll returns */
 	sigaction(SIGTERM, &sa, NULL);
-	ret = record(&c, &o, g, &r, o.past ? o.win[0] : NULL);
+	meta.time_nanos = o.past ? o.win[0][0] : wall_ns();
+	started_ms = monotonic_ms();
+	ret = record(&c, &o, g, pp, &r, o.past ? o.win[0] : NULL);
 	if (ret != EXIT_OK)
 		goto out;
 	report(&r);
+	if (o.past)
+		meta.duration_nanos = (o.win[0][1] ? o.win[0][1] : wall_ns()) -
+				      o.win[0][0];
+	else
+		meta.duration_nanos = (monotonic_ms() - started_ms) * 1000000;
 	if (o.past)
 		snprintf(dur, sizeof(dur), "the record");
 	else
@@ -530,6 +592,17 @@ int cmd_flame(int argc, char **argv, const char *sock)
 		 pgoff_format_duration(o.req.subscribe.min_duration_ns, min,
 				       sizeof(min)), dur,
 		 r.lost || r.not_added ? "; some lost, see stderr" : "");
+	if (pp) {
+		comments[meta.ncomments++] = subtitle;
+		if (!o.idle)
+			comments[meta.ncomments++] = "idle time left out "
+				"(processes waiting for work, clients between "
+				"statements)";
+		ret = write_profile(&o, pp, &meta, fd);
+		fd = -1;
+		if (!o.folded)
+			goto out;	/* no SVG */
+	}
 	if (o.folded) {
 		err = flame_write_folded(g, stdout);
 	} else {
@@ -546,6 +619,9 @@ int cmd_flame(int argc, char **argv, const char *sock)
 		ret = EXIT_ERROR;
 	}
 out:
+	if (fd > STDOUT_FILENO)
+		close(fd);
+	pprof_free(pp);
 	flame_free(g);
 	conn_close(&c);
 	return ret;

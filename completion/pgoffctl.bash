@@ -16,8 +16,8 @@ _pgoffctl_options() {
 	top) opts=(--interval --by --once --json --pid --db --query-id --limit --idle --since --until
 		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
-		--backend-type --query-id --user-stack --by --idle --title --since --until --diff --socket
-		--help) ;;
+		--backend-type --query-id --user-stack --by --idle --title --pprof --since --until --diff
+		--socket --help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;
 	"") opts=(--socket --help --version) ;;
 	*) opts=() ;;
@@ -102,7 +102,7 @@ _pgoffctl() {
 	done
 
 	case $prev in
-	--socket | \> | \>\> | \<)
+	--socket | --pprof | \> | \>\> | \<)
 		_pgoffctl_files
 		return 0
 		;;

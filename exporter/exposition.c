@@ -425,6 +425,21 @@ static void render_self(FILE *out, const struct ex_scrape *s)
 			"{reason=\"limit\"} %" PRIu64 "\n",
 			s->http->header_timeouts, s->http->crowded_out,
 			s->http->connections_refused);
+		head(out, "pgoff_exporter_profile_requests_total", "counter",
+		     "Requests for a pprof profile (/debug/pprof/profile): "
+		     "served, refused because others were being made (503), "
+		     "failed because pgoffd could not give one (503), or with "
+		     "a bad seconds (400).");
+		fprintf(out, "pgoff_exporter_profile_requests_total"
+			"{result=\"served\"} %" PRIu64 "\n"
+			"pgoff_exporter_profile_requests_total"
+			"{result=\"busy\"} %" PRIu64 "\n"
+			"pgoff_exporter_profile_requests_total"
+			"{result=\"failed\"} %" PRIu64 "\n"
+			"pgoff_exporter_profile_requests_total"
+			"{result=\"bad_request\"} %" PRIu64 "\n",
+			s->http->profiles_served, s->http->profiles_busy,
+			s->http->profiles_failed, s->http->profiles_bad);
 	}
 	if (!s->self)
 		return;

@@ -34,6 +34,9 @@ struct ex_http {
 	 * oldest without one, for a new one past the soft limits; at once,
 	 * past libmicrohttpd's */
 	uint64_t header_timeouts, crowded_out, connections_refused;
+	/* pprof profile requests: answered, refused (too many at once: 503),
+	 * failed (pgoffd could not give one: 503), with a bad seconds (400) */
+	uint64_t profiles_served, profiles_busy, profiles_failed, profiles_bad;
 };
 
 struct ex_scrape {

@@ -19,6 +19,7 @@
 #include "exporter/auth_limit.h"
 #include "exporter/basic_auth.h"
 #include "exporter/http.h"
+#include "exporter/profile.h"
 #include "exporter/self_stats.h"
 #include "protocol/log.h"
 
@@ -42,6 +43,11 @@
  * alive between scrapes is closed then, as by an idle timeout) */
 #define HEADER_DEADLINE_MS	(HTTP_HEADER_DEADLINE_S * 1000)
 #define IDLE_TIMEOUT_S		30u	/* libmicrohttpd's: no byte either way */
+/* pprof profiles being made at once (each a replay of pgoffd's flight
+ * record on a connection of its own, at most PROFILE_REPLAY_DEADLINE_MS);
+ * past that a request is answered 503 with Retry-After */
+#define PROFILE_CONCURRENCY	2u
+#define PROFILE_RETRY_S		5u
 /* Lines about clients (wrong passwords, deadlines, libmicrohttpd's): at
  * most LOG_WINDOW_LINES of a kind in LOG_WINDOW_MS, then one line
  * counting the rest; the metrics count them all */
@@ -86,6 +92,7 @@ struct http_server {
 	struct ex_http counts;
 	struct log_window logs[LOG_KINDS];
 	struct http_conn *conns;
+	unsigned profiles;	/* being made */
 	bool watching, stop;
 	pthread_t watcher;
 };
@@ -232,7 +239,7 @@ fail:
 	return NULL;
 }
 
-/* retry_after: seconds for a 429's Retry-After, else 0 */
+/* retry_after: seconds for a 429's or 503's Retry-After, else 0 */
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
 				 const char *type, char *body, size_t len,
 				 bool must_free, const struct http_server *s,
@@ -257,6 +264,9 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
 					s->o.web->headers[i].value);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (strcmp(type, "application/octet-stream") == 0)	/* a profile */
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					"attachment; filename=\"profile.pb.gz\"");
 	if (retry_after) {
 		snprintf(retry, sizeof(retry), "%u", retry_after);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
@@ -420,6 +430,8 @@ static enum MHD_Result landing(struct http_server *s, struct MHD_Connection *c)
 		     "<p>Where PostgreSQL backends spend their time off the CPU, "
 		     "from pgoffd, for Prometheus.</p>\n"
 		     "<p><a href=\"%s\">Metrics</a></p>\n"
+		     "<p><a href=\"" HTTP_PROFILE_PATH "\">Off-CPU profile</a> "
+		     "(pprof: go tool pprof, Pyroscope, Parca; ?seconds=N)</p>\n"
 		     "<p>Version %s (%s).</p>\n</body></html>\n",
 		     s->o.telemetry_path, s->o.version, s->o.revision);
 	if (n < 0)
@@ -468,6 +480,84 @@ static enum MHD_Result metrics(struct http_server *s, struct MHD_Connection *c)
 			 body, len, true, s, 0);
 }
 
+/* The seconds a profile request asks for: PROFILE_DEFAULT_SECONDS, or
+ * ?seconds=N; 0 if that is not a number in range. */
+static unsigned profile_seconds(struct MHD_Connection *c)
+{
+	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						      "seconds");
+	unsigned long v;
+	char *end;
+
+	if (!arg)
+		return PROFILE_DEFAULT_SECONDS;
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < 1 ||
+	    v > PROFILE_MAX_SECONDS)
+		return 0;
+	return (unsigned)v;
+}
+
+/*
+ * GET HTTP_PROFILE_PATH: a pprof profile of the last seconds, from
+ * pgoffd's flight record (profile.h). Not under scrape_lock: a profile
+ * has its own connection to pgoffd, and /metrics goes on meanwhile. At
+ * most PROFILE_CONCURRENCY at once.
+ */
+static enum MHD_Result profile(struct http_server *s, struct MHD_Connection *c)
+{
+	unsigned seconds = profile_seconds(c);
+	unsigned char *gz = NULL;
+	size_t len = 0;
+	char why[300], *msg;
+	bool busy;
+	int ret, n;
+
+	if (!seconds) {
+		pthread_mutex_lock(&s->lock);
+		s->counts.profiles_bad++;
+		pthread_mutex_unlock(&s->lock);
+		n = asprintf(&msg, "seconds: a whole number from 1 to %d\n",
+			     PROFILE_MAX_SECONDS);
+		return n < 0 ? MHD_NO : send_text(c, MHD_HTTP_BAD_REQUEST,
+			"text/plain; charset=utf-8", msg, (size_t)n, true, s, 0);
+	}
+	pthread_mutex_lock(&s->lock);
+	busy = s->profiles >= PROFILE_CONCURRENCY;
+	if (busy)
+		s->counts.profiles_busy++;
+	else
+		s->profiles++;
+	pthread_mutex_unlock(&s->lock);
+	if (busy) {
+		static const char later[] = "profiles are being made for other "
+					    "requests; try again later\n";
+
+		return send_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "text/plain; charset=utf-8", (char *)later,
+				 sizeof(later) - 1, false, s, PROFILE_RETRY_S);
+	}
+	ret = profile_collect(s->o.broker->socket, seconds, &gz, &len, why,
+			      sizeof(why));
+	pthread_mutex_lock(&s->lock);
+	s->profiles--;
+	if (ret)
+		s->counts.profiles_failed++;
+	else
+		s->counts.profiles_served++;
+	pthread_mutex_unlock(&s->lock);
+	if (ret) {
+		log_warnx("a profile of %u s: %s", seconds, why);
+		n = asprintf(&msg, "%s\n", why);
+		return n < 0 ? MHD_NO : send_text(c, ret == -ENOMEM ?
+			MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_SERVICE_UNAVAILABLE,
+			"text/plain; charset=utf-8", msg, (size_t)n, true, s, 0);
+	}
+	return send_text(c, MHD_HTTP_OK, "application/octet-stream", (char *)gz,
+			 len, true, s, 0);
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c,
 			      const char *url, const char *method,
 			      const char *version, const char *upload_data,
@@ -498,6 +588,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c,
 				   "only GET and HEAD\n", s);
 	if (strcmp(url, s->o.telemetry_path) == 0)
 		return metrics(s, c);
+	if (strcmp(url, HTTP_PROFILE_PATH) == 0)
+		return profile(s, c);
 	if (strcmp(url, "/") == 0)
 		return landing(s, c);
 	return send_static(c, MHD_HTTP_NOT_FOUND, "Not Found\n", s);

@@ -5,7 +5,9 @@
  * path, a landing page at "/", basic auth (limited per address,
  * auth_limit.h) and TLS from the web config. A request must be whole
  * HTTP_HEADER_DEADLINE_S after its connection opened or its previous
- * answer, whatever trickles in; scrapes ask pgoffd one at a time.
+ * answer, whatever trickles in (not the answer: a profile may take
+ * seconds); scrapes ask pgoffd one at a time. HTTP_PROFILE_PATH serves
+ * pprof profiles, a few at once (profile.h).
  */
 #ifndef PGOFF_EXPORTER_HTTP_H
 #define PGOFF_EXPORTER_HTTP_H
@@ -16,6 +18,8 @@
 #include "exporter/web_config.h"
 
 #define HTTP_HEADER_DEADLINE_S	10
+/* the pprof endpoint (profile.h), where Go programs serve theirs */
+#define HTTP_PROFILE_PATH	"/debug/pprof/profile"
 
 struct http_server;
 

@@ -33,7 +33,9 @@ static void usage(FILE *f)
 "usage: pgoff_exporter [options]\n"
 "Serves pgoffd's view of PostgreSQL's off-CPU time to Prometheus: counters\n"
 "by wait, a histogram of off-CPU interval lengths, backends waiting, and\n"
-"pgoffd's health. Runs unprivileged, as a member of pgoffd's group.\n"
+"pgoffd's health; and off-CPU profiles (pprof) of the last seconds at\n"
+HTTP_PROFILE_PATH "?seconds=N for Pyroscope or Parca. Runs unprivileged,\n"
+"as a member of pgoffd's group.\n"
 "\n"
 "  --web.listen-address=HOST:PORT  where to serve (default " DEFAULT_LISTEN ";\n"
 "                                  ':PORT' for every address)\n"
@@ -109,10 +111,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->listen = optarg;
 			break;
 		case 't':
-			if (!path_ok(optarg)) {
+			if (!path_ok(optarg) || strcmp(optarg, HTTP_PROFILE_PATH) == 0) {
 				log_warnx("--web.telemetry-path: '%s' is not a path "
-					  "below / of letters, digits, / . _ - ~",
-					  optarg);
+					  "below / of letters, digits, / . _ - ~, "
+					  "other than " HTTP_PROFILE_PATH, optarg);
 				return EXIT_BAD_USAGE;
 			}
 			o->path = optarg;
