@@ -37,16 +37,27 @@ struct recorder {
  * were never stored. */
 #define SEQ_BLOCK	65536ull
 #define SEQ_FILE	"seq"
+#define SEQ_NEW		SEQ_FILE ".new"
+#define AGG_EXT		".agg"
 
+/* Read as root at start: a regular file of one name, or nothing. */
 static uint64_t read_seq_file(int dirfd)
 {
 	char buf[32];
 	uint64_t v = 0;
+	struct stat st;
 	ssize_t n;
-	int fd = openat(dirfd, SEQ_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dirfd, SEQ_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+			O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		log_warnx("record store: %s ignored: not a regular file of one "
+			  "name", SEQ_FILE);
+		close(fd);
+		return 0;
+	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -57,20 +68,27 @@ static uint64_t read_seq_file(int dirfd)
 	return v;
 }
 
-/* Written aside, synced, then renamed over: the old value or the new one. */
+/*
+ * Written aside, synced, then renamed over: the old value or the new one.
+ * The first time as root: into a file made here (O_EXCL), never one a
+ * name already led to (a hard link to another file).
+ */
 static int write_seq_file(int dirfd, uint64_t v)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v), err = 0;
-	int fd = openat(dirfd, SEQ_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC |
-			O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd;
 
+	if (unlinkat(dirfd, SEQ_NEW, 0) && errno != ENOENT)
+		return -errno;
+	fd = openat(dirfd, SEQ_NEW, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, buf, (size_t)n) != n || fsync(fd))
 		err = errno ? -errno : -EIO;
 	close(fd);
-	if (!err && renameat(dirfd, SEQ_FILE ".new", dirfd, SEQ_FILE))
+	if (!err && renameat(dirfd, SEQ_NEW, dirfd, SEQ_FILE))
 		err = -errno;
 	return err;
 }
@@ -111,10 +129,62 @@ static int64_t now_ns(clockid_t clock)
 	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Everything directly in the directory becomes uid's, no link followed. */
+/* Names pgoffd makes in its state directory. */
+static bool own_name(const char *name)
+{
+	return strcmp(name, SEQ_FILE) == 0 || strcmp(name, SEQ_NEW) == 0 ||
+	       store_segment_name(name, NULL) ||
+	       store_segment_name(name, AGG_EXT);
+}
+
+/*
+ * An entry of the state directory, looked at before root acts on it:
+ * NULL with *fd open on it when it is a regular file of one name that
+ * pgoffd makes (checked again through the fd: not replaced since), NULL
+ * with *fd -1 when it is gone, or why it is left as it is. A device or
+ * FIFO is never opened.
+ */
+static const char *own_file(int dirfd, const char *name, int *fd)
+{
+	struct stat was, st;
+
+	*fd = -1;
+	if (!own_name(name))
+		return "not a name pgoffd makes";
+	if (fstatat(dirfd, name, &was, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? NULL : strerror(errno);
+	if (S_ISLNK(was.st_mode))
+		return "a symbolic link";
+	if (!S_ISREG(was.st_mode))
+		return "not a regular file";
+	if (was.st_nlink != 1)
+		return "it has other names (a hard link)";
+	*fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		     O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT ? NULL : strerror(errno);
+	if (fstat(*fd, &st) || st.st_dev != was.st_dev ||
+	    st.st_ino != was.st_ino || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1) {
+		close(*fd);
+		*fd = -1;
+		return "replaced while it was looked at";
+	}
+	return NULL;
+}
+
+/* Entries left as they are, said one a line up to this, then counted. */
+#define LEFT_SAID_MAX 8
+
+/*
+ * As root: pgoffd's own files in the directory become uid's (an older
+ * pgoffd, or another --user, made them). Nothing else is touched: a hard
+ * link put there (to a file of root's) is not given away.
+ */
 static int chown_entries(int dirfd, uid_t uid, gid_t gid)
 {
 	int dfd = dup(dirfd);
+	size_t left = 0;
 	struct dirent *d;
 	DIR *dir;
 
@@ -129,13 +199,27 @@ static int chown_entries(int dirfd, uid_t uid, gid_t gid)
 	 * leave it at the start for the store's own listing */
 	rewinddir(dir);
 	while ((d = readdir(dir))) {
+		const char *why;
+		struct stat st;
+		int fd;
+
 		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
 			continue;
-		if (fchownat(dirfd, d->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) &&
-		    errno != ENOENT)
+		why = own_file(dirfd, d->d_name, &fd);
+		if (why && ++left <= LEFT_SAID_MAX)
+			log_warnx("state directory: %s left as it is: %s",
+				  d->d_name, why);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && (st.st_uid != uid || st.st_gid != gid) &&
+		    fchown(fd, uid, gid))
 			log_warn("record store: cannot give %s to uid %u",
 				 d->d_name, (unsigned int)uid);
+		close(fd);
 	}
+	if (left > LEFT_SAID_MAX)
+		log_warnx("state directory: %zu more entries left as they are "
+			  "(not pgoffd's own files)", left - LEFT_SAID_MAX);
 	rewinddir(dir);
 	closedir(dir);
 	return 0;
@@ -185,7 +269,7 @@ static void store_opts(const struct recorder_opts *o, struct store_opts *so,
 	memset(so, 0, sizeof(*so));
 	so->max_bytes = agg ? o->max_bytes / 2 : o->max_bytes - o->max_bytes / 2;
 	so->max_age_ns = (int64_t)o->max_age_ns;
-	so->ext = agg ? ".agg" : NULL;
+	so->ext = agg ? AGG_EXT : NULL;
 	/* compressed: a stored event takes a fifth of its line */
 	so->compress = true;
 	so->dict = agg ? NULL : event_dict;

@@ -33,10 +33,13 @@ struct recorder_opts {
 
 /*
  * As root, before privileges are dropped: open (or create) the state
- * directory, 0700, owned by uid:gid with everything in it (systemd's
- * StateDirectory= makes it root's). A symbolic link, or a directory
- * another user owns or may write, is refused. Returns an fd, or -errno
- * with why filled.
+ * directory, 0700, owned by uid:gid with pgoffd's own files in it
+ * (systemd's StateDirectory= makes it root's): regular files of one
+ * name, named as pgoffd names its segments and seq file, changed through
+ * an fd opened without following links. Anything else (a hard link, a
+ * symbolic link, a FIFO, another name) is left as it is, said in the
+ * log. A symbolic link, or a directory another user owns or may write,
+ * is refused. Returns an fd, or -errno with why filled.
  */
 int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
 			 size_t whylen);

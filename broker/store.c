@@ -307,12 +307,12 @@ static void seg_name(const struct store *s, char *buf, size_t len,
 	snprintf(buf, len, "%016" PRIx64 "%s", first_seq, seg_ext(s));
 }
 
-static bool parse_seg_name(const struct store *s, const char *name,
-			   uint64_t *first_seq)
+/* name is 16 lowercase hex digits then ext: *first_seq from them */
+static bool parse_name(const char *name, const char *ext, uint64_t *first_seq)
 {
 	uint64_t v = 0;
 
-	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, seg_ext(s)))
+	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, ext))
 		return false;
 	for (int i = 0; i < 16; i++) {
 		char c = name[i];
@@ -328,20 +328,40 @@ static bool parse_seg_name(const struct store *s, const char *name,
 	return true;
 }
 
-/* A segment file, read-only: a regular file, no link followed. */
+static bool parse_seg_name(const struct store *s, const char *name,
+			   uint64_t *first_seq)
+{
+	return parse_name(name, seg_ext(s), first_seq);
+}
+
+bool store_segment_name(const char *name, const char *ext)
+{
+	uint64_t seq;
+
+	return parse_name(name, ext ? ext : ".seg", &seq);
+}
+
+/*
+ * A segment file: a regular file of one name, no link followed; -EINVAL
+ * if not regular, -EMLINK if it has other names. At start root opens the
+ * newest to cut its tail: never a file linked in from elsewhere.
+ */
 static int open_seg(const struct store *s, uint64_t first_seq, int flags)
 {
 	char name[SEG_NAME_LEN + 1];
 	struct stat st;
-	int fd;
+	int fd, err;
 
 	seg_name(s, name, sizeof(name), first_seq);
-	fd = openat(s->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	fd = openat(s->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+		    O_NOCTTY, 0600);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	err = fstat(fd, &st) || !S_ISREG(st.st_mode) ? -EINVAL :
+	      st.st_nlink != 1 ? -EMLINK : 0;
+	if (err) {
 		close(fd);
-		return -EINVAL;
+		return err;
 	}
 	return fd;
 }
@@ -453,7 +473,10 @@ static int load_seg(struct store *s, uint64_t first_seq, bool newest)
 	seg_name(s, name, sizeof(name), first_seq);
 	if (fd < 0) {
 		log_warnx("record store: %s skipped: %s", name,
-			  fd == -EINVAL ? "not a regular file" : strerror(-fd));
+			  fd == -EINVAL ? "not a regular file" :
+			  fd == -EMLINK ? "it has other names (a hard link)" :
+			  fd == -ELOOP ? "a symbolic link" :
+			  strerror(-fd));
 		return 0;
 	}
 	err = scan_seg(fd, &seg, &size, &torn);

@@ -104,6 +104,10 @@ size_t store_retention(const struct store_seg *segs, size_t n,
 
 struct store;
 
+/* Whether name is one of a store's segment files, ext as in store_opts
+ * (NULL: ".seg"). */
+bool store_segment_name(const char *name, const char *ext);
+
 struct store_opts {
 	uint64_t max_bytes;		/* record-max-size */
 	int64_t max_age_ns;		/* record-max-age */
