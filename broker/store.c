@@ -18,6 +18,14 @@
 #include "protocol/log.h"
 
 #define SEG_NAME_LEN	20		/* 16 hex digits + ".seg" */
+
+/* Why events were not stored: each is counted under one. */
+enum drop_cause {
+	DROP_ERROR,		/* an I/O error, memory, a record too long */
+	DROP_DISK_FULL,		/* ENOSPC, EDQUOT (a short write too) */
+	DROP_KEEP_FREE,		/* make_room: record-keep-free */
+	DROP_CAUSES,
+};
 #define RETRY_MS	10000
 #define SEG_MIN		(64u * 1024u)
 
@@ -29,8 +37,10 @@ struct store {
 	struct store_opts opts;
 	uint64_t last_seq;
 	bool stopped;
+	enum drop_cause stop_cause;	/* why it stopped */
 	int64_t retry_ms;
-	uint64_t dropped_disk_full, dropped_error, removed;
+	uint64_t dropped[DROP_CAUSES];	/* events, by cause */
+	uint64_t removed, removed_keep_free;
 	uint64_t unreadable;
 	ZSTD_CCtx *cctx;		/* made at first use */
 	ZSTD_CDict *cdict;		/* the dictionary, digested once */
@@ -669,23 +679,33 @@ static int start_seg(struct store *s, uint64_t seq)
 	return 0;
 }
 
-static void stop(struct store *s, int err, int64_t mono_ms)
+static enum drop_cause cause_of(int err)
 {
-	if (!s->stopped)
+	return err == -ENOSPC || err == -EDQUOT ? DROP_DISK_FULL : DROP_ERROR;
+}
+
+static void stop(struct store *s, enum drop_cause cause, int err,
+		 int64_t mono_ms)
+{
+	if (!s->stopped && cause == DROP_KEEP_FREE)
+		log_warnx("record store: recording stopped: its file system "
+			  "would have less than record-keep-free free, even "
+			  "without the record's older segments; live streaming "
+			  "goes on, recording is tried again in %d s",
+			  RETRY_MS / 1000);
+	else if (!s->stopped)
 		log_warnx("record store: recording stopped: %s; live streaming "
 			  "goes on, recording is tried again in %d s",
 			  strerror(-err), RETRY_MS / 1000);
 	s->stopped = true;
+	s->stop_cause = cause;
 	s->retry_ms = mono_ms + RETRY_MS;
 }
 
-/* n events not stored, for err (0: recording is stopped). */
-static void count_dropped(struct store *s, int err, uint64_t n)
+/* n events not stored, once each: for the cause recording stopped for. */
+static void count_dropped(struct store *s, enum drop_cause cause, uint64_t n)
 {
-	if (err == -ENOSPC || err == -EDQUOT || (!err && s->stopped &&
-						 s->dropped_disk_full))
-		s->dropped_disk_full += n;
-	s->dropped_error += n;
+	s->dropped[cause] += n;
 }
 
 /*
@@ -700,6 +720,7 @@ static int write_record(struct store *s, struct store_hdr *h, const void *p,
 	struct iovec iov[2] = { { h, sizeof(*h) }, { (void *)p, h->len } };
 	uint64_t size = sizeof(*h) + h->len;
 	struct store_seg *cur = s->fd >= 0 ? &s->segs[s->nsegs - 1] : NULL;
+	enum drop_cause cause = DROP_ERROR;
 	ssize_t n;
 	int err;
 
@@ -707,6 +728,12 @@ static int write_record(struct store *s, struct store_hdr *h, const void *p,
 	 * but one still empty (its first write failed) is used again */
 	if (!cur || (cur->records && (s->stopped ||
 				      cur->bytes + size > seg_limit(s)))) {
+		if (s->opts.make_room &&
+		    s->opts.make_room(s->opts.room_ctx, size)) {
+			cause = DROP_KEEP_FREE;
+			err = -ENOSPC;
+			goto failed;
+		}
 		err = start_seg(s, h->seq);
 		if (err)
 			goto failed;
@@ -742,8 +769,10 @@ static int write_record(struct store *s, struct store_hdr *h, const void *p,
 		      "size or age");
 	return 0;
 failed:
-	stop(s, err, mono_ms);
-	count_dropped(s, err, events);
+	if (cause != DROP_KEEP_FREE)
+		cause = cause_of(err);
+	stop(s, cause, err, mono_ms);
+	count_dropped(s, cause, events);
 	return err;
 }
 
@@ -756,11 +785,11 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 	size_t zlen;
 
 	if (len > STORE_MAX_PAYLOAD) {
-		s->dropped_error++;
+		count_dropped(s, DROP_ERROR, 1);
 		return -EMSGSIZE;
 	}
 	if (s->stopped && mono_ms < s->retry_ms) {
-		count_dropped(s, 0, 1);
+		count_dropped(s, s->stop_cause, 1);
 		return -EAGAIN;
 	}
 	/* compressed when that is smaller; else (or on failure) as it is */
@@ -798,14 +827,14 @@ int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
 	if (len + ev > STORE_BATCH_MAX)	/* in no batch: a record alone */
 		return store_append(s, seq, wall_ns, line, len, mono_ms);
 	if (s->stopped && mono_ms < s->retry_ms) {
-		count_dropped(s, 0, 1);
+		count_dropped(s, s->stop_cause, 1);
 		return -EAGAIN;
 	}
 	err = make_batch(s);
 	if (!err && s->pend_n && seq <= s->pend_ev[s->pend_n - 1].seq)
 		err = -EINVAL;	/* a batch's seqs rise */
 	if (err) {
-		s->dropped_error++;
+		count_dropped(s, DROP_ERROR, 1);
 		return err;
 	}
 	if (!s->pend_n)
@@ -885,6 +914,31 @@ void store_tick(struct store *s, int64_t now_wall)
 					 s->opts.max_age_ns, now_wall), "age");
 }
 
+bool store_oldest_wall(const struct store *s, int64_t *wall)
+{
+	if (s->nsegs < 2)
+		return false;
+	*wall = s->segs[0].records ? s->segs[0].first_wall : INT64_MIN;
+	return true;
+}
+
+uint64_t store_remove_oldest_seg(struct store *s)
+{
+	uint64_t bytes;
+
+	if (s->nsegs < 2)
+		return 0;
+	bytes = s->segs[0].bytes;
+	remove_oldest(s, 1, "free space");
+	s->removed_keep_free++;
+	return bytes;
+}
+
+void store_hold(struct store *s, int64_t mono_ms)
+{
+	stop(s, DROP_KEEP_FREE, -ENOSPC, mono_ms);
+}
+
 void store_info(const struct store *s, struct store_info *i)
 {
 	memset(i, 0, sizeof(*i));
@@ -903,9 +957,11 @@ void store_info(const struct store *s, struct store_info *i)
 		i->last_seq = g->last_seq;
 		i->last_wall = g->last_wall;
 	}
-	i->dropped_disk_full = s->dropped_disk_full;
-	i->dropped_error = s->dropped_error;
+	i->dropped_disk_full = s->dropped[DROP_DISK_FULL];
+	i->dropped_keep_free = s->dropped[DROP_KEEP_FREE];
+	i->dropped_error = s->dropped[DROP_ERROR];
 	i->removed_segments = s->removed;
+	i->removed_keep_free = s->removed_keep_free;
 	i->unreadable = s->unreadable;
 	i->writing = !s->stopped;
 }

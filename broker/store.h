@@ -119,6 +119,15 @@ struct store_opts {
 					   (static; never changed once records
 					   use it) */
 	size_t dict_len;
+	/*
+	 * Called before a new segment is started, for the bytes about to be
+	 * written (NULL: never): 0 to go on, or -ENOSPC when the file system
+	 * has no room to spare (record-keep-free: see recorder.c); the write
+	 * then fails, its events counted in dropped_keep_free, and recording
+	 * stops as after a write error.
+	 */
+	int (*make_room)(void *ctx, uint64_t bytes);
+	void *room_ctx;
 };
 
 /*
@@ -133,8 +142,9 @@ void store_close(struct store *s);
 void store_set_limits(struct store *s, const struct store_opts *o);
 
 /*
- * Append a record. A full disk or an I/O error stops writing, counted,
- * until retry (10 s later, then at each call); returns -errno then.
+ * Append a record. A full disk, too little free space (make_room) or an
+ * I/O error stops writing, counted, until retry (10 s later, then at each
+ * call); returns -errno then.
  */
 int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 		 const char *payload, size_t len, int64_t mono_ms);
@@ -156,14 +166,27 @@ int64_t store_pending_since(const struct store *s);
 uint64_t store_pending_first_seq(const struct store *s);
 /* Age retention, once a second. */
 void store_tick(struct store *s, int64_t now_wall);
+/* The oldest segment retention may remove (never the newest, which is
+ * written): its first wall time in *wall; false when there is none. */
+bool store_oldest_wall(const struct store *s, int64_t *wall);
+/* That segment removed for the file system's free space (counted in
+ * removed_keep_free); the bytes it held, 0 when there is none. */
+uint64_t store_remove_oldest_seg(struct store *s);
+/* Stop recording as make_room refusing would (the file system has no room
+ * to spare): events are dropped, counted, until retried 10 s later. */
+void store_hold(struct store *s, int64_t mono_ms);
 
 struct store_info {
 	size_t segments;
 	uint64_t bytes, records;
 	uint64_t first_seq, last_seq;
 	int64_t first_wall, last_wall;		/* 0: empty */
-	uint64_t dropped_disk_full, dropped_error;	/* events */
+	/* events not stored, each counted once: the file system was full
+	 * (ENOSPC, EDQUOT), it had less than record-keep-free free
+	 * (make_room), any other error */
+	uint64_t dropped_disk_full, dropped_keep_free, dropped_error;
 	uint64_t removed_segments;		/* by retention, since start */
+	uint64_t removed_keep_free;		/* of which for free space */
 	uint64_t unreadable;			/* records a reader found bad */
 	bool writing;				/* false: stopped by an error */
 };

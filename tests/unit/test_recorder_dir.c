@@ -93,7 +93,7 @@ static void show(const char *label, const struct stat *st)
 
 static void test_only_own_files(void)
 {
-	struct recorder_opts o = { .min_ns = 1, .max_bytes = 1ull << 30,
+	struct recorder_opts o = { .min_ns = 1, .max = { 1ull << 30, 100 },
 				   .max_age_ns = 86400ull * 1000000000ull };
 	bool root = geteuid() == 0;
 	uid_t uid = root ? 4242 : getuid();
