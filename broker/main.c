@@ -100,7 +100,8 @@ static void usage(FILE *f)
 "  --max-clients-per-user N  concurrent clients of one uid, root aside\n"
 "                       (default 32)\n"
 "  --queue-bytes N      output queue per client (default 1048576)\n"
-"  --stuck-timeout SEC  cut off a client whose queue stays full (default 30)\n"
+"  --stuck-timeout SEC  cut off a client whose queue stays full, or that\n"
+"                       replays the record and reads nothing (default 30)\n"
 "  --trust-uids LIST    also trace clusters of these users' own binaries\n"
 "  --trust-data-dirs LIST  also trace clusters in these data directories\n"
 "                       (default: only root-owned binaries that only root\n"
@@ -246,6 +247,8 @@ static void status_hook(void *ctx, json_object *r)
 		(int64_t)server_queue_drops(b->server)));
 	json_object_object_add(c, "client_watch_failed", json_object_new_int64(
 		(int64_t)server_watch_drops(b->server)));
+	json_object_object_add(c, "client_replay_expired", json_object_new_int64(
+		(int64_t)server_replay_expired(b->server)));
 	usyms_stats(b->events.usyms, &us);
 	json_object_object_add(c, "user_symbols_evicted", json_object_new_int64(
 		(int64_t)us.evicted));

@@ -700,8 +700,14 @@ bool recorder_window_step(struct recorder *r, struct recorder_window *w,
 	for (unsigned int k = 0; k < max_records && rows < WINDOW_STEP_ROWS &&
 	     !w->done; k++) {
 		struct store_hdr h;
-		int ret = store_next(r->agg, &w->c, &h, w->buf,
-				     STORE_MAX_PAYLOAD + 1);
+		uint64_t first, last;
+		int ret;
+
+		/* seconds retention removed while the window was summed */
+		if (store_cursor_lost(&w->c, &first, &last))
+			w->bad += last - first + 1;
+		ret = store_next(r->agg, &w->c, &h, w->buf,
+				 STORE_MAX_PAYLOAD + 1);
 
 		/* a record covers the interval that ends when it was stored */
 		if (ret == 1 && h.wall_ns <= w->since_wall)

@@ -41,6 +41,7 @@ struct store {
 	int64_t retry_ms;
 	uint64_t dropped[DROP_CAUSES];	/* events, by cause */
 	uint64_t removed, removed_keep_free;
+	struct store_cursor *cursors;	/* the open ones (store_cursor_init) */
 	uint64_t unreadable;
 	ZSTD_CCtx *cctx;		/* made at first use */
 	ZSTD_CDict *cdict;		/* the dictionary, digested once */
@@ -613,6 +614,9 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	/* cursors still open (not closed first) hold no fd, nor the store */
+	while (s->cursors)
+		store_cursor_close(s->cursors);
 	store_flush(s);
 	if (s->fd >= 0)
 		close(s->fd);
@@ -638,10 +642,56 @@ void store_set_limits(struct store *s, const struct store_opts *o)
 	s->opts = *o;
 }
 
+static void close_fd(struct store_cursor *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/*
+ * The k oldest segments are going: every cursor on one of them has its fd
+ * closed and is moved to the oldest segment left; the seqs it had not
+ * read are noted, from the first it had not read of a removed segment
+ * to the last before the oldest left.
+ */
+static void cursors_outlived(struct store *s, size_t k)
+{
+	const struct store_seg *left = &s->segs[k];	/* never removed */
+	uint64_t held = left->records ? left->first_seq : s->last_seq + 1;
+
+	if (s->plain_ok && s->plain_seg < left->id)
+		s->plain_ok = false;
+	for (struct store_cursor *c = s->cursors; c; c = c->next) {
+		uint64_t from = 0;
+
+		if (c->seg_id >= left->id)
+			continue;
+		for (size_t i = 0; i < k && !from; i++) {
+			const struct store_seg *g = &s->segs[i];
+
+			if (g->id >= c->seg_id && g->records &&
+			    g->last_seq > c->last_seq)
+				from = g->first_seq > c->last_seq ?
+				       g->first_seq : c->last_seq + 1;
+		}
+		if (from && from < held) {
+			if (!c->lost_first)
+				c->lost_first = from;
+			c->lost_last = held - 1;
+		}
+		close_fd(c);
+		c->seg_id = left->id;
+		c->off = 0;
+		c->in_batch = 0;
+	}
+}
+
 static void remove_oldest(struct store *s, size_t k, const char *why)
 {
 	if (!k)
 		return;	/* segs may be NULL: no memmove of nothing */
+	cursors_outlived(s, k);
 	for (size_t i = 0; i < k; i++) {
 		char name[SEG_NAME_LEN + 1];
 
@@ -987,15 +1037,21 @@ static const struct store_seg *cursor_seg(const struct store *s,
  * written, and whatever is written from now on, come after it; a new
  * segment is found after it too), or the first segment to come.
  */
-static void cursor_at(const struct store *s, struct store_cursor *c, size_t i)
+static void cursor_at(struct store *s, struct store_cursor *c, size_t i)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->store = s;
+	c->next = s->cursors;
+	if (c->next)
+		c->next->prev = c;
+	s->cursors = c;
 	if (i < s->nsegs) {
 		c->seg_id = s->segs[i].id;
 	} else if (s->nsegs) {
 		c->seg_id = s->segs[s->nsegs - 1].id;
 		c->off = s->segs[s->nsegs - 1].bytes;
+		c->last_seq = s->last_seq;	/* as if it had read them */
 	} else {
 		c->seg_id = s->last_seq + 1;
 	}
@@ -1021,13 +1077,36 @@ void store_cursor_init_seq(struct store *s, struct store_cursor *c,
 				     s->segs[i].last_seq <= seq); i++)
 		;
 	cursor_at(s, c, i);
+	if (c->last_seq < seq)	/* what it skips is not lost to it */
+		c->last_seq = seq;
 }
 
 void store_cursor_close(struct store_cursor *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	struct store *s = c->store;
+
+	close_fd(c);
+	if (!s)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->cursors = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->store = NULL;
+	c->prev = c->next = NULL;
+}
+
+bool store_cursor_lost(struct store_cursor *c, uint64_t *first,
+		       uint64_t *last)
+{
+	if (!c->lost_first)
+		return false;
+	*first = c->lost_first;
+	*last = c->lost_last;
+	c->lost_first = c->lost_last = 0;
+	return true;
 }
 
 /*
@@ -1170,7 +1249,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		if (!g)
 			goto end;
 		if (g->id != c->seg_id || c->fd < 0) {
-			store_cursor_close(c);
+			close_fd(c);
 			if (g->id != c->seg_id) {
 				c->off = 0;
 				c->in_batch = 0;
@@ -1188,13 +1267,15 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		if (c->off + sizeof(*h) > g->bytes) {
 			if (g == &s->segs[s->nsegs - 1])
 				goto end;
-			store_cursor_close(c);
+			close_fd(c);
 			c->seg_id++;
 			c->off = 0;
 			c->in_batch = 0;
 			continue;
 		}
 		r = read_record(s, c, g, h, buf, cap);
+		if (r == 1)
+			c->last_seq = h->seq;
 		if (r == 1 || r == -ENOMEM)
 			return r;
 		/* changed under us: what is after it is not to be trusted */
@@ -1202,7 +1283,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		log_warnx("record store: segment %016" PRIx64 ": unreadable "
 			  "record at byte %" PRIu64 ", rest of it skipped",
 			  g->id, c->off);
-		store_cursor_close(c);
+		close_fd(c);
 		c->seg_id = g->id + 1;
 		c->off = 0;
 		c->in_batch = 0;

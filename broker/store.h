@@ -194,12 +194,23 @@ void store_info(const struct store *s, struct store_info *i);
 /* The last seq stored, read at open (0: empty): events go on after it. */
 uint64_t store_last_seq(const struct store *s);
 
-/* A reader's position; survives appends, rotation and retention. */
+/*
+ * A reader's position; survives appends, rotation and retention. The
+ * store knows every open cursor (from init to close; not to be copied):
+ * when retention removes the segment one is on, its fd is closed then,
+ * read or not (a reader that stops reading holds no deleted file), and
+ * what it had not read of the segments removed is noted as lost
+ * (store_cursor_lost); it reads on from the oldest segment left.
+ */
 struct store_cursor {
 	int fd;				/* -1: not open */
 	uint64_t seg_id;		/* which segment */
 	uint64_t off;			/* the record read next */
 	uint32_t in_batch;		/* of its events, how many were read */
+	uint64_t last_seq;		/* of the last record it gave; 0: none */
+	uint64_t lost_first, lost_last;	/* seqs removed unread; 0: none */
+	struct store *store;		/* while open */
+	struct store_cursor *prev, *next;	/* the store's open cursors */
 };
 /* Position c at the first segment holding records stored at or after
  * since_wall (the reader skips the older records in it). */
@@ -209,7 +220,17 @@ void store_cursor_init(struct store *s, struct store_cursor *c,
  * reader skips the records up to seq in it). */
 void store_cursor_init_seq(struct store *s, struct store_cursor *c,
 			   uint64_t seq);
+/* Its fd closed, the store told; again, or on a cursor never opened
+ * after a store_cursor_init, is harmless. */
 void store_cursor_close(struct store_cursor *c);
+/*
+ * Whether retention removed records c had not read yet: the seqs from
+ * *first to *last (an upper bound of the events lost: seqs never stored
+ * are among them; *last + 1 is the first seq the store held then). Told
+ * once: cleared.
+ */
+bool store_cursor_lost(struct store_cursor *c, uint64_t *first,
+		       uint64_t *last);
 /*
  * The next record into buf (STORE_MAX_PAYLOAD + 1 bytes at least; the
  * payload NUL-terminated, decompressed if it was stored compressed:

@@ -5,7 +5,9 @@
  * a new EPOLLIN, no reading (and no replies computed) while a client's
  * replies are unsent, status and ps from a cache, a client that shuts
  * its side down still answered, one epoll cannot watch dropped and
- * counted, log lines about one uid limited. The
+ * counted, log lines about one uid limited; a replay whose client stops
+ * reading is cut off after stuck-timeout, and one that retention
+ * overtakes holds no removed segment and is told what expired. The
  * loop below is pgoffd's (main.c) without the BPF side; the hooks count
  * their calls. Runs as any user, in a directory of its own.
  */
@@ -27,6 +29,7 @@
 static char dir[40], sock[80];
 static int epfd;
 static struct server *srv;
+static struct server_opts opts;		/* as opened */
 static unsigned int status_calls, ps_calls, filter_calls;
 static size_t ps_rows = 10;
 static FILE *devnull;		/* the log, unless a test looks at it */
@@ -699,6 +702,184 @@ static void test_full_replays_let_the_loop_sleep(void)
 	loop_round(10);
 }
 
+/* Files of the state directory this process holds open, removed. */
+static int deleted_open(void)
+{
+	char path[64], target[512];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strstr(target, dir) && strstr(target, "(deleted)"))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * A replay whose client stops reading: its queue fills, the replay
+ * waits; once its socket has taken nothing for stuck-timeout, it is cut
+ * off as a live subscriber whose queue stays full (it never was: with a
+ * subscription, only a full live queue counted).
+ */
+static void test_stalled_replay_cut_off(void)
+{
+	const char *sub = HELLO "{\"op\":\"subscribe\",\"view\":\"both\","
+			  "\"since_ns\":0}\n";
+	struct server_opts o = opts;
+	struct reader r = { 0 };
+	size_t before;
+	int fd = client();
+
+	CHECK(fd >= 0);
+	CHECK(say(fd, sub));
+	for (int round = 0; round < 300; round++)
+		loop_round(0);
+	before = server_client_count(srv);
+	o.stuck_timeout_s = 1;
+	server_reconfigure(srv, &o);
+	/* a tick after a whole second (time() counts seconds) */
+	nanosleep(&(struct timespec){ 2, 100 * 1000 * 1000 }, NULL);
+	server_tick(srv);
+	loop_round(0);
+	for (int i = 0; i < 200 && !r.eof; i++) {
+		drain(fd, &r);
+		loop_round(1);
+	}
+	printf("# a replay not read: %zu clients before the tick, %zu after; "
+	       "it read %zu lines then %s\n", before,
+	       server_client_count(srv), r.lines,
+	       r.eof ? "end of file" : "no end of file");
+	server_reconfigure(srv, &opts);
+	close(fd);
+	loop_round(10);
+	CHECK(r.eof);
+}
+
+/* One replay's lines: events' seqs, and an "expired" item's range. */
+struct expired_reader {
+	char part[4096];
+	size_t len;
+	size_t events, lines, expired;
+	uint64_t first_event, last_event;	/* seqs */
+	uint64_t exp_first, exp_last;		/* the expired item's */
+	uint64_t before_exp, after_exp;	/* seqs right before and after it */
+	bool replayed, out_of_order;
+};
+
+static void read_expired(int fd, struct expired_reader *r)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			const char *p;
+			uint64_t seq;
+
+			if (buf[i] != '\n') {
+				if (r->len < sizeof(r->part) - 1)
+					r->part[r->len++] = buf[i];
+				continue;
+			}
+			r->part[r->len] = '\0';
+			r->len = 0;
+			r->lines++;
+			if (strstr(r->part, "\"type\":\"replayed\"")) {
+				r->replayed = true;
+			} else if (strstr(r->part, "\"cause\":\"expired\"")) {
+				r->expired++;
+				p = strstr(r->part, "\"first_seq\":");
+				r->exp_first = p ? strtoull(p + 12, NULL, 10) : 0;
+				p = strstr(r->part, "\"last_seq\":");
+				r->exp_last = p ? strtoull(p + 11, NULL, 10) : 0;
+				r->before_exp = r->last_event;
+			} else if ((p = strstr(r->part, "\"seq\":"))) {
+				seq = strtoull(p + 6, NULL, 10);
+				if (r->events && seq <= r->last_event)
+					r->out_of_order = true;
+				if (r->expired && !r->after_exp)
+					r->after_exp = seq;
+				if (!r->events)
+					r->first_event = seq;
+				r->last_event = seq;
+				r->events++;
+			}
+		}
+	}
+}
+
+/*
+ * A replay whose client reads nothing while retention removes the
+ * segment it reads: pgoffd holds no removed file for it, and when the
+ * client reads again it is told which seqs expired ("dropped", cause
+ * "expired": from the one after the last it was sent to the one before
+ * the first held), then gets the events from the first held on.
+ */
+static void test_replay_overtaken_by_retention(void)
+{
+	const char *sub = HELLO "{\"op\":\"subscribe\",\"view\":\"both\","
+			  "\"since_ns\":0}\n";
+	struct store_opts small = { .max_bytes = 64 * 1024,
+				    .max_age_ns = 86400000000000LL,
+				    .seg_bytes = 8192 };
+	struct store_opts big = { .max_bytes = 1ULL << 30,
+				  .max_age_ns = 86400000000000LL };
+	struct expired_reader r = { 0 };
+	struct store_info i;
+	int held_before, held_after, fd;
+
+	for (int k = 0; k < 3000; k++)	/* more than its queue and socket */
+		event();
+	store_flush(store);
+	fd = client();
+	CHECK(fd >= 0);
+	CHECK(say(fd, sub));
+	for (int round = 0; round < 300; round++)
+		loop_round(0);
+	held_before = deleted_open();
+	/* small segments from now on: the big ones go */
+	store_set_limits(store, &small);
+	for (int k = 0; k < 400; k++) {
+		event();
+		if (k % 50 == 0)
+			store_flush(store);
+	}
+	store_flush(store);
+	store_info(store, &i);
+	held_after = deleted_open();
+	for (int k = 0; k < 20000 && !r.replayed; k++) {
+		loop_round(0);
+		read_expired(fd, &r);
+	}
+	store_set_limits(store, &big);
+	printf("# removed files held open: %d before retention, %d after; the "
+	       "store holds seqs %llu-%llu\n", held_before, held_after,
+	       (unsigned long long)i.first_seq, (unsigned long long)i.last_seq);
+	printf("# the client read %zu events (seqs %llu-%llu), %zu expired "
+	       "items (%llu-%llu, between seqs %llu and %llu), %s\n", r.events,
+	       (unsigned long long)r.first_event,
+	       (unsigned long long)r.last_event, r.expired,
+	       (unsigned long long)r.exp_first, (unsigned long long)r.exp_last,
+	       (unsigned long long)r.before_exp,
+	       (unsigned long long)r.after_exp,
+	       r.replayed ? "replayed" : "no end of replay");
+	close(fd);
+	loop_round(10);
+	CHECK(held_after == 0);
+	CHECK(r.replayed && r.expired == 1 && !r.out_of_order);
+	CHECK(r.exp_first == r.before_exp + 1);
+	CHECK(r.exp_last + 1 == i.first_seq && r.after_exp == i.first_seq);
+	CHECK(r.last_event == last_seq);
+	CHECK(server_replay_expired(srv) == r.exp_last - r.exp_first + 1);
+}
+
 /* A past job that takes PAST_STEPS steps. */
 #define PAST_STEPS 3
 static void *past_start_hook(void *ctx, const struct pgoff_request *req)
@@ -829,6 +1010,7 @@ int main(void)
 		return 1;
 	}
 	o.store = store;
+	opts = o;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	devnull = fopen("/dev/null", "w");
@@ -851,6 +1033,9 @@ int main(void)
 	RUN(test_past_jobs_per_uid);
 	RUN(test_full_replays_let_the_loop_sleep);
 	RUN(test_past_reply_after_half_close);
+	RUN(test_stalled_replay_cut_off);
+	/* it removes what is stored: after those reading all of it */
+	RUN(test_replay_overtaken_by_retention);
 	/* last: it stores only some of the seqs the others expect */
 	RUN(test_batch_written_for_stored_only);
 	rc = CHECK_DONE();

@@ -989,6 +989,68 @@ static void test_make_room(void)
 	cleanup();
 }
 
+/*
+ * Cursors retention overtakes: one that read a record of the oldest
+ * segment, one that read nothing, one at the end. Once the oldest
+ * segments go, no cursor holds an fd on them; the first two are told
+ * what they lost (from the seq after the last they read, or the first
+ * stored, to the one before the first held) and read on from there; the
+ * third, at the end when 9 was the last stored, what came after it.
+ */
+static void test_cursor_overtaken(void)
+{
+	static char buf[STORE_MAX_PAYLOAD + 1];
+	struct store_cursor a, b, end;
+	uint64_t first = 0, last = 0;
+	struct store_info i;
+	struct store_hdr h;
+	char line[1000];
+	bool lost_a, lost_b, lost_end;
+	int fd_a;
+	struct store *s;
+
+	snprintf(dir, sizeof(dir), "/tmp/pgoff-store-test.XXXXXX");
+	CHECK(mkdtemp(dir));
+	s = reopen(16 * 1024);		/* 4 KiB segments, 3 records each */
+	CHECK(s);
+	memset(line, 'c', sizeof(line));
+	for (uint64_t seq = 1; seq <= 9; seq++)
+		CHECK(store_append(s, seq, (int64_t)seq, line, sizeof(line), 0) == 0);
+	store_cursor_init(s, &a, 0);
+	store_cursor_init(s, &b, 0);
+	CHECK(store_next(s, &a, &h, buf, sizeof(buf)) == 1 && h.seq == 1);
+	fd_a = a.fd;
+	CHECK(fd_a >= 0);
+	store_cursor_init_seq(s, &end, 9);
+	for (uint64_t seq = 10; seq <= 30; seq++)
+		CHECK(store_append(s, seq, (int64_t)seq, line, sizeof(line), 0) == 0);
+	store_info(s, &i);
+	lost_a = store_cursor_lost(&a, &first, &last);
+	printf("# the store holds %llu-%llu; a (read seq 1, fd %d, now %d) "
+	       "lost %s %llu-%llu\n", (unsigned long long)i.first_seq,
+	       (unsigned long long)i.last_seq, fd_a, a.fd,
+	       lost_a ? "seqs" : "nothing", (unsigned long long)first,
+	       (unsigned long long)last);
+	CHECK(i.first_seq > 9 && a.fd == -1 && b.fd == -1);
+	CHECK(lost_a && first == 2 && last == i.first_seq - 1);
+	CHECK(!store_cursor_lost(&a, &first, &last));	/* told once */
+	CHECK(store_next(s, &a, &h, buf, sizeof(buf)) == 1 && h.seq == i.first_seq);
+	lost_b = store_cursor_lost(&b, &first, &last);
+	CHECK(lost_b && first == 1 && last == i.first_seq - 1);
+	CHECK(store_next(s, &b, &h, buf, sizeof(buf)) == 1 && h.seq == i.first_seq);
+	/* at the end before 10 was stored: 10 on went before it read them */
+	lost_end = store_cursor_lost(&end, &first, &last);
+	printf("# end: lost %s %llu-%llu\n", lost_end ? "seqs" : "nothing",
+	       (unsigned long long)first, (unsigned long long)last);
+	CHECK(lost_end && first == 10 && last == i.first_seq - 1);
+	store_cursor_close(&a);
+	store_cursor_close(&b);
+	store_cursor_close(&end);
+	store_cursor_close(&end);	/* twice: harmless */
+	store_close(s);
+	cleanup();
+}
+
 /* A batch that cannot be written: each of its events counted as lost. */
 static void test_batch_write_error(void)
 {
@@ -1050,5 +1112,6 @@ int main(void)
 	RUN(test_batch_lies);
 	RUN(test_batch_write_error);
 	RUN(test_make_room);
+	RUN(test_cursor_overtaken);
 	return CHECK_DONE();
 }
