@@ -51,6 +51,18 @@ fill_to() {
 hist() { member history --json; }
 status_counters() { member status --json | jq -c .counters; }
 KEEP=1048576
+# counted_once CAUSE: status counts the events not recorded under
+# record_dropped_CAUSE (keep_free, disk_full) and no other; history, read
+# after it, says it is not recording and counts as many or more there
+counted_once() {
+	local sc h
+	sc=$(status_counters); h=$(hist)
+	note "history: $(jq -c '{recording, bytes, segments, counters}' <<<"$h"); status: $(jq -c 'with_entries(select(.key | startswith("record")))' <<<"$sc")"
+	check "the events not recorded are counted once, under record_dropped_$1 alone" \
+		jqe ".record_dropped_$1 > 0 and ([.record_dropped_disk_full, .record_dropped_keep_free, .record_dropped_error] | map(select(. > 0)) | length) == 1" <<<"$sc"
+	check "... history: not recording, counting them there too" \
+		jqe "(.recording | not) and .counters.record_dropped_$1 >= $(jq ".record_dropped_$1" <<<"$sc") and .counters.record_dropped_error == 0" <<<"$h"
+}
 
 # record-keep-free in the file, so that a reload can change it
 echo "record-keep-free = 1M" >"$E2E_DIR/pgoffd.conf"
@@ -110,12 +122,7 @@ load_wait
 wait "$watch_job"
 check "live streaming goes on (a watch got an event)" jqe '.seq > 0' "$E2E_DIR/live.json" ||
 	note "watch: $(head -c 300 "$E2E_DIR/live.err")"
-sc=$(status_counters); h=$(hist)
-note "history: $(jq -c '{recording, bytes, segments, counters}' <<<"$h"); status: $(jq -c 'with_entries(select(.key | startswith("record")))' <<<"$sc")"
-check "the events not recorded are counted once, as kept-free drops (not full disk, not error)" \
-	jqe '.record_dropped_keep_free > 0 and .record_dropped_disk_full == 0 and .record_dropped_error == 0' <<<"$sc"
-check "... history says it is not recording, counting the same way (read after status: as many or more)" \
-	jqe "(.recording | not) and .counters.record_dropped_keep_free >= $(jq .record_dropped_keep_free <<<"$sc") and .counters.record_dropped_error == 0" <<<"$h"
+counted_once keep_free
 
 # --- record-keep-free 0 and the file system filled to its last byte: each
 # event lost is a full-disk drop, and only that
@@ -129,11 +136,6 @@ load
 load_wait
 full() { [ "$(status_counters | jq .record_dropped_disk_full)" -gt 0 ]; }
 wait_for 10 full
-sc=$(status_counters); h=$(hist)
-note "history: $(jq -c '{recording, counters}' <<<"$h"); status: $(jq -c 'with_entries(select(.key | startswith("record")))' <<<"$sc")"
-check "on a full file system the events not recorded are counted once, as full-disk drops" \
-	jqe '.record_dropped_disk_full > 0 and .record_dropped_error == 0 and .record_dropped_keep_free == 0' <<<"$sc"
-check "... history: not recording, counting the same way" \
-	jqe "(.recording | not) and .counters.record_dropped_disk_full >= $(jq .record_dropped_disk_full <<<"$sc") and .counters.record_dropped_error == 0" <<<"$h"
+counted_once disk_full
 check "pgoffd logged that recording stopped for a full disk" \
 	grep -q "recording stopped: No space left on device" "$E2E_DIR/pgoffd.log"
