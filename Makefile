@@ -194,6 +194,7 @@ TEST_NEEDS_sql_redact := broker/grow_buf.c
 TEST_NEEDS_recorder_window := broker/recorder.c broker/event_dict.c broker/store.c broker/agg_record.c \
 	broker/aggregate.c broker/grow_buf.c broker/sql_redact.c broker/safe_dir.c broker/filter.c \
 	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_WAIT_NAMES) $(PG_STATUS_LAYOUT)
+TEST_NEEDS_recorder_dir := $(TEST_NEEDS_recorder_window)
 TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
 	broker/store.c broker/replay_meta.c \

@@ -31,7 +31,10 @@ void config_defaults(struct pgoffd_config *c)
 	c->usdt = true;
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/pgoff");
 	c->record_min_ns = 10000000;
-	c->record_max_bytes = 1ULL << 30;
+	/* as journald's SystemMaxUse and SystemKeepFree: the record never
+	 * takes more than a tenth of a small disk, nor fills a full one */
+	c->record_max = (struct fs_share){ 1ULL << 30, 10 };
+	c->record_keep_free = (struct fs_share){ 4ULL << 30, 15 };
 	c->record_max_age_ns = 7ULL * 86400 * 1000000000ULL;
 }
 
@@ -57,6 +60,31 @@ static int set_size(uint64_t *dst, const char *v, uint64_t min, uint64_t max)
 	if (pgoff_parse_u64(num, 0, max >> shift, &n) || (n << shift) < min)
 		return -EINVAL;
 	*dst = n << shift;
+	return 0;
+}
+
+/* A size (set_size, up to 1T) or a percentage of the file system's size
+ * from min_pct to max_pct: "64M", "10%". */
+static int set_share(struct fs_share *dst, const char *v, uint64_t min_bytes,
+		     uint64_t min_pct, uint64_t max_pct)
+{
+	size_t len = strlen(v);
+	char num[8];
+	uint64_t n;
+
+	if (len && v[len - 1] == '%') {
+		if (len >= sizeof(num) + 1)
+			return -EINVAL;
+		memcpy(num, v, len - 1);
+		num[len - 1] = '\0';
+		if (pgoff_parse_u64(num, min_pct, max_pct, &n))
+			return -EINVAL;
+		*dst = (struct fs_share){ UINT64_MAX, (uint32_t)n };
+		return 0;
+	}
+	if (set_size(&n, v, min_bytes, 1ULL << 40))
+		return -EINVAL;
+	*dst = (struct fs_share){ n, 100 };
 	return 0;
 }
 
@@ -182,7 +210,9 @@ int config_set(struct pgoffd_config *c, const char *key, const char *v,
 	else if (strcmp(key, "record-min") == 0)
 		ret = pgoff_parse_duration(v, &c->record_min_ns);
 	else if (strcmp(key, "record-max-size") == 0)
-		ret = set_size(&c->record_max_bytes, v, 1ULL << 20, 1ULL << 40);
+		ret = set_share(&c->record_max, v, 1ULL << 20, 1, 100);
+	else if (strcmp(key, "record-keep-free") == 0)
+		ret = set_share(&c->record_keep_free, v, 0, 0, 90);
 	else if (strcmp(key, "record-max-age") == 0)
 		ret = pgoff_parse_ago(v, &c->record_max_age_ns) ||
 		      !c->record_max_age_ns ? -EINVAL : 0;

@@ -21,6 +21,16 @@ enum record_queries {
 	RECORD_QUERIES_FULL,
 };
 
+/*
+ * A size on the state directory's file system: bytes, a share of the file
+ * system's size, or (a default) the lower of both. "64M" is
+ * { 64 MiB, 100 }, "10%" is { UINT64_MAX, 10 }.
+ */
+struct fs_share {
+	uint64_t bytes;			/* UINT64_MAX: no byte limit */
+	uint32_t percent;		/* of the file system; 100: none */
+};
+
 struct pgoffd_config {
 	char socket[108];		/* sun_path */
 	char group[64];
@@ -39,7 +49,8 @@ struct pgoffd_config {
 	bool record;			/* the flight recorder */
 	char state_dir[256];
 	uint64_t record_min_ns;
-	uint64_t record_max_bytes;
+	struct fs_share record_max;	/* record-max-size */
+	struct fs_share record_keep_free;	/* record-keep-free */
 	uint64_t record_max_age_ns;
 	enum record_queries record_queries;
 	bool record_user_stacks;	/* walked at every switch-out */

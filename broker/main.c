@@ -102,7 +102,8 @@ static void usage(FILE *f)
 "  --max-clients-per-user N  concurrent clients of one uid, root aside\n"
 "                       (default 32)\n"
 "  --queue-bytes N      output queue per client (default 1048576)\n"
-"  --stuck-timeout SEC  cut off a client whose queue stays full (default 30)\n"
+"  --stuck-timeout SEC  cut off a client whose queue stays full, or that\n"
+"                       replays the record and reads nothing (default 30)\n"
 "  --trust-uids LIST    also trace clusters of these users' own binaries\n"
 "  --trust-data-dirs LIST  also trace clusters in these data directories\n"
 "                       (default: only root-owned binaries that only root\n"
@@ -115,7 +116,13 @@ static void usage(FILE *f)
 "  --state-directory PATH  where the record is kept (default /var/lib/pgoff;\n"
 "                       made 0700 and given to --user)\n"
 "  --record-min DUR     shortest wait or interval recorded (default 10ms)\n"
-"  --record-max-size BYTES  the record's size cap, K/M/G suffixes (default 1G)\n"
+"  --record-max-size SIZE  the record's size cap: bytes (K/M/G/T suffixes)\n"
+"                       or a share of its file system (10%%); default the\n"
+"                       lower of 1G and 10%%\n"
+"  --record-keep-free SIZE  free space the record leaves on its file system\n"
+"                       (PostgreSQL's, often): its oldest segments go first,\n"
+"                       then recording stops; bytes or a share (15%%); default\n"
+"                       the lower of 4G and 15%%\n"
 "  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
 "  --record-queries off|redacted|full  the SQL text of recorded events: none\n"
 "                       (default), literals replaced by $n, or as it is; shown\n"
@@ -242,6 +249,8 @@ static void status_hook(void *ctx, json_object *r)
 		(int64_t)server_queue_drops(b->server)));
 	json_object_object_add(c, "client_watch_failed", json_object_new_int64(
 		(int64_t)server_watch_drops(b->server)));
+	json_object_object_add(c, "client_replay_expired", json_object_new_int64(
+		(int64_t)server_replay_expired(b->server)));
 	usyms_stats(b->events.usyms, &us);
 	json_object_object_add(c, "user_symbols_evicted", json_object_new_int64(
 		(int64_t)us.evicted));
@@ -773,6 +782,7 @@ static const struct option long_opts[] = {
 	{ "state-directory", required_argument, NULL, 0 },
 	{ "record-min", required_argument, NULL, 0 },
 	{ "record-max-size", required_argument, NULL, 0 },
+	{ "record-keep-free", required_argument, NULL, 0 },
 	{ "record-max-age", required_argument, NULL, 0 },
 	{ "record-queries", required_argument, NULL, 0 },
 	{ "record-user-stacks", required_argument, NULL, 0 },
@@ -933,10 +943,11 @@ static void reload(struct broker *b, int argc, char **argv)
 	log_init("pgoffd", cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	if (b->rec) {
 		struct recorder_opts ro = { cfg.record_min_ns,
-					    cfg.record_max_bytes,
+					    cfg.record_max,
 					    cfg.record_max_age_ns,
 					    cfg.record_queries,
-					    cfg.record_user_stacks };
+					    cfg.record_user_stacks,
+					    cfg.record_keep_free };
 
 		recorder_set_opts(b->rec, &ro);
 		so.store = recorder_store(b->rec);
@@ -1062,10 +1073,11 @@ static void attach(struct broker *b, struct setup *s)
 static void open_record(struct broker *b, struct setup *s)
 {
 	struct recorder_opts ro = { b->cfg.record_min_ns,
-				    b->cfg.record_max_bytes,
+				    b->cfg.record_max,
 				    b->cfg.record_max_age_ns,
 				    b->cfg.record_queries,
-				    b->cfg.record_user_stacks };
+				    b->cfg.record_user_stacks,
+				    b->cfg.record_keep_free };
 	char err_msg[300];
 	int dfd = recorder_prepare_dir(b->cfg.state_dir, s->uid, s->gid,
 				       err_msg, sizeof(err_msg));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include "broker/agg_record.h"
@@ -29,6 +30,11 @@ struct recorder {
 	int dirfd;			/* for the seq file */
 	uint64_t seq_reserved;		/* seqs below it may have been given */
 	bool seq_warned;
+	/* the state directory's file system, as last looked at, and the
+	 * limits record-max-size and record-keep-free make of it */
+	uint64_t fs_bytes;		/* 0: not known */
+	uint64_t max_bytes, keep_free_bytes;
+	bool fs_warned;			/* fstatvfs failed, said */
 };
 
 /* Seqs are reserved this many at a time in the seq file: after a crash
@@ -37,16 +43,27 @@ struct recorder {
  * were never stored. */
 #define SEQ_BLOCK	65536ull
 #define SEQ_FILE	"seq"
+#define SEQ_NEW		SEQ_FILE ".new"
+#define AGG_EXT		".agg"
 
+/* Read as root at start: a regular file of one name, or nothing. */
 static uint64_t read_seq_file(int dirfd)
 {
 	char buf[32];
 	uint64_t v = 0;
+	struct stat st;
 	ssize_t n;
-	int fd = openat(dirfd, SEQ_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dirfd, SEQ_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+			O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		log_warnx("record store: %s ignored: not a regular file of one "
+			  "name", SEQ_FILE);
+		close(fd);
+		return 0;
+	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -57,20 +74,27 @@ static uint64_t read_seq_file(int dirfd)
 	return v;
 }
 
-/* Written aside, synced, then renamed over: the old value or the new one. */
+/*
+ * Written aside, synced, then renamed over: the old value or the new one.
+ * The first time as root: into a file made here (O_EXCL), never one a
+ * name already led to (a hard link to another file).
+ */
 static int write_seq_file(int dirfd, uint64_t v)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v), err = 0;
-	int fd = openat(dirfd, SEQ_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC |
-			O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd;
 
+	if (unlinkat(dirfd, SEQ_NEW, 0) && errno != ENOENT)
+		return -errno;
+	fd = openat(dirfd, SEQ_NEW, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, buf, (size_t)n) != n || fsync(fd))
 		err = errno ? -errno : -EIO;
 	close(fd);
-	if (!err && renameat(dirfd, SEQ_FILE ".new", dirfd, SEQ_FILE))
+	if (!err && renameat(dirfd, SEQ_NEW, dirfd, SEQ_FILE))
 		err = -errno;
 	return err;
 }
@@ -111,10 +135,62 @@ static int64_t now_ns(clockid_t clock)
 	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Everything directly in the directory becomes uid's, no link followed. */
+/* Names pgoffd makes in its state directory. */
+static bool own_name(const char *name)
+{
+	return strcmp(name, SEQ_FILE) == 0 || strcmp(name, SEQ_NEW) == 0 ||
+	       store_segment_name(name, NULL) ||
+	       store_segment_name(name, AGG_EXT);
+}
+
+/*
+ * An entry of the state directory, looked at before root acts on it:
+ * NULL with *fd open on it when it is a regular file of one name that
+ * pgoffd makes (checked again through the fd: not replaced since), NULL
+ * with *fd -1 when it is gone, or why it is left as it is. A device or
+ * FIFO is never opened.
+ */
+static const char *own_file(int dirfd, const char *name, int *fd)
+{
+	struct stat was, st;
+
+	*fd = -1;
+	if (!own_name(name))
+		return "not a name pgoffd makes";
+	if (fstatat(dirfd, name, &was, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? NULL : strerror(errno);
+	if (S_ISLNK(was.st_mode))
+		return "a symbolic link";
+	if (!S_ISREG(was.st_mode))
+		return "not a regular file";
+	if (was.st_nlink != 1)
+		return "it has other names (a hard link)";
+	*fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		     O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT ? NULL : strerror(errno);
+	if (fstat(*fd, &st) || st.st_dev != was.st_dev ||
+	    st.st_ino != was.st_ino || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1) {
+		close(*fd);
+		*fd = -1;
+		return "replaced while it was looked at";
+	}
+	return NULL;
+}
+
+/* Entries left as they are, said one a line up to this, then counted. */
+#define LEFT_SAID_MAX 8
+
+/*
+ * As root: pgoffd's own files in the directory become uid's (an older
+ * pgoffd, or another --user, made them). Nothing else is touched: a hard
+ * link put there (to a file of root's) is not given away.
+ */
 static int chown_entries(int dirfd, uid_t uid, gid_t gid)
 {
 	int dfd = dup(dirfd);
+	size_t left = 0;
 	struct dirent *d;
 	DIR *dir;
 
@@ -129,13 +205,27 @@ static int chown_entries(int dirfd, uid_t uid, gid_t gid)
 	 * leave it at the start for the store's own listing */
 	rewinddir(dir);
 	while ((d = readdir(dir))) {
+		const char *why;
+		struct stat st;
+		int fd;
+
 		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
 			continue;
-		if (fchownat(dirfd, d->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) &&
-		    errno != ENOENT)
+		why = own_file(dirfd, d->d_name, &fd);
+		if (why && ++left <= LEFT_SAID_MAX)
+			log_warnx("state directory: %s left as it is: %s",
+				  d->d_name, why);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && (st.st_uid != uid || st.st_gid != gid) &&
+		    fchown(fd, uid, gid))
 			log_warn("record store: cannot give %s to uid %u",
 				 d->d_name, (unsigned int)uid);
+		close(fd);
 	}
+	if (left > LEFT_SAID_MAX)
+		log_warnx("state directory: %zu more entries left as they are "
+			  "(not pgoffd's own files)", left - LEFT_SAID_MAX);
 	rewinddir(dir);
 	closedir(dir);
 	return 0;
@@ -177,19 +267,118 @@ failed:
 	return err;
 }
 
+/* The file system of dirfd: its size and what an unprivileged user (a
+ * database's owner, pgoffd's user) may still write. 0 or -errno. */
+static int fs_space(int dirfd, uint64_t *size, uint64_t *avail)
+{
+	struct statvfs v;
+
+	*size = *avail = 0;
+	if (fstatvfs(dirfd, &v))
+		return -errno;
+	*size = (uint64_t)v.f_blocks * v.f_frsize;
+	*avail = (uint64_t)v.f_bavail * v.f_frsize;
+	return 0;
+}
+
+/*
+ * record-keep-free: the file system keeps that much free for what else it
+ * holds (PostgreSQL's WAL, often), room bytes to be written besides. While
+ * it does not, the oldest segment of either store goes, the older first;
+ * never the one a store writes. 0 when enough is free (or it cannot be
+ * told, or record-keep-free is 0), -ENOSPC when not even that frees
+ * enough. A store's make_room, and
+ * recorder_tick's check.
+ */
+static int make_room(void *ctx, uint64_t room)
+{
+	struct recorder *r = ctx;
+	uint64_t size, avail, freed = 0, need;
+	size_t n = 0;
+
+	if (!r->keep_free_bytes || !r->store || !r->agg ||
+	    fs_space(r->dirfd, &size, &avail))
+		return 0;	/* record-keep-free 0: off */
+	need = r->keep_free_bytes + room;
+	while (avail + freed < need) {
+		int64_t we, wa;
+		bool e = store_oldest_wall(r->store, &we);
+		bool a = store_oldest_wall(r->agg, &wa);
+
+		if (!e && !a)
+			break;
+		freed += store_remove_oldest_seg(e && (!a || we <= wa) ?
+						 r->store : r->agg);
+		n++;
+	}
+	if (n)
+		log_warnx("record store: %zu oldest segments (%" PRIu64 " bytes) "
+			  "removed to keep %" PRIu64 " bytes free on the state "
+			  "directory's file system (record-keep-free); %" PRIu64
+			  " were free", n, freed, r->keep_free_bytes, avail);
+	return avail + freed >= need ? 0 : -ENOSPC;
+}
+
+/* What a setting makes of a file system of fs_bytes (0: not known): the
+ * lower of its bytes and its share; with neither known, dflt. */
+static uint64_t share_of(const struct fs_share *f, uint64_t fs_bytes,
+			 uint64_t dflt)
+{
+	uint64_t part = fs_bytes / 100 * f->percent;
+
+	if (!fs_bytes || f->percent >= 100)
+		return f->bytes != UINT64_MAX ? f->bytes : dflt;
+	return part < f->bytes ? part : f->bytes;
+}
+
 /* record-max-size is shared: half for the events, half for the
  * aggregation, so that neither crowds the other out */
-static void store_opts(const struct recorder_opts *o, struct store_opts *so,
-		       bool agg)
+static void store_opts(struct recorder *r, struct store_opts *so, bool agg)
 {
+	uint64_t max = r->max_bytes;
+
 	memset(so, 0, sizeof(*so));
-	so->max_bytes = agg ? o->max_bytes / 2 : o->max_bytes - o->max_bytes / 2;
-	so->max_age_ns = (int64_t)o->max_age_ns;
-	so->ext = agg ? ".agg" : NULL;
+	so->max_bytes = agg ? max / 2 : max - max / 2;
+	so->max_age_ns = (int64_t)r->opts.max_age_ns;
+	so->ext = agg ? AGG_EXT : NULL;
 	/* compressed: a stored event takes a fifth of its line */
 	so->compress = true;
 	so->dict = agg ? NULL : event_dict;
 	so->dict_len = agg ? 0 : event_dict_len;
+	so->make_room = make_room;
+	so->room_ctx = r;
+}
+
+/*
+ * The file system looked at again: the limits follow its size (a share
+ * of it), the stores' cap with them. Unknown (fstatvfs failed, said
+ * once): the byte limits, 1 GiB where there is none, nothing kept free.
+ */
+static void look_at_fs(struct recorder *r, int dirfd)
+{
+	uint64_t size, avail, max;
+	struct store_opts so;
+	int err = fs_space(dirfd, &size, &avail);
+
+	if (err && !r->fs_warned)
+		log_warnx("record store: cannot tell the state directory's file "
+			  "system's size (%s): record-max-size and "
+			  "record-keep-free go by their byte values",
+			  strerror(-err));
+	r->fs_warned = err != 0;
+	if (!err)
+		r->fs_bytes = size;
+	max = share_of(&r->opts.max, r->fs_bytes, 1ULL << 30);
+	r->keep_free_bytes = share_of(&r->opts.keep_free, r->fs_bytes, 0);
+	if (max == r->max_bytes)
+		return;
+	r->max_bytes = max;
+	if (!r->store || !r->agg)
+		return;		/* still opening: store_opts reads it */
+	store_opts(r, &so, false);
+	store_set_limits(r->store, &so);
+	store_opts(r, &so, true);
+	store_set_limits(r->agg, &so);
 }
 
 int recorder_open(struct recorder **out, int dirfd,
@@ -205,7 +394,8 @@ int recorder_open(struct recorder **out, int dirfd,
 	}
 	r->dirfd = -1;
 	r->opts = *o;
-	store_opts(o, &so, false);
+	look_at_fs(r, dirfd);
+	store_opts(r, &so, false);
 	/* the aggregation's store shares the directory (and its lock:
 	 * a dup() holds the same) */
 	agg_fd = dup(dirfd);
@@ -218,7 +408,7 @@ int recorder_open(struct recorder **out, int dirfd,
 		free(r);
 		return err;
 	}
-	store_opts(o, &so, true);
+	store_opts(r, &so, true);
 	err = store_open(&r->agg, agg_fd, &so);
 	if (err) {
 		store_close(r->store);
@@ -253,9 +443,10 @@ void recorder_set_opts(struct recorder *r, const struct recorder_opts *o)
 	struct store_opts so;
 
 	r->opts = *o;
-	store_opts(o, &so, false);
+	look_at_fs(r, r->dirfd);
+	store_opts(r, &so, false);
 	store_set_limits(r->store, &so);
-	store_opts(o, &so, true);
+	store_opts(r, &so, true);
 	store_set_limits(r->agg, &so);
 }
 
@@ -354,9 +545,15 @@ static json_object *wall_time(int64_t ns)
 void recorder_tick(struct recorder *r)
 {
 	int64_t wall = now_ns(CLOCK_REALTIME);
+	int64_t mono_ms = now_ns(CLOCK_MONOTONIC) / 1000000;
 
 	store_tick(r->store, wall);
 	store_tick(r->agg, wall);
+	look_at_fs(r, r->dirfd);
+	if (make_room(r, 0)) {
+		store_hold(r->store, mono_ms);
+		store_hold(r->agg, mono_ms);
+	}
 }
 
 /*
@@ -503,8 +700,14 @@ bool recorder_window_step(struct recorder *r, struct recorder_window *w,
 	for (unsigned int k = 0; k < max_records && rows < WINDOW_STEP_ROWS &&
 	     !w->done; k++) {
 		struct store_hdr h;
-		int ret = store_next(r->agg, &w->c, &h, w->buf,
-				     STORE_MAX_PAYLOAD + 1);
+		uint64_t first, last;
+		int ret;
+
+		/* seconds retention removed while the window was summed */
+		if (store_cursor_lost(&w->c, &first, &last))
+			w->bad += last - first + 1;
+		ret = store_next(r->agg, &w->c, &h, w->buf,
+				 STORE_MAX_PAYLOAD + 1);
 
 		/* a record covers the interval that ends when it was stored */
 		if (ret == 1 && h.wall_ns <= w->since_wall)
@@ -629,6 +832,7 @@ static void add_store_info(json_object *o, const struct store_info *i,
 void recorder_history(struct recorder *r, json_object *reply)
 {
 	json_object *c = json_object_new_object();
+	uint64_t fs_size, fs_free;
 	struct store_info i;
 
 	/* what the same client may have been sent is counted */
@@ -640,15 +844,23 @@ void recorder_history(struct recorder *r, json_object *reply)
 	add_u64(reply, "first_seq", i.first_seq);
 	add_u64(reply, "last_seq", i.last_seq);
 	add_u64(reply, "record_min_ns", r->opts.min_ns);
-	add_u64(reply, "max_bytes", r->opts.max_bytes);
+	add_u64(reply, "max_bytes", r->max_bytes);
 	add_u64(reply, "max_age_ns", r->opts.max_age_ns);
+	add_u64(reply, "keep_free_bytes", r->keep_free_bytes);
+	if (fs_space(r->dirfd, &fs_size, &fs_free) == 0) {
+		add_u64(reply, "fs_bytes", fs_size);
+		add_u64(reply, "fs_free_bytes", fs_free);
+	}
 	json_object_object_add(reply, "record_queries", json_object_new_string(
 		r->opts.queries == RECORD_QUERIES_FULL ? "full" :
 		r->opts.queries == RECORD_QUERIES_REDACTED ? "redacted" : "off"));
 	json_object_object_add(reply, "record_user_stacks",
 			       json_object_new_boolean(r->opts.user_stacks));
-	recorder_counters(r, c);
+	add_u64(c, "record_dropped_disk_full", i.dropped_disk_full);
+	add_u64(c, "record_dropped_keep_free", i.dropped_keep_free);
+	add_u64(c, "record_dropped_error", i.dropped_error);
 	add_u64(c, "segments_removed", i.removed_segments);
+	add_u64(c, "segments_removed_keep_free", i.removed_keep_free);
 	add_u64(c, "unreadable", i.unreadable);
 	json_object_object_add(reply, "counters", c);
 	/* the per-second aggregation, top over the past */
@@ -656,19 +868,25 @@ void recorder_history(struct recorder *r, json_object *reply)
 	c = json_object_new_object();
 	add_store_info(c, &i, "seconds");
 	add_u64(c, "segments_removed", i.removed_segments);
+	add_u64(c, "segments_removed_keep_free", i.removed_keep_free);
 	json_object_object_add(reply, "aggregation", c);
 }
 
 void recorder_counters(struct recorder *r, json_object *counters)
 {
-	struct store_info i;
+	struct store_info i, a;
 
 	store_info(r->store, &i);
+	store_info(r->agg, &a);
 	add_u64(counters, "record_dropped_disk_full", i.dropped_disk_full);
+	add_u64(counters, "record_dropped_keep_free", i.dropped_keep_free);
 	add_u64(counters, "record_dropped_error", i.dropped_error);
-	store_info(r->agg, &i);
 	add_u64(counters, "record_seconds_dropped_disk_full",
-		i.dropped_disk_full);
+		a.dropped_disk_full);
+	add_u64(counters, "record_seconds_dropped_keep_free",
+		a.dropped_keep_free);
 	add_u64(counters, "record_seconds_dropped_error",
-		i.dropped_error + r->agg_failed);
+		a.dropped_error + r->agg_failed);
+	add_u64(counters, "record_segments_removed_keep_free",
+		i.removed_keep_free + a.removed_keep_free);
 }

@@ -25,18 +25,22 @@ struct recorder;
 
 struct recorder_opts {
 	uint64_t min_ns;		/* record-min */
-	uint64_t max_bytes;		/* record-max-size */
+	struct fs_share max;		/* record-max-size */
 	uint64_t max_age_ns;		/* record-max-age */
 	enum record_queries queries;	/* record-queries */
 	bool user_stacks;		/* record-user-stacks */
+	struct fs_share keep_free;	/* record-keep-free */
 };
 
 /*
  * As root, before privileges are dropped: open (or create) the state
- * directory, 0700, owned by uid:gid with everything in it (systemd's
- * StateDirectory= makes it root's). A symbolic link, or a directory
- * another user owns or may write, is refused. Returns an fd, or -errno
- * with why filled.
+ * directory, 0700, owned by uid:gid with pgoffd's own files in it
+ * (systemd's StateDirectory= makes it root's): regular files of one
+ * name, named as pgoffd names its segments and seq file, changed through
+ * an fd opened without following links. Anything else (a hard link, a
+ * symbolic link, a FIFO, another name) is left as it is, said in the
+ * log. A symbolic link, or a directory another user owns or may write,
+ * is refused. Returns an fd, or -errno with why filled.
  */
 int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
 			 size_t whylen);
@@ -78,7 +82,13 @@ int64_t recorder_flush_wait_ms(const struct recorder *r, int64_t now_ms);
  * this, events no client was sent.
  */
 #define RECORDER_BATCH_MS	50
-/* Once a second: age retention. */
+/*
+ * Once a second: age retention, and the state directory's file system
+ * looked at again (fstatvfs): the size cap follows its size, and while it
+ * has less than record-keep-free free the oldest segments of the record
+ * go (also before each new segment); when even that leaves too little,
+ * recording stops, counted, and is tried again 10 s later.
+ */
 void recorder_tick(struct recorder *r);
 
 /*
@@ -127,7 +137,9 @@ enum record_queries recorder_queries(const struct recorder *r);
 struct store *recorder_store(struct recorder *r);
 /* The history reply's fields. */
 void recorder_history(struct recorder *r, json_object *reply);
-/* The status counters: record_dropped_disk_full, record_dropped_error. */
+/* The status counters: record_dropped_disk_full, _keep_free, _error (each
+ * event counted once), the same for seconds of the aggregation, and
+ * record_segments_removed_keep_free. */
 void recorder_counters(struct recorder *r, json_object *counters);
 
 #endif

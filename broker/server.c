@@ -121,6 +121,7 @@ struct server {
 	size_t nclients;
 	uid_t turn_last[WORK_KINDS];	/* the uid served last */
 	uint64_t queue_drops;		/* all clients, since start */
+	uint64_t replay_expired;	/* seqs replays lost to retention */
 	uint64_t watch_drops;		/* clients epoll could not watch */
 	struct loop_handler pending_ready;	/* epoll data: serve_pending */
 	int pending_fd;			/* eventfd: readable while pending */
@@ -631,6 +632,22 @@ static void answer_history(struct server *s, struct client *c,
 	send_obj(s, c, r);
 }
 
+/* Seqs first..last are no longer stored: an "expired" item. */
+static void send_expired(struct server *s, struct client *c, uint64_t first,
+			 uint64_t last)
+{
+	char line[200];
+	int len = snprintf(line, sizeof(line),
+			   "{\"type\":\"dropped\",\"count\":%llu,\"cause\":\""
+			   PGOFF_DROP_EXPIRED "\",\"first_seq\":%llu,"
+			   "\"last_seq\":%llu}",
+			   (unsigned long long)(last - first + 1),
+			   (unsigned long long)first, (unsigned long long)last);
+
+	send_parts(s, c, (const char *const[]){ line },
+		   (size_t[]){ (size_t)len }, 1);
+}
+
 /*
  * Resuming after seq: the seqs between it and the oldest the store holds
  * are gone (retention, or a store that started after them). Their number
@@ -640,22 +657,13 @@ static void answer_history(struct server *s, struct client *c,
 static void tell_expired(struct server *s, struct client *c, uint64_t seq)
 {
 	struct store_info i;
-	uint64_t held, n;
-	char line[200];
-	int len;
+	uint64_t held;
 
 	store_info(s->opts.store, &i);
 	held = i.records ? i.first_seq : store_last_seq(s->opts.store) + 1;
 	if (held <= seq + 1)
 		return;
-	n = held - seq - 1;
-	len = snprintf(line, sizeof(line),
-		       "{\"type\":\"dropped\",\"count\":%llu,\"cause\":\""
-		       PGOFF_DROP_EXPIRED "\",\"first_seq\":%llu,"
-		       "\"last_seq\":%llu}", (unsigned long long)n,
-		       (unsigned long long)seq + 1, (unsigned long long)held - 1);
-	send_parts(s, c, (const char *const[]){ line },
-		   (size_t[]){ (size_t)len }, 1);
+	send_expired(s, c, seq + 1, held - 1);
 }
 
 static void answer_subscribe(struct server *s, struct client *c,
@@ -1166,9 +1174,22 @@ static void replay_some(struct server *s, struct client *c,
 		json_object *ev;
 		int r;
 
+		uint64_t first, last;
+
 		/* room for the longest record and the end notice */
 		if (queued(c) + STORE_MAX_PAYLOAD + 256 > c->out_cap)
 			return;	/* EPOLLOUT brings it back */
+		/* retention removed what it had not read yet (the client
+		 * did not read): said before what follows, as --resume
+		 * past what is held is */
+		if (store_cursor_lost(&sub->cursor, &first, &last)) {
+			if (first <= sub->after_seq)
+				first = sub->after_seq + 1;
+			if (first <= last) {
+				s->replay_expired += last - first + 1;
+				send_expired(s, c, first, last);
+			}
+		}
 		r = store_next(s->opts.store, &sub->cursor, &h, s->replay_buf,
 			       STORE_MAX_PAYLOAD + 1);
 		if (r <= 0) {
@@ -1317,6 +1338,14 @@ void server_flush(struct server *s)
 	s->round++;	/* each client may have LINES_PER_ROUND answered again */
 }
 
+static bool replays(const struct client *c)
+{
+	for (size_t i = 0; i < c->nsubs; i++)
+		if (c->subs[i].replaying)
+			return true;
+	return false;
+}
+
 void server_tick(struct server *s)
 {
 	time_t now = time(NULL), stuck = (time_t)s->opts.stuck_timeout_s;
@@ -1330,9 +1359,11 @@ void server_tick(struct server *s)
 		next = c->next;
 		if (c->full_since && now - c->full_since >= stuck)
 			drop_client(s, c, "stopped reading");
-		/* replies nobody reads (a subscriber's events are the rule
-		 * above): the socket took nothing for that long */
-		else if (c->stalled_since && (!c->nsubs || c->closing) &&
+		/* replies nobody reads, or a replay, which waits for its
+		 * client instead of dropping events (live events are the
+		 * rule above): the socket took nothing for that long */
+		else if (c->stalled_since &&
+			 (!c->nsubs || c->closing || replays(c)) &&
 			 now - c->stalled_since >= stuck)
 			drop_client(s, c, "stopped reading");
 	}
@@ -1428,6 +1459,11 @@ size_t server_subscriber_count(const struct server *s)
 uint64_t server_queue_drops(const struct server *s)
 {
 	return s->queue_drops;
+}
+
+uint64_t server_replay_expired(const struct server *s)
+{
+	return s->replay_expired;
 }
 
 uint64_t server_watch_drops(const struct server *s)

@@ -89,8 +89,10 @@ void server_flush(struct server *s);
 void server_reap(struct server *s);
 /*
  * Once a second, after the registry's scan: cut off clients that stopped
- * reading; the cached status and ps replies are dropped (asked again from
- * the hooks when next wanted).
+ * reading (a live subscriber's queue full, or a replaying or
+ * unsubscribed client's socket taking nothing, for stuck-timeout); the
+ * cached status and ps replies are dropped (asked again from the hooks
+ * when next wanted).
  */
 void server_tick(struct server *s);
 
@@ -107,6 +109,9 @@ size_t server_client_count(const struct server *s);
 /* Clients with at least one subscription. */
 size_t server_subscriber_count(const struct server *s);
 uint64_t server_queue_drops(const struct server *s);
+/* Seqs that replays lost because retention removed them before their
+ * clients read them (told as "expired"; an upper bound of events). */
+uint64_t server_replay_expired(const struct server *s);
 /* Clients dropped because epoll could not watch their socket. */
 uint64_t server_watch_drops(const struct server *s);
 /* The union of live subscriptions; false when nobody subscribes. */

@@ -18,6 +18,14 @@
 #include "protocol/log.h"
 
 #define SEG_NAME_LEN	20		/* 16 hex digits + ".seg" */
+
+/* Why events were not stored: each is counted under one. */
+enum drop_cause {
+	DROP_ERROR,		/* an I/O error, memory, a record too long */
+	DROP_DISK_FULL,		/* ENOSPC, EDQUOT (a short write too) */
+	DROP_KEEP_FREE,		/* make_room: record-keep-free */
+	DROP_CAUSES,
+};
 #define RETRY_MS	10000
 #define SEG_MIN		(64u * 1024u)
 
@@ -29,8 +37,11 @@ struct store {
 	struct store_opts opts;
 	uint64_t last_seq;
 	bool stopped;
+	enum drop_cause stop_cause;	/* why it stopped */
 	int64_t retry_ms;
-	uint64_t dropped_disk_full, dropped_error, removed;
+	uint64_t dropped[DROP_CAUSES];	/* events, by cause */
+	uint64_t removed, removed_keep_free;
+	struct store_cursor *cursors;	/* the open ones (store_cursor_init) */
 	uint64_t unreadable;
 	ZSTD_CCtx *cctx;		/* made at first use */
 	ZSTD_CDict *cdict;		/* the dictionary, digested once */
@@ -307,12 +318,12 @@ static void seg_name(const struct store *s, char *buf, size_t len,
 	snprintf(buf, len, "%016" PRIx64 "%s", first_seq, seg_ext(s));
 }
 
-static bool parse_seg_name(const struct store *s, const char *name,
-			   uint64_t *first_seq)
+/* name is 16 lowercase hex digits then ext: *first_seq from them */
+static bool parse_name(const char *name, const char *ext, uint64_t *first_seq)
 {
 	uint64_t v = 0;
 
-	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, seg_ext(s)))
+	if (strlen(name) != SEG_NAME_LEN || strcmp(name + 16, ext))
 		return false;
 	for (int i = 0; i < 16; i++) {
 		char c = name[i];
@@ -328,20 +339,40 @@ static bool parse_seg_name(const struct store *s, const char *name,
 	return true;
 }
 
-/* A segment file, read-only: a regular file, no link followed. */
+static bool parse_seg_name(const struct store *s, const char *name,
+			   uint64_t *first_seq)
+{
+	return parse_name(name, seg_ext(s), first_seq);
+}
+
+bool store_segment_name(const char *name, const char *ext)
+{
+	uint64_t seq;
+
+	return parse_name(name, ext ? ext : ".seg", &seq);
+}
+
+/*
+ * A segment file: a regular file of one name, no link followed; -EINVAL
+ * if not regular, -EMLINK if it has other names. At start root opens the
+ * newest to cut its tail: never a file linked in from elsewhere.
+ */
 static int open_seg(const struct store *s, uint64_t first_seq, int flags)
 {
 	char name[SEG_NAME_LEN + 1];
 	struct stat st;
-	int fd;
+	int fd, err;
 
 	seg_name(s, name, sizeof(name), first_seq);
-	fd = openat(s->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	fd = openat(s->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+		    O_NOCTTY, 0600);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	err = fstat(fd, &st) || !S_ISREG(st.st_mode) ? -EINVAL :
+	      st.st_nlink != 1 ? -EMLINK : 0;
+	if (err) {
 		close(fd);
-		return -EINVAL;
+		return err;
 	}
 	return fd;
 }
@@ -453,7 +484,10 @@ static int load_seg(struct store *s, uint64_t first_seq, bool newest)
 	seg_name(s, name, sizeof(name), first_seq);
 	if (fd < 0) {
 		log_warnx("record store: %s skipped: %s", name,
-			  fd == -EINVAL ? "not a regular file" : strerror(-fd));
+			  fd == -EINVAL ? "not a regular file" :
+			  fd == -EMLINK ? "it has other names (a hard link)" :
+			  fd == -ELOOP ? "a symbolic link" :
+			  strerror(-fd));
 		return 0;
 	}
 	err = scan_seg(fd, &seg, &size, &torn);
@@ -580,6 +614,9 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	/* cursors still open (not closed first) hold no fd, nor the store */
+	while (s->cursors)
+		store_cursor_close(s->cursors);
 	store_flush(s);
 	if (s->fd >= 0)
 		close(s->fd);
@@ -605,10 +642,56 @@ void store_set_limits(struct store *s, const struct store_opts *o)
 	s->opts = *o;
 }
 
+static void close_fd(struct store_cursor *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/*
+ * The k oldest segments are going: every cursor on one of them has its fd
+ * closed and is moved to the oldest segment left; the seqs it had not
+ * read are noted, from the first it had not read of a removed segment
+ * to the last before the oldest left.
+ */
+static void cursors_outlived(struct store *s, size_t k)
+{
+	const struct store_seg *left = &s->segs[k];	/* never removed */
+	uint64_t held = left->records ? left->first_seq : s->last_seq + 1;
+
+	if (s->plain_ok && s->plain_seg < left->id)
+		s->plain_ok = false;
+	for (struct store_cursor *c = s->cursors; c; c = c->next) {
+		uint64_t from = 0;
+
+		if (c->seg_id >= left->id)
+			continue;
+		for (size_t i = 0; i < k && !from; i++) {
+			const struct store_seg *g = &s->segs[i];
+
+			if (g->id >= c->seg_id && g->records &&
+			    g->last_seq > c->last_seq)
+				from = g->first_seq > c->last_seq ?
+				       g->first_seq : c->last_seq + 1;
+		}
+		if (from && from < held) {
+			if (!c->lost_first)
+				c->lost_first = from;
+			c->lost_last = held - 1;
+		}
+		close_fd(c);
+		c->seg_id = left->id;
+		c->off = 0;
+		c->in_batch = 0;
+	}
+}
+
 static void remove_oldest(struct store *s, size_t k, const char *why)
 {
 	if (!k)
 		return;	/* segs may be NULL: no memmove of nothing */
+	cursors_outlived(s, k);
 	for (size_t i = 0; i < k; i++) {
 		char name[SEG_NAME_LEN + 1];
 
@@ -646,23 +729,33 @@ static int start_seg(struct store *s, uint64_t seq)
 	return 0;
 }
 
-static void stop(struct store *s, int err, int64_t mono_ms)
+static enum drop_cause cause_of(int err)
 {
-	if (!s->stopped)
+	return err == -ENOSPC || err == -EDQUOT ? DROP_DISK_FULL : DROP_ERROR;
+}
+
+static void stop(struct store *s, enum drop_cause cause, int err,
+		 int64_t mono_ms)
+{
+	if (!s->stopped && cause == DROP_KEEP_FREE)
+		log_warnx("record store: recording stopped: its file system "
+			  "would have less than record-keep-free free, even "
+			  "without the record's older segments; live streaming "
+			  "goes on, recording is tried again in %d s",
+			  RETRY_MS / 1000);
+	else if (!s->stopped)
 		log_warnx("record store: recording stopped: %s; live streaming "
 			  "goes on, recording is tried again in %d s",
 			  strerror(-err), RETRY_MS / 1000);
 	s->stopped = true;
+	s->stop_cause = cause;
 	s->retry_ms = mono_ms + RETRY_MS;
 }
 
-/* n events not stored, for err (0: recording is stopped). */
-static void count_dropped(struct store *s, int err, uint64_t n)
+/* n events not stored, once each: for the cause recording stopped for. */
+static void count_dropped(struct store *s, enum drop_cause cause, uint64_t n)
 {
-	if (err == -ENOSPC || err == -EDQUOT || (!err && s->stopped &&
-						 s->dropped_disk_full))
-		s->dropped_disk_full += n;
-	s->dropped_error += n;
+	s->dropped[cause] += n;
 }
 
 /*
@@ -677,6 +770,7 @@ static int write_record(struct store *s, struct store_hdr *h, const void *p,
 	struct iovec iov[2] = { { h, sizeof(*h) }, { (void *)p, h->len } };
 	uint64_t size = sizeof(*h) + h->len;
 	struct store_seg *cur = s->fd >= 0 ? &s->segs[s->nsegs - 1] : NULL;
+	enum drop_cause cause = DROP_ERROR;
 	ssize_t n;
 	int err;
 
@@ -684,6 +778,12 @@ static int write_record(struct store *s, struct store_hdr *h, const void *p,
 	 * but one still empty (its first write failed) is used again */
 	if (!cur || (cur->records && (s->stopped ||
 				      cur->bytes + size > seg_limit(s)))) {
+		if (s->opts.make_room &&
+		    s->opts.make_room(s->opts.room_ctx, size)) {
+			cause = DROP_KEEP_FREE;
+			err = -ENOSPC;
+			goto failed;
+		}
 		err = start_seg(s, h->seq);
 		if (err)
 			goto failed;
@@ -719,8 +819,10 @@ static int write_record(struct store *s, struct store_hdr *h, const void *p,
 		      "size or age");
 	return 0;
 failed:
-	stop(s, err, mono_ms);
-	count_dropped(s, err, events);
+	if (cause != DROP_KEEP_FREE)
+		cause = cause_of(err);
+	stop(s, cause, err, mono_ms);
+	count_dropped(s, cause, events);
 	return err;
 }
 
@@ -733,11 +835,11 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 	size_t zlen;
 
 	if (len > STORE_MAX_PAYLOAD) {
-		s->dropped_error++;
+		count_dropped(s, DROP_ERROR, 1);
 		return -EMSGSIZE;
 	}
 	if (s->stopped && mono_ms < s->retry_ms) {
-		count_dropped(s, 0, 1);
+		count_dropped(s, s->stop_cause, 1);
 		return -EAGAIN;
 	}
 	/* compressed when that is smaller; else (or on failure) as it is */
@@ -775,14 +877,14 @@ int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
 	if (len + ev > STORE_BATCH_MAX)	/* in no batch: a record alone */
 		return store_append(s, seq, wall_ns, line, len, mono_ms);
 	if (s->stopped && mono_ms < s->retry_ms) {
-		count_dropped(s, 0, 1);
+		count_dropped(s, s->stop_cause, 1);
 		return -EAGAIN;
 	}
 	err = make_batch(s);
 	if (!err && s->pend_n && seq <= s->pend_ev[s->pend_n - 1].seq)
 		err = -EINVAL;	/* a batch's seqs rise */
 	if (err) {
-		s->dropped_error++;
+		count_dropped(s, DROP_ERROR, 1);
 		return err;
 	}
 	if (!s->pend_n)
@@ -862,6 +964,31 @@ void store_tick(struct store *s, int64_t now_wall)
 					 s->opts.max_age_ns, now_wall), "age");
 }
 
+bool store_oldest_wall(const struct store *s, int64_t *wall)
+{
+	if (s->nsegs < 2)
+		return false;
+	*wall = s->segs[0].records ? s->segs[0].first_wall : INT64_MIN;
+	return true;
+}
+
+uint64_t store_remove_oldest_seg(struct store *s)
+{
+	uint64_t bytes;
+
+	if (s->nsegs < 2)
+		return 0;
+	bytes = s->segs[0].bytes;
+	remove_oldest(s, 1, "free space");
+	s->removed_keep_free++;
+	return bytes;
+}
+
+void store_hold(struct store *s, int64_t mono_ms)
+{
+	stop(s, DROP_KEEP_FREE, -ENOSPC, mono_ms);
+}
+
 void store_info(const struct store *s, struct store_info *i)
 {
 	memset(i, 0, sizeof(*i));
@@ -880,9 +1007,11 @@ void store_info(const struct store *s, struct store_info *i)
 		i->last_seq = g->last_seq;
 		i->last_wall = g->last_wall;
 	}
-	i->dropped_disk_full = s->dropped_disk_full;
-	i->dropped_error = s->dropped_error;
+	i->dropped_disk_full = s->dropped[DROP_DISK_FULL];
+	i->dropped_keep_free = s->dropped[DROP_KEEP_FREE];
+	i->dropped_error = s->dropped[DROP_ERROR];
 	i->removed_segments = s->removed;
+	i->removed_keep_free = s->removed_keep_free;
 	i->unreadable = s->unreadable;
 	i->writing = !s->stopped;
 }
@@ -908,15 +1037,21 @@ static const struct store_seg *cursor_seg(const struct store *s,
  * written, and whatever is written from now on, come after it; a new
  * segment is found after it too), or the first segment to come.
  */
-static void cursor_at(const struct store *s, struct store_cursor *c, size_t i)
+static void cursor_at(struct store *s, struct store_cursor *c, size_t i)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->store = s;
+	c->next = s->cursors;
+	if (c->next)
+		c->next->prev = c;
+	s->cursors = c;
 	if (i < s->nsegs) {
 		c->seg_id = s->segs[i].id;
 	} else if (s->nsegs) {
 		c->seg_id = s->segs[s->nsegs - 1].id;
 		c->off = s->segs[s->nsegs - 1].bytes;
+		c->last_seq = s->last_seq;	/* as if it had read them */
 	} else {
 		c->seg_id = s->last_seq + 1;
 	}
@@ -942,13 +1077,36 @@ void store_cursor_init_seq(struct store *s, struct store_cursor *c,
 				     s->segs[i].last_seq <= seq); i++)
 		;
 	cursor_at(s, c, i);
+	if (c->last_seq < seq)	/* what it skips is not lost to it */
+		c->last_seq = seq;
 }
 
 void store_cursor_close(struct store_cursor *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	struct store *s = c->store;
+
+	close_fd(c);
+	if (!s)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->cursors = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->store = NULL;
+	c->prev = c->next = NULL;
+}
+
+bool store_cursor_lost(struct store_cursor *c, uint64_t *first,
+		       uint64_t *last)
+{
+	if (!c->lost_first)
+		return false;
+	*first = c->lost_first;
+	*last = c->lost_last;
+	c->lost_first = c->lost_last = 0;
+	return true;
 }
 
 /*
@@ -1091,7 +1249,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		if (!g)
 			goto end;
 		if (g->id != c->seg_id || c->fd < 0) {
-			store_cursor_close(c);
+			close_fd(c);
 			if (g->id != c->seg_id) {
 				c->off = 0;
 				c->in_batch = 0;
@@ -1109,13 +1267,15 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		if (c->off + sizeof(*h) > g->bytes) {
 			if (g == &s->segs[s->nsegs - 1])
 				goto end;
-			store_cursor_close(c);
+			close_fd(c);
 			c->seg_id++;
 			c->off = 0;
 			c->in_batch = 0;
 			continue;
 		}
 		r = read_record(s, c, g, h, buf, cap);
+		if (r == 1)
+			c->last_seq = h->seq;
 		if (r == 1 || r == -ENOMEM)
 			return r;
 		/* changed under us: what is after it is not to be trusted */
@@ -1123,7 +1283,7 @@ int store_next(struct store *s, struct store_cursor *c, struct store_hdr *h,
 		log_warnx("record store: segment %016" PRIx64 ": unreadable "
 			  "record at byte %" PRIu64 ", rest of it skipped",
 			  g->id, c->off);
-		store_cursor_close(c);
+		close_fd(c);
 		c->seg_id = g->id + 1;
 		c->off = 0;
 		c->in_batch = 0;

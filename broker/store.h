@@ -104,6 +104,10 @@ size_t store_retention(const struct store_seg *segs, size_t n,
 
 struct store;
 
+/* Whether name is one of a store's segment files, ext as in store_opts
+ * (NULL: ".seg"). */
+bool store_segment_name(const char *name, const char *ext);
+
 struct store_opts {
 	uint64_t max_bytes;		/* record-max-size */
 	int64_t max_age_ns;		/* record-max-age */
@@ -115,6 +119,15 @@ struct store_opts {
 					   (static; never changed once records
 					   use it) */
 	size_t dict_len;
+	/*
+	 * Called before a new segment is started, for the bytes about to be
+	 * written (NULL: never): 0 to go on, or -ENOSPC when the file system
+	 * has no room to spare (record-keep-free: see recorder.c); the write
+	 * then fails, its events counted in dropped_keep_free, and recording
+	 * stops as after a write error.
+	 */
+	int (*make_room)(void *ctx, uint64_t bytes);
+	void *room_ctx;
 };
 
 /*
@@ -129,8 +142,9 @@ void store_close(struct store *s);
 void store_set_limits(struct store *s, const struct store_opts *o);
 
 /*
- * Append a record. A full disk or an I/O error stops writing, counted,
- * until retry (10 s later, then at each call); returns -errno then.
+ * Append a record. A full disk, too little free space (make_room) or an
+ * I/O error stops writing, counted, until retry (10 s later, then at each
+ * call); returns -errno then.
  */
 int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 		 const char *payload, size_t len, int64_t mono_ms);
@@ -152,14 +166,27 @@ int64_t store_pending_since(const struct store *s);
 uint64_t store_pending_first_seq(const struct store *s);
 /* Age retention, once a second. */
 void store_tick(struct store *s, int64_t now_wall);
+/* The oldest segment retention may remove (never the newest, which is
+ * written): its first wall time in *wall; false when there is none. */
+bool store_oldest_wall(const struct store *s, int64_t *wall);
+/* That segment removed for the file system's free space (counted in
+ * removed_keep_free); the bytes it held, 0 when there is none. */
+uint64_t store_remove_oldest_seg(struct store *s);
+/* Stop recording as make_room refusing would (the file system has no room
+ * to spare): events are dropped, counted, until retried 10 s later. */
+void store_hold(struct store *s, int64_t mono_ms);
 
 struct store_info {
 	size_t segments;
 	uint64_t bytes, records;
 	uint64_t first_seq, last_seq;
 	int64_t first_wall, last_wall;		/* 0: empty */
-	uint64_t dropped_disk_full, dropped_error;	/* events */
+	/* events not stored, each counted once: the file system was full
+	 * (ENOSPC, EDQUOT), it had less than record-keep-free free
+	 * (make_room), any other error */
+	uint64_t dropped_disk_full, dropped_keep_free, dropped_error;
 	uint64_t removed_segments;		/* by retention, since start */
+	uint64_t removed_keep_free;		/* of which for free space */
 	uint64_t unreadable;			/* records a reader found bad */
 	bool writing;				/* false: stopped by an error */
 };
@@ -167,12 +194,23 @@ void store_info(const struct store *s, struct store_info *i);
 /* The last seq stored, read at open (0: empty): events go on after it. */
 uint64_t store_last_seq(const struct store *s);
 
-/* A reader's position; survives appends, rotation and retention. */
+/*
+ * A reader's position; survives appends, rotation and retention. The
+ * store knows every open cursor (from init to close; not to be copied):
+ * when retention removes the segment one is on, its fd is closed then,
+ * read or not (a reader that stops reading holds no deleted file), and
+ * what it had not read of the segments removed is noted as lost
+ * (store_cursor_lost); it reads on from the oldest segment left.
+ */
 struct store_cursor {
 	int fd;				/* -1: not open */
 	uint64_t seg_id;		/* which segment */
 	uint64_t off;			/* the record read next */
 	uint32_t in_batch;		/* of its events, how many were read */
+	uint64_t last_seq;		/* of the last record it gave; 0: none */
+	uint64_t lost_first, lost_last;	/* seqs removed unread; 0: none */
+	struct store *store;		/* while open */
+	struct store_cursor *prev, *next;	/* the store's open cursors */
 };
 /* Position c at the first segment holding records stored at or after
  * since_wall (the reader skips the older records in it). */
@@ -182,7 +220,17 @@ void store_cursor_init(struct store *s, struct store_cursor *c,
  * reader skips the records up to seq in it). */
 void store_cursor_init_seq(struct store *s, struct store_cursor *c,
 			   uint64_t seq);
+/* Its fd closed, the store told; again, or on a cursor never opened
+ * after a store_cursor_init, is harmless. */
 void store_cursor_close(struct store_cursor *c);
+/*
+ * Whether retention removed records c had not read yet: the seqs from
+ * *first to *last (an upper bound of the events lost: seqs never stored
+ * are among them; *last + 1 is the first seq the store held then). Told
+ * once: cleared.
+ */
+bool store_cursor_lost(struct store_cursor *c, uint64_t *first,
+		       uint64_t *last);
 /*
  * The next record into buf (STORE_MAX_PAYLOAD + 1 bytes at least; the
  * payload NUL-terminated, decompressed if it was stored compressed:

@@ -2,6 +2,7 @@
 /* worker_seccomp.c - a seccomp filter for the prober's workers; see
  * worker_seccomp.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -21,6 +22,12 @@
 #ifndef __NR_pidfd_getfd
 #define __NR_pidfd_getfd 438	/* the same on every architecture */
 #endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup 425
+#endif
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
@@ -29,6 +36,21 @@
 			     offsetof(struct seccomp_data, field))
 #define DENY_IF(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
 		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
+
+/* The flags of an open that may write or create: a worker reads only. */
+#define OPEN_WRITES (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
+/* An argument's low 32 bits (the kernel reads open's flags as an int). */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "worker_seccomp: an argument's low word is at +4 here"
+#endif
+#define ARG_LO(i) offsetof(struct seccomp_data, args[i])
+/* System call nr with flags in argument i: EPERM if they may write. */
+#define DENY_WRITE_OPEN(nr, i) \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 4), \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(i)), \
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, OPEN_WRITES, 0, 1), \
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM), \
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
 int worker_seccomp(void)
 {
@@ -44,6 +66,19 @@ int worker_seccomp(void)
 		DENY_IF(__NR_pidfd_getfd),
 		DENY_IF(__NR_process_vm_readv),
 		DENY_IF(__NR_process_vm_writev),
+		/* nor by opening /proc/PID/mem (or anything) to write: the
+		 * workers open files read-only; openat2's flags are behind a
+		 * pointer, and io_uring would open past this filter */
+		DENY_IF(__NR_openat2),
+		DENY_IF(__NR_io_uring_setup),
+#ifdef __NR_creat
+		DENY_IF(__NR_creat),
+#endif
+#ifdef __NR_open
+		DENY_WRITE_OPEN(__NR_open, 1),
+#endif
+		DENY_WRITE_OPEN(__NR_openat, 2),
+		DENY_WRITE_OPEN(__NR_open_by_handle_at, 2),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {

@@ -53,7 +53,10 @@ static void test_recorder_keys(void)
 
 	config_defaults(&c);
 	CHECK(c.record && c.record_min_ns == 10000000);
-	CHECK(c.record_max_bytes == 1ULL << 30);
+	/* the lower of 1G and 10 % of the file system; keep 4G or 15 % free */
+	CHECK(c.record_max.bytes == 1ULL << 30 && c.record_max.percent == 10);
+	CHECK(c.record_keep_free.bytes == 4ULL << 30 &&
+	      c.record_keep_free.percent == 15);
 	CHECK(c.record_max_age_ns == 7ULL * 86400 * 1000000000ULL);
 	CHECK_STR(c.state_dir, "/var/lib/pgoff");
 	CHECK(config_set(&c, "record", "no", err, sizeof(err)) == 0 && !c.record);
@@ -75,9 +78,27 @@ static void test_recorder_keys(void)
 	CHECK(config_set(&c, "record-min", "0", err, sizeof(err)) == 0 &&
 	      c.record_min_ns == 0);
 	CHECK(config_set(&c, "record-max-size", "64M", err, sizeof(err)) == 0 &&
-	      c.record_max_bytes == 64ULL << 20);
+	      c.record_max.bytes == 64ULL << 20 && c.record_max.percent == 100);
 	CHECK(config_set(&c, "record-max-size", "2097152", err, sizeof(err)) == 0 &&
-	      c.record_max_bytes == 2097152);
+	      c.record_max.bytes == 2097152);
+	CHECK(config_set(&c, "record-max-size", "20%", err, sizeof(err)) == 0 &&
+	      c.record_max.bytes == UINT64_MAX && c.record_max.percent == 20);
+	CHECK(config_set(&c, "record-max-size", "0%", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-max-size", "101%", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-max-size", "%", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-max-size", "5.5%", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-keep-free", "0", err, sizeof(err)) == 0 &&
+	      c.record_keep_free.bytes == 0 && c.record_keep_free.percent == 100);
+	CHECK(config_set(&c, "record-keep-free", "2G", err, sizeof(err)) == 0 &&
+	      c.record_keep_free.bytes == 2ULL << 30);
+	CHECK(config_set(&c, "record-keep-free", "25%", err, sizeof(err)) == 0 &&
+	      c.record_keep_free.bytes == UINT64_MAX &&
+	      c.record_keep_free.percent == 25);
+	CHECK(config_set(&c, "record-keep-free", "0%", err, sizeof(err)) == 0 &&
+	      c.record_keep_free.percent == 0);
+	CHECK(config_set(&c, "record-keep-free", "91%", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "record-keep-free", "-1", err, sizeof(err)) == -EINVAL);
+	CHECK_STR(err, "invalid value '-1' for record-keep-free");
 	CHECK(config_set(&c, "record-max-age", "2h", err, sizeof(err)) == 0 &&
 	      c.record_max_age_ns == 7200ULL * 1000000000ULL);
 	CHECK(config_set(&c, "state-directory", "/srv/pgoff", err,

@@ -25,7 +25,7 @@ static char dir[] = "/tmp/pgoff-test-window.XXXXXX";
 static struct recorder *churned_store(int seconds, int per_second)
 {
 	struct recorder_opts o = {
-		.min_ns = 10000000, .max_bytes = 1ull << 30,
+		.min_ns = 10000000, .max = { 1ull << 30, 100 },
 		.max_age_ns = 86400ull * 1000000000ull,
 	};
 	struct recorder *r = NULL;
@@ -168,7 +168,7 @@ static void test_big_second_is_stored_in_parts(void)
 static void test_churn_folds_its_own_cluster(void)
 {
 	struct recorder_opts o = {
-		.min_ns = 10000000, .max_bytes = 1ull << 30,
+		.min_ns = 10000000, .max = { 1ull << 30, 100 },
 		.max_age_ns = 86400ull * 1000000000ull,
 	};
 	struct recorder *r = NULL;

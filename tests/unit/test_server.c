@@ -5,7 +5,9 @@
  * a new EPOLLIN, no reading (and no replies computed) while a client's
  * replies are unsent, status and ps from a cache, a client that shuts
  * its side down still answered, one epoll cannot watch dropped and
- * counted, log lines about one uid limited. The
+ * counted, log lines about one uid limited; a replay whose client stops
+ * reading is cut off after stuck-timeout, and one that retention
+ * overtakes holds no removed segment and is told what expired. The
  * loop below is pgoffd's (main.c) without the BPF side; the hooks count
  * their calls. Runs as any user, in a directory of its own.
  */
@@ -27,6 +29,7 @@
 static char dir[40], sock[80];
 static int epfd;
 static struct server *srv;
+static struct server_opts opts;		/* as opened */
 static unsigned int status_calls, ps_calls, filter_calls;
 static size_t ps_rows = 10;
 static FILE *devnull;		/* the log, unless a test looks at it */
@@ -451,6 +454,10 @@ struct seq_reader {
 	size_t unstored;		/* events read before they were stored */
 	uint64_t replayed_at;		/* events read when "replayed" came */
 	bool replayed;
+	/* "expired" items: how many, the last one's range, and the seq of
+	 * the event read before it */
+	size_t expired;
+	uint64_t exp_first, exp_last, before_exp;
 };
 
 static void read_seqs(int fd, struct seq_reader *r)
@@ -473,6 +480,17 @@ static void read_seqs(int fd, struct seq_reader *r)
 			if (strstr(r->part, "\"type\":\"replayed\"")) {
 				r->replayed = true;
 				r->replayed_at = r->events;
+			} else if (strstr(r->part, "\"cause\":\"expired\"")) {
+				/* it goes on from the seq after the range */
+				p = strstr(r->part, "\"first_seq\":");
+				r->exp_first = p ? strtoull(p + 12, NULL, 10) : 0;
+				p = strstr(r->part, "\"last_seq\":");
+				r->exp_last = p ? strtoull(p + 11, NULL, 10) : 0;
+				if (r->exp_first != r->next)
+					r->bad++;
+				r->before_exp = r->next - 1;
+				r->next = r->exp_last + 1;
+				r->expired++;
 			} else if ((p = strstr(r->part, "\"seq\":"))) {
 				if (strtoull(p + 6, NULL, 10) != r->next)
 					r->bad++;
@@ -699,6 +717,128 @@ static void test_full_replays_let_the_loop_sleep(void)
 	loop_round(10);
 }
 
+/* Files of the state directory this process holds open, removed. */
+static int deleted_open(void)
+{
+	char path[64], target[512];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strstr(target, dir) && strstr(target, "(deleted)"))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * A replay whose client stops reading: its queue fills, the replay
+ * waits; once its socket has taken nothing for stuck-timeout, it is cut
+ * off as a live subscriber whose queue stays full (it never was: with a
+ * subscription, only a full live queue counted).
+ */
+static void test_stalled_replay_cut_off(void)
+{
+	const char *sub = HELLO "{\"op\":\"subscribe\",\"view\":\"both\","
+			  "\"since_ns\":0}\n";
+	struct server_opts o = opts;
+	struct reader r = { 0 };
+	size_t before;
+	int fd = client();
+
+	CHECK(fd >= 0);
+	CHECK(say(fd, sub));
+	for (int round = 0; round < 300; round++)
+		loop_round(0);
+	before = server_client_count(srv);
+	o.stuck_timeout_s = 1;
+	server_reconfigure(srv, &o);
+	/* a tick after a whole second (time() counts seconds) */
+	nanosleep(&(struct timespec){ 2, 100 * 1000 * 1000 }, NULL);
+	server_tick(srv);
+	loop_round(0);
+	for (int i = 0; i < 200 && !r.eof; i++) {
+		drain(fd, &r);
+		loop_round(1);
+	}
+	printf("# a replay not read: %zu clients before the tick, %zu after; "
+	       "it read %zu lines then %s\n", before,
+	       server_client_count(srv), r.lines,
+	       r.eof ? "end of file" : "no end of file");
+	server_reconfigure(srv, &opts);
+	close(fd);
+	loop_round(10);
+	CHECK(r.eof);
+}
+
+/*
+ * A replay whose client reads nothing while retention removes the
+ * segment it reads: pgoffd holds no removed file for it, and when the
+ * client reads again it is told which seqs expired ("dropped", cause
+ * "expired": from the one after the last it was sent to the one before
+ * the first held), then gets the events from the first held on.
+ */
+static void test_replay_overtaken_by_retention(void)
+{
+	const char *sub = HELLO "{\"op\":\"subscribe\",\"view\":\"both\","
+			  "\"since_ns\":0}\n";
+	struct store_opts small = { .max_bytes = 64 * 1024,
+				    .max_age_ns = 86400000000000LL,
+				    .seg_bytes = 8192 };
+	struct store_opts big = { .max_bytes = 1ULL << 30,
+				  .max_age_ns = 86400000000000LL };
+	struct seq_reader r = { .next = 1 };
+	struct store_info i;
+	int held_before, held_after, fd;
+
+	for (int k = 0; k < 3000; k++)	/* more than its queue and socket */
+		event();
+	store_flush(store);
+	fd = client();
+	CHECK(fd >= 0);
+	CHECK(say(fd, sub));
+	for (int round = 0; round < 300; round++)
+		loop_round(0);
+	held_before = deleted_open();
+	/* small segments from now on: the big ones go */
+	store_set_limits(store, &small);
+	for (int k = 0; k < 400; k++) {
+		event();
+		if (k % 50 == 0)
+			store_flush(store);
+	}
+	store_flush(store);
+	store_info(store, &i);
+	held_after = deleted_open();
+	for (int k = 0; k < 20000 && !r.replayed; k++) {
+		loop_round(0);
+		read_seqs(fd, &r);
+	}
+	store_set_limits(store, &big);
+	printf("# removed files held open: %d before retention, %d after; the "
+	       "store holds seqs %llu-%llu\n", held_before, held_after,
+	       (unsigned long long)i.first_seq, (unsigned long long)i.last_seq);
+	printf("# the client read %zu events, %zu out of order, then %zu "
+	       "expired items (the last %llu-%llu, after seq %llu), %s\n",
+	       r.events, r.bad, r.expired, (unsigned long long)r.exp_first,
+	       (unsigned long long)r.exp_last,
+	       (unsigned long long)r.before_exp,
+	       r.replayed ? "replayed" : "no end of replay");
+	close(fd);
+	loop_round(10);
+	CHECK(held_after == 0);
+	/* every seq once: the events, then the range, then the rest */
+	CHECK(r.replayed && r.expired == 1 && r.bad == 0);
+	CHECK(r.exp_last + 1 == i.first_seq && r.next == last_seq + 1);
+	CHECK(server_replay_expired(srv) == r.exp_last - r.exp_first + 1);
+}
+
 /* A past job that takes PAST_STEPS steps. */
 #define PAST_STEPS 3
 static void *past_start_hook(void *ctx, const struct pgoff_request *req)
@@ -829,6 +969,7 @@ int main(void)
 		return 1;
 	}
 	o.store = store;
+	opts = o;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	devnull = fopen("/dev/null", "w");
@@ -851,6 +992,9 @@ int main(void)
 	RUN(test_past_jobs_per_uid);
 	RUN(test_full_replays_let_the_loop_sleep);
 	RUN(test_past_reply_after_half_close);
+	RUN(test_stalled_replay_cut_off);
+	/* it removes what is stored: after those reading all of it */
+	RUN(test_replay_overtaken_by_retention);
 	/* last: it stores only some of the seqs the others expect */
 	RUN(test_batch_written_for_stored_only);
 	rc = CHECK_DONE();

@@ -248,14 +248,18 @@ static void test_write_error(void)
 		store_append(s, seq, (int64_t)seq, line, sizeof(line), 0);
 	store_info(s, &i);
 	CHECK(!i.writing);
-	CHECK(i.dropped_error == 3);		/* the third, then two more */
-	CHECK(i.dropped_disk_full == 3);	/* a short write: the disk filled */
+	/* the third, then two more, each counted once: a short write
+	 * means the disk filled */
+	printf("# dropped: disk full %llu, error %llu\n",
+	       (unsigned long long)i.dropped_disk_full,
+	       (unsigned long long)i.dropped_error);
+	CHECK(i.dropped_disk_full == 3 && i.dropped_error == 0);
 	/* not yet retried; then it is, and works */
 	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
 	CHECK(store_append(s, 2005, 2005, line, sizeof(line), 5000) == -EAGAIN);
 	CHECK(store_append(s, 2006, 2006, line, sizeof(line), 10000) == 0);
 	store_info(s, &i);
-	CHECK(i.writing && i.dropped_error == 4);
+	CHECK(i.writing && i.dropped_disk_full == 4 && i.dropped_error == 0);
 	store_close(s);
 	/* reopened: the two records before the failure and the one after,
 	 * nothing torn */
@@ -911,6 +915,142 @@ static void test_batch_lies(void)
 	cleanup();
 }
 
+/* make_room as the recorder's: a file system with budget bytes for the
+ * store; past it, the oldest segments go, or it refuses */
+static uint64_t room_budget;
+static struct store *room_store;
+
+static int fake_room(void *ctx, uint64_t bytes)
+{
+	struct store_info i;
+
+	(void)ctx;
+	for (;;) {
+		store_info(room_store, &i);
+		if (i.bytes + bytes <= room_budget)
+			return 0;
+		if (!store_remove_oldest_seg(room_store))
+			return -ENOSPC;
+	}
+}
+
+/*
+ * Room kept free: before a new segment the oldest go (counted apart from
+ * the size cap's); when that is not enough the write fails, its events
+ * counted once, as kept-free drops, and recording stops until the retry;
+ * store_hold stops it the same way.
+ */
+static void test_make_room(void)
+{
+	struct store_opts o = { .max_bytes = 1 << 20, .max_age_ns = 1000000000000LL,
+				.seg_bytes = 4096, .make_room = fake_room };
+	struct store_info i;
+	char line[1000];
+	int64_t wall;
+
+	snprintf(dir, sizeof(dir), "/tmp/pgoff-store-test.XXXXXX");
+	CHECK(mkdtemp(dir));
+	CHECK(store_open(&room_store, open_dir(), &o) == 0);
+	memset(line, 'r', sizeof(line));
+	room_budget = 12 * 1024;
+	for (uint64_t seq = 1; seq <= 40; seq++)
+		CHECK(store_append(room_store, seq, (int64_t)seq, line,
+				   sizeof(line), 0) == 0);
+	store_info(room_store, &i);
+	printf("# 40 records, 12 KiB to spare: %llu bytes in %zu segments, "
+	       "%llu removed for room (%llu in all)\n",
+	       (unsigned long long)i.bytes, i.segments,
+	       (unsigned long long)i.removed_keep_free,
+	       (unsigned long long)i.removed_segments);
+	CHECK(i.removed_keep_free > 0 && i.removed_segments == i.removed_keep_free);
+	CHECK(i.bytes <= room_budget + 4096 && i.last_seq == 40 && i.writing);
+	CHECK(store_oldest_wall(room_store, &wall) && wall == (int64_t)i.first_seq);
+	/* no room at all: the next segment is refused */
+	room_budget = 0;
+	for (uint64_t seq = 41; seq <= 45; seq++)
+		store_append(room_store, seq, (int64_t)seq, line, sizeof(line), 0);
+	store_info(room_store, &i);
+	printf("# no room: dropped keep-free %llu, disk full %llu, error %llu; "
+	       "%zu segment left\n", (unsigned long long)i.dropped_keep_free,
+	       (unsigned long long)i.dropped_disk_full,
+	       (unsigned long long)i.dropped_error, i.segments);
+	CHECK(!i.writing && i.dropped_keep_free >= 1 &&
+	      i.dropped_keep_free + i.records == 45 - i.first_seq + 1);
+	CHECK(i.dropped_disk_full == 0 && i.dropped_error == 0);
+	CHECK(i.segments == 1 && !store_oldest_wall(room_store, &wall));
+	/* room again: the retry, 10 s later, writes */
+	room_budget = 1 << 20;
+	CHECK(store_append(room_store, 46, 46, line, sizeof(line), 20000) == 0);
+	store_hold(room_store, 30000);
+	CHECK(store_append(room_store, 47, 47, line, sizeof(line), 31000) == -EAGAIN);
+	store_info(room_store, &i);
+	CHECK(!i.writing && i.last_seq == 46 && i.dropped_error == 0);
+	store_close(room_store);
+	cleanup();
+}
+
+/*
+ * Cursors retention overtakes: one that read a record of the oldest
+ * segment, one that read nothing, one at the end. Once the oldest
+ * segments go, no cursor holds an fd on them; the first two are told
+ * what they lost (from the seq after the last they read, or the first
+ * stored, to the one before the first held) and read on from there; the
+ * third, at the end when 9 was the last stored, what came after it.
+ */
+static void test_cursor_overtaken(void)
+{
+	static char buf[STORE_MAX_PAYLOAD + 1];
+	struct store_cursor a, b, end;
+	uint64_t first = 0, last = 0;
+	struct store_info i;
+	struct store_hdr h;
+	char line[1000];
+	bool lost_a, lost_b, lost_end;
+	int fd_a;
+	struct store *s;
+
+	snprintf(dir, sizeof(dir), "/tmp/pgoff-store-test.XXXXXX");
+	CHECK(mkdtemp(dir));
+	s = reopen(16 * 1024);		/* 4 KiB segments, 3 records each */
+	CHECK(s);
+	memset(line, 'c', sizeof(line));
+	for (uint64_t seq = 1; seq <= 9; seq++)
+		CHECK(store_append(s, seq, (int64_t)seq, line, sizeof(line), 0) == 0);
+	store_cursor_init(s, &a, 0);
+	store_cursor_init(s, &b, 0);
+	CHECK(store_next(s, &a, &h, buf, sizeof(buf)) == 1 && h.seq == 1);
+	fd_a = a.fd;
+	CHECK(fd_a >= 0);
+	store_cursor_init_seq(s, &end, 9);
+	for (uint64_t seq = 10; seq <= 30; seq++)
+		CHECK(store_append(s, seq, (int64_t)seq, line, sizeof(line), 0) == 0);
+	store_info(s, &i);
+	lost_a = store_cursor_lost(&a, &first, &last);
+	printf("# the store holds %llu-%llu; a (read seq 1, fd %d, now %d) "
+	       "lost %s %llu-%llu\n", (unsigned long long)i.first_seq,
+	       (unsigned long long)i.last_seq, fd_a, a.fd,
+	       lost_a ? "seqs" : "nothing", (unsigned long long)first,
+	       (unsigned long long)last);
+	CHECK(i.first_seq > 9 && a.fd == -1 && b.fd == -1);
+	CHECK(lost_a && first == 2 && last == i.first_seq - 1);
+	CHECK(!store_cursor_lost(&a, &first, &last));	/* told once */
+	CHECK(store_next(s, &a, &h, buf, sizeof(buf)) == 1 && h.seq == i.first_seq);
+	lost_b = store_cursor_lost(&b, &first, &last);
+	CHECK(lost_b && first == 1 && last == i.first_seq - 1);
+	CHECK(store_next(s, &b, &h, buf, sizeof(buf)) == 1 && h.seq == i.first_seq);
+	/* at the end before 10 was stored: 10 on went before it read them */
+	lost_end = store_cursor_lost(&end, &first, &last);
+	printf("# end: lost %s %llu-%llu\n", lost_end ? "seqs" : "nothing",
+	       (unsigned long long)first, (unsigned long long)last);
+	CHECK(lost_end && first == 10 && last == i.first_seq - 1);
+	store_cursor_close(&a);
+	store_cursor_close(&b);
+	store_cursor_close(&end);
+	store_cursor_close(&end);	/* twice: harmless */
+	store_close(s);
+	cleanup();
+}
+
 /* A batch that cannot be written: each of its events counted as lost. */
 static void test_batch_write_error(void)
 {
@@ -933,7 +1073,7 @@ static void test_batch_write_error(void)
 	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
 	signal(SIGXFSZ, SIG_DFL);
 	store_info(s, &i);
-	CHECK(!i.writing && i.dropped_error == 20 && i.dropped_disk_full == 20);
+	CHECK(!i.writing && i.dropped_disk_full == 20 && i.dropped_error == 0);
 	CHECK(i.records == BATCH_EVENTS);
 	/* stopped: added events are dropped until the retry */
 	CHECK(store_add(s, 20020, 1, line, sizeof(line), 5000) == -EAGAIN);
@@ -941,7 +1081,8 @@ static void test_batch_write_error(void)
 	CHECK(store_add(s, 20022, 1, line, sizeof(line), 10000) == 0);
 	store_flush(s);
 	store_info(s, &i);
-	CHECK(i.writing && i.dropped_error == 21 && i.last_seq == 20022);
+	CHECK(i.writing && i.dropped_disk_full == 21 && i.dropped_error == 0 &&
+	      i.last_seq == 20022);
 	store_close(s);
 	cleanup();
 }
@@ -970,5 +1111,7 @@ int main(void)
 	RUN(test_batch_damaged);
 	RUN(test_batch_lies);
 	RUN(test_batch_write_error);
+	RUN(test_make_room);
+	RUN(test_cursor_overtaken);
 	return CHECK_DONE();
 }
