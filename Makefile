@@ -417,8 +417,8 @@ selinux-test:
 bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
 	floor_load trap_empty.bpf.o trap_site trap_load stretch_store)
 	@tests/bench/bench.sh
-	@flock /tmp/pgoff-e2e.lock tests/bench/recorder.sh
-	@flock /tmp/pgoff-e2e.lock tests/bench/usdt.sh
+	@flock -o /tmp/pgoff-e2e.lock tests/bench/recorder.sh
+	@flock -o /tmp/pgoff-e2e.lock tests/bench/usdt.sh
 	@flock -o /tmp/pgoff-e2e.lock tests/bench/usdt_trap.sh
 
 # The bench's own programs, built by make bench only: the floor (empty.bpf.c,
