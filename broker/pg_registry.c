@@ -114,31 +114,19 @@ void pg_registry_set_limit(struct pg_registry *r, uint32_t max_clusters_per_uid)
 static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid,
 		     uint64_t *start)
 {
-	char path[96], buf[512], *open_paren, *close_paren;
-	unsigned long long st;
-	unsigned int v;
-	char state;
+	struct procfs_stat st;
+	int err = procfs_stat(r->proc_root, pid, &st);
 
-	snprintf(path, sizeof(path), "%s/%u/stat", r->proc_root, pid);
-	if (procfs_read(path, buf, sizeof(buf)) <= 0)
-		return -ENOENT;
-	/* comm may hold spaces and parentheses: it ends at the last ')' */
-	open_paren = strchr(buf, '(');
-	close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren ||
-	    sscanf(close_paren + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u "
-		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &state, &v,
-		   &st) != 3)
-		return -EINVAL;
+	if (err)
+		return err;
 	/* a zombie (or dead) is no postmaster: asking would find it gone,
 	 * keep no row, and ask again at every scan */
-	if (state == 'Z' || state == 'X')
+	if (st.state == 'Z' || st.state == 'X')
 		return -ENOENT;
-	*close_paren = '\0';
-	if (strcmp(open_paren + 1, "postgres") != 0)
+	if (strcmp(st.comm, "postgres") != 0)
 		return -ENOENT;
-	*ppid = v;
-	*start = st;
+	*ppid = st.ppid;
+	*start = st.start;
 	return 0;
 }
 
