@@ -178,7 +178,8 @@ TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
 TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c
 TEST_NEEDS_pg_status_layout := broker/pg_status_layout_data.c
-TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c $(PG_STATUS_LAYOUT)
+TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/pg_shmem_names.c \
+	$(PG_STATUS_LAYOUT)
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
