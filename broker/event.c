@@ -255,9 +255,12 @@ static void resolve_episode(struct event_ctx *ctx,
 	/* an episode is a wait PostgreSQL reported */
 	resolve_pg(ctx, ep->cluster, PGOFF_F_PG_WAIT, ep->pg_wait_event_info, e);
 	resolve_status(ep->flags, ep->pg_state, ep->query_id, e);
-	/* no single kernel view: PostgreSQL's class says what it was */
-	e->wait = pgoff_wait_refine(PGOFF_WAIT_OTHER, e->pg_wait_event_info,
-				    ep->flags & PGOFF_F_IN_STATEMENT);
+	/* no single stack: PostgreSQL's class says what it was, or the
+	 * system call of its longest blocked interval */
+	e->wait = pgoff_episode_wait(pgoff_classify_syscall(ep->kernel_syscall,
+							    ep->kernel_state),
+				     e->pg_wait_event_info,
+				     ep->flags & PGOFF_F_IN_STATEMENT);
 }
 
 static void resolve_interval(struct event_ctx *ctx, const void *data,
