@@ -82,7 +82,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
 	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
 	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c \
-	broker/pg_shmem_names.c
+	broker/pg_shmem_names.c broker/pg_names.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/event_frames.c client/pprof.c client/json_out.c
@@ -143,6 +143,8 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 # where a backend's status entry lies and its generated table.
 PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
 PG_STATUS_LAYOUT := broker/pg_status_layout.c broker/pg_status_layout_data.c
+# A cluster's run-time names: as pgoffd keeps them, and their reader.
+PG_NAMES := broker/pg_names.c broker/pg_shmem_names.c $(PG_WAIT_NAMES)
 
 # The git revision in pgoff_build_info: the header changes only when the
 # revision does, so a commit rebuilds one object.
@@ -167,19 +169,20 @@ TEST_NEEDS_cli := client/cli.c
 TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
-	$(PG_WAIT_NAMES)
+	$(PG_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pprof := client/pprof.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
-	broker/uelf.c broker/syscall_wait.c $(PG_WAIT_NAMES) $(PG_STATUS_LAYOUT)
+	broker/uelf.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
-TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c
+TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c $(PG_NAMES)
 TEST_NEEDS_pg_status_layout := broker/pg_status_layout_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
+TEST_NEEDS_pg_names := broker/pg_shmem_names.c $(PG_WAIT_NAMES)
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
@@ -195,7 +198,7 @@ TEST_NEEDS_json_writer := broker/grow_buf.c broker/json_fields.c \
 TEST_NEEDS_sql_redact := broker/grow_buf.c
 TEST_NEEDS_recorder_window := broker/recorder.c broker/event_dict.c broker/store.c broker/agg_record.c \
 	broker/aggregate.c broker/grow_buf.c broker/sql_redact.c broker/safe_dir.c broker/filter.c \
-	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_WAIT_NAMES) $(PG_STATUS_LAYOUT)
+	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_recorder_dir := $(TEST_NEEDS_recorder_window)
 TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
