@@ -168,7 +168,9 @@ version() {
 		-c "create foreign table slow_ft (x text) server loopback options (table_name 'slow')" \
 		>"$D/setup.log" 2>&1 || note "  setup: $(head -c 400 "$D/setup.log")"
 	CL=
-	WAIT_STEP=0.1 wait_for 5 ps_cluster
+	# found within a second's scan, its names read right after
+	names_read() { ps_cluster && jqe '.run_time_names_missing == null' <<<"$CL"; }
+	WAIT_STEP=0.1 wait_for 5 names_read
 	check "pg$M: pgoffd traces the cluster and has read its run-time names: ${CL:-none}" \
 		jqe '.run_time_names_missing == null and (.run_time_wait_events | type) == "array"' <<<"${CL:-null}"
 

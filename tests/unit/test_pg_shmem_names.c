@@ -538,5 +538,5 @@ int main(void)
 	RUN(test_read_error);
 	free(mem);
 	close(fd);
-	return check_failed_tests ? 1 : 0;
+	return CHECK_DONE();
 }
