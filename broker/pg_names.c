@@ -58,6 +58,14 @@ int pg_names_take(struct pg_names *n, const struct pg_run_names *a)
 	n->read = true;
 	n->truncated = !a->status && a->truncated;
 	n->status = a->status;
+	if (!a->status)
+		n->backoff_ms = 0;
+	else if (!n->backoff_ms)
+		n->backoff_ms = PG_NAMES_BACKOFF_MS;
+	else if (n->backoff_ms < PG_NAMES_BACKOFF_MAX_MS / 2)
+		n->backoff_ms *= 2;
+	else
+		n->backoff_ms = PG_NAMES_BACKOFF_MAX_MS;
 	/* the prober's words, printable all the same */
 	printable(a->status ? a->why : "", sizeof(n->why), n->why);
 	return 0;

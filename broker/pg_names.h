@@ -17,8 +17,12 @@
 #include <stdint.h>
 #include "broker/pg_shmem_names.h"
 
-/* Reads of one cluster's names at most this often. */
+/* Reads of one cluster's names at most this often; after a read that
+ * failed (a segment that lies, a read that hung until the prober's
+ * deadline), 2 s, then twice as long after each failure up to 10 min. */
 #define PG_NAMES_REFRESH_MS	1000
+#define PG_NAMES_BACKOFF_MS	2000
+#define PG_NAMES_BACKOFF_MAX_MS	600000
 
 struct pg_names {
 	struct pg_run_name *v;		/* n, by wait_event_info */
@@ -29,6 +33,7 @@ struct pg_names {
 					 * may have appeared since */
 	int32_t status;			/* of the last read: 0, or -errno */
 	int64_t asked_ms;		/* when the prober was last asked; 0 */
+	uint32_t backoff_ms;		/* 0, or the wait after failed reads */
 	char why[160];			/* status != 0 */
 };
 

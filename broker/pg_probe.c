@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* pg_probe.c - the privileged reads of a would-be postmaster; see pg_probe.h. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -390,8 +391,35 @@ static int still_postmaster(const char *proc_root,
 	return 0;
 }
 
-/* The main segment: the first shared mapping (rw-s) with its header. */
-#define NAMES_MAX_CANDIDATES 64
+/*
+ * Where PostgreSQL's main segment can be: shared anonymous memory
+ * (shared_memory_type = mmap: "/dev/zero (deleted)", or
+ * "/anon_hugepage (deleted)" with huge pages) or a SysV segment
+ * ("/SYSV0052e2c1 (deleted)"), as the kernel names them in any
+ * namespace. Not a file of the cluster owner's, which could be one that
+ * a FUSE server of theirs makes every read of hang.
+ */
+static bool segment_like(const char *name)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(name), dl = sizeof(deleted) - 1;
+
+	if (len <= dl || strcmp(name + len - dl, deleted) != 0)
+		return false;
+	len -= dl;
+	if ((len == 9 && strncmp(name, "/dev/zero", 9) == 0) ||
+	    (len == 14 && strncmp(name, "/anon_hugepage", 14) == 0))
+		return true;
+	if (len != 13 || strncmp(name, "/SYSV", 5) != 0)
+		return false;
+	for (size_t i = 5; i < 13; i++)
+		if (!isxdigit((unsigned char)name[i]))
+			return false;
+	return true;
+}
+
+/* The main segment: the first such shared mapping (rw-s) with its header. */
+#define NAMES_MAX_CANDIDATES 16
 static int find_segment(const char *proc_root, uint32_t pid,
 			struct pg_shm_view *v, struct pg_run_names *out)
 {
@@ -407,9 +435,12 @@ static int find_segment(const char *proc_root, uint32_t pid,
 	       maps_line(f, line, sizeof(line))) {
 		unsigned long long lo, hi;
 		char perms[8];
+		int name_at = 0;
 
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 ||
-		    strcmp(perms, "rw-s") != 0)
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms,
+			   &name_at) != 3 || !name_at ||
+		    strcmp(perms, "rw-s") != 0 || !segment_like(line + name_at))
 			continue;
 		tried++;
 		v->seg_lo = lo;

@@ -731,8 +731,11 @@ bool pg_registry_next_names(struct pg_registry *r, int64_t now_ms,
 		size_t i = (r->next_names + k) % r->nclusters;
 		struct pg_cluster *c = &r->clusters[i];
 
+		int64_t wait = c->names.backoff_ms ? c->names.backoff_ms :
+						     PG_NAMES_REFRESH_MS;
+
 		if (!c->names.wanted || (c->names.asked_ms &&
-		    now_ms - c->names.asked_ms < PG_NAMES_REFRESH_MS))
+		    now_ms - c->names.asked_ms < wait))
 			continue;
 		c->names.wanted = false;
 		c->names.asked_ms = now_ms;

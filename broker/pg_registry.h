@@ -87,7 +87,8 @@ void pg_registry_title(struct pg_registry *r, uint32_t pid, uint32_t cluster,
  * Run-time names (pg_names.h). A cluster found is read at once; a name
  * that may have appeared since (pg_names_may_appear) asks for a read
  * again, as does ps (names_wanted: all clusters). next_names: the next
- * cluster to read, none more than once in PG_NAMES_REFRESH_MS, in turn;
+ * cluster to read, none more than once in PG_NAMES_REFRESH_MS (or its
+ * back-off after failed reads), in turn;
  * false: none is due. names_answer: what the prober read (ignored if
  * the cluster is gone or its postmaster is another).
  */

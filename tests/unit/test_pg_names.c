@@ -51,6 +51,26 @@ static void test_take_and_find(void)
 	CHECK(pg_names_find(NULL, 1) == NULL);
 }
 
+/* Failed reads are tried again less and less often; a good one resets. */
+static void test_backoff(void)
+{
+	struct pg_names n = { 0 };
+	uint32_t seen[12];
+
+	memset(&answer, 0, sizeof(answer));
+	answer.status = -ETIMEDOUT;
+	for (int i = 0; i < 12; i++) {
+		CHECK(pg_names_take(&n, &answer) == 0);
+		seen[i] = n.backoff_ms;
+	}
+	CHECK(seen[0] == PG_NAMES_BACKOFF_MS && seen[1] == 2 * seen[0]);
+	CHECK(seen[11] == PG_NAMES_BACKOFF_MAX_MS);
+	answer.status = 0;
+	CHECK(pg_names_take(&n, &answer) == 0);
+	CHECK(n.backoff_ms == 0);
+	pg_names_free(&n);
+}
+
 /* More than an answer holds is not believed. */
 static void test_take_bounded(void)
 {
@@ -86,6 +106,7 @@ int main(void)
 {
 	RUN(test_take_and_find);
 	RUN(test_take_bounded);
+	RUN(test_backoff);
 	RUN(test_may_appear);
 	return CHECK_DONE();
 }
