@@ -621,18 +621,25 @@ static void on_record(void *ctx, void *data, size_t size)
  * first a process that may be a new cluster, then a cluster whose
  * run-time names are due.
  */
+static bool ask_probe(struct broker *b, int64_t now)
+{
+	uint32_t pid;
+
+	if (prober_busy(b->prober) ||
+	    !pg_registry_next_probe(b->registry, now, &pid))
+		return false;
+	if (prober_ask(b->prober, pid))
+		log_warn("cannot ask the prober about process %u", pid);
+	return true;
+}
+
 static void probe_next(struct broker *b)
 {
 	int64_t now = monotonic_ms();
 	uint32_t pid, cluster;
 
-	if (prober_busy(b->prober))
+	if (prober_busy(b->prober) || ask_probe(b, now))
 		return;
-	if (pg_registry_next_probe(b->registry, now, &pid)) {
-		if (prober_ask(b->prober, pid))
-			log_warn("cannot ask the prober about process %u", pid);
-		return;
-	}
 	if (pg_registry_next_names(b->registry, now, &cluster, &pid) &&
 	    prober_ask_names(b->prober, cluster, pid))
 		log_warn("cannot ask the prober for cluster %u's names", cluster);
@@ -691,7 +698,7 @@ static void probe_at_start(struct broker *b)
 	for (;;) {
 		int64_t left = until - monotonic_ms();
 
-		probe_next(b);
+		ask_probe(b, monotonic_ms());	/* names once serving */
 		if (!prober_busy(b->prober) || left <= 0)
 			break;
 		if (prober_wait(b->prober, (int)left, &a) == 0)

@@ -943,6 +943,8 @@ int prober_wait(struct prober *p, int ms, struct prober_answer *out)
 {
 	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
 
+	if (p->busy && p->asked_what != PROBER_CLUSTER)
+		return -EINVAL;
 	if (poll(&pfd, 1, ms) != 1)
 		return -EAGAIN;
 	return prober_answer(p, out);

@@ -111,7 +111,8 @@ int prober_fd(const struct prober *p);
 int prober_answer(struct prober *p, struct prober_answer *out);
 /* The names answer, as prober_answer. */
 int prober_names_answer(struct prober *p, struct prober_names *out);
-/* Wait up to ms for the answer (setup only, before serving). */
+/* Wait up to ms for the answer to prober_ask (setup only, before
+ * serving; -EINVAL while names are awaited). */
 int prober_wait(struct prober *p, int ms, struct prober_answer *out);
 
 /* End the prober (and a worker of it) at once; reap it. NULL-safe. */
