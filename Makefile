@@ -107,7 +107,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
 .PHONY: FORCE all deps test unit-test binary-test e2e-test demo install uninstall clean asan fuzz bench \
-	unit-binaries pg-wait-names pg-status-layout deb \
+	unit-binaries pg-wait-names pg-status-layout shmem-names-corpus deb \
 	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl $(BUILD)/pgoff_exporter
 
@@ -257,7 +257,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERS
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
 	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer \
-	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof
+	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof $(BUILD)/fuzz/fuzz_shmem_names
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -319,6 +319,17 @@ $(BUILD)/fuzz/fuzz_exporter: tests/fuzz/fuzz_exporter.c $(PROTOCOL_SRCS) $(EXPOR
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -lyaml -lcrypt -o $@
+
+# The reader of run-time names: any bytes as a cluster's shared memory.
+# Its corpus: the valid segments test_pg_shmem_names builds.
+$(BUILD)/fuzz/fuzz_shmem_names: tests/fuzz/fuzz_shmem_names.c broker/pg_shmem_names.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+shmem-names-corpus: $(BUILD)/tests/test_pg_shmem_names
+	$(Q)mkdir -p tests/fuzz/corpus/shmem_names
+	$(Q)PGOFF_SHMEM_CORPUS=tests/fuzz/corpus/shmem_names $< >/dev/null
 
 # The ELF reader of user stacks: files a traced process has mapped.
 $(BUILD)/fuzz/fuzz_uelf: tests/fuzz/fuzz_uelf.c broker/uelf.c

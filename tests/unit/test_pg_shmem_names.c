@@ -208,6 +208,30 @@ static struct pg_shm_view view17(void)
 	return v;
 }
 
+/*
+ * With PGOFF_SHMEM_CORPUS=DIR, the segment built so far is written to
+ * DIR/NAME as fuzz_shmem_names reads its inputs: the postmaster's two
+ * variables (16 bytes), then the segment, its total size what is
+ * written (make shmem-names-corpus).
+ */
+static void write_corpus(const char *name)
+{
+	const char *dir = getenv("PGOFF_SHMEM_CORPUS");
+	uint64_t used = next_free - BASE, saved = get64(BASE + 8);
+	char file[256];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(file, sizeof(file), "%s/%s", dir, name);
+	put64(BASE + 8, used);
+	f = fopen(file, "w");
+	if (!f || fwrite(at(BASE + VARS_AT), 1, 16, f) != 16 ||
+	    fwrite(mem, 1, used, f) != used || fclose(f))
+		abort();
+	put64(BASE + 8, saved);
+}
+
 static const char *name_of(const struct pg_run_names *o, uint32_t info)
 {
 	for (uint32_t i = 0; i < o->n; i++)
@@ -232,6 +256,7 @@ static void test_valid_17(void)
 	struct pg_shm_view v;
 
 	build17(dblink, 3);
+	write_corpus("valid-17");
 	v = view17();
 	CHECK(pg_shmem_segment_check(&v) == 0);
 	CHECK(read_names(&v, 17, 92) == 0);
@@ -260,6 +285,7 @@ static void test_valid_15(void)
 
 	build17(dblink, 3);
 	put32(get64(BASE + VARS_AT), 73);	/* 15's first user-defined */
+	write_corpus("valid-15");
 	v = view17();
 	CHECK(read_names(&v, 15, 73) == 0);
 	CHECK(out.n == 1);
@@ -288,6 +314,7 @@ static void test_valid_19(void)
 	struct pg_shm_view v;
 
 	build19(dblink, 3, 2);
+	write_corpus("valid-19");
 	v = view();
 	CHECK(read_names(&v, 19, 100) == 0);
 	CHECK(out.n == 5);
