@@ -81,7 +81,8 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
 	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
-	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c
+	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c \
+	broker/pg_shmem_names.c broker/pg_names.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/event_frames.c client/pprof.c client/json_out.c
@@ -106,7 +107,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 UNIT_SCRIPTS := $(wildcard tests/unit/test_*.sh)
 
 .PHONY: FORCE all deps test unit-test binary-test e2e-test demo install uninstall clean asan fuzz bench \
-	unit-binaries pg-wait-names pg-status-layout deb \
+	unit-binaries pg-wait-names pg-status-layout shmem-names-corpus deb \
 	selinux selinux-test
 all: $(BUILD)/pgoffd $(BUILD)/pgoffctl $(BUILD)/pgoff_exporter
 
@@ -142,6 +143,8 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 # where a backend's status entry lies and its generated table.
 PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
 PG_STATUS_LAYOUT := broker/pg_status_layout.c broker/pg_status_layout_data.c
+# A cluster's run-time names: as pgoffd keeps them, and their reader.
+PG_NAMES := broker/pg_names.c broker/pg_shmem_names.c $(PG_WAIT_NAMES)
 
 # The git revision in pgoff_build_info: the header changes only when the
 # revision does, so a commit rebuilds one object.
@@ -166,18 +169,20 @@ TEST_NEEDS_cli := client/cli.c
 TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
-	$(PG_WAIT_NAMES)
+	$(PG_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pprof := client/pprof.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
-	broker/uelf.c $(PG_WAIT_NAMES) $(PG_STATUS_LAYOUT)
+	broker/uelf.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
-TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c
+TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c $(PG_NAMES)
 TEST_NEEDS_pg_status_layout := broker/pg_status_layout_data.c
-TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c $(PG_STATUS_LAYOUT)
+TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/pg_shmem_names.c \
+	$(PG_STATUS_LAYOUT)
+TEST_NEEDS_pg_names := broker/pg_shmem_names.c $(PG_WAIT_NAMES)
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
@@ -193,7 +198,7 @@ TEST_NEEDS_json_writer := broker/grow_buf.c broker/json_fields.c \
 TEST_NEEDS_sql_redact := broker/grow_buf.c
 TEST_NEEDS_recorder_window := broker/recorder.c broker/event_dict.c broker/store.c broker/agg_record.c \
 	broker/aggregate.c broker/grow_buf.c broker/sql_redact.c broker/safe_dir.c broker/filter.c \
-	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_WAIT_NAMES) $(PG_STATUS_LAYOUT)
+	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_recorder_dir := $(TEST_NEEDS_recorder_window)
 TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
@@ -252,7 +257,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERS
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
 	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer \
-	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof
+	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof $(BUILD)/fuzz/fuzz_shmem_names
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -314,6 +319,17 @@ $(BUILD)/fuzz/fuzz_exporter: tests/fuzz/fuzz_exporter.c $(PROTOCOL_SRCS) $(EXPOR
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -lyaml -lcrypt -o $@
+
+# The reader of run-time names: any bytes as a cluster's shared memory.
+# Its corpus: the valid segments test_pg_shmem_names builds.
+$(BUILD)/fuzz/fuzz_shmem_names: tests/fuzz/fuzz_shmem_names.c broker/pg_shmem_names.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+shmem-names-corpus: $(BUILD)/tests/test_pg_shmem_names
+	$(Q)mkdir -p tests/fuzz/corpus/shmem_names
+	$(Q)PGOFF_SHMEM_CORPUS=tests/fuzz/corpus/shmem_names $< >/dev/null
 
 # The ELF reader of user stacks: files a traced process has mapped.
 $(BUILD)/fuzz/fuzz_uelf: tests/fuzz/fuzz_uelf.c broker/uelf.c

@@ -48,7 +48,8 @@ static __always_inline void episode_send(__u32 pid, const struct episode *e)
 	r->runq_ns = e->runq_ns;
 	r->oncpu_ns = e->oncpu_ns;
 	r->bounds = e->bounds;
-	__builtin_memset(r->pad, 0, sizeof(r->pad));
+	r->kernel_state = e->kernel_state;
+	r->kernel_syscall = e->kernel_syscall;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	__builtin_memcpy(r->waker_comm, e->waker_comm, sizeof(r->waker_comm));
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
@@ -92,6 +93,8 @@ static __always_inline void episode_open(struct episode *e,
 	e->cluster = s->cluster;
 	e->tgid = tgid;
 	e->gen = episode_gen;
+	e->kernel_state = PGOFF_AGG_RUNQ;
+	e->kernel_syscall = PGOFF_AGG_NO_SYSCALL;
 	episode_status(e, s);
 }
 
@@ -151,6 +154,11 @@ static __always_inline void episode_add(struct episode *e,
 	e->end_ns = now;
 	e->blocked_ns += blocked;
 	e->runq_ns += dur - blocked;
+	if (blocked > e->kernel_blocked_ns) {
+		e->kernel_blocked_ns = blocked;
+		e->kernel_state = s->state;
+		e->kernel_syscall = s->syscall;
+	}
 	/* the waker is who woke it last: a preemption right after the
 	 * wakeup, still under the wait event, woke nobody */
 	if (!(s->flags & PGOFF_F_WOKEN)) {

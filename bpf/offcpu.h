@@ -328,7 +328,11 @@ struct pgoff_episode {
 	__u64 query_id;		/* the statement's (flags & PGOFF_F_PG_STATUS) */
 	__u32 bounds;		/* PGOFF_EP_*: where start and end come from */
 	__u8 pg_state;		/* its first interval's st_state, raw */
-	__u8 pad[3];
+	/* the kernel's view of its longest blocked interval, as the
+	 * aggregation keeps it: enum pgoff_agg_state (PGOFF_AGG_RUNQ: none
+	 * blocked) and system call (PGOFF_AGG_NO_SYSCALL: none) */
+	__u8 kernel_state;
+	__s16 kernel_syscall;
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 };

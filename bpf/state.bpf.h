@@ -53,6 +53,7 @@ struct episode {
 	__u64 oncpu_ns;
 	__u64 gap_blocked_ns;		/* off the CPU outside the wait since */
 	__u64 gap_runq_ns;		/* end_ns: settled if the wait resumes */
+	__u64 kernel_blocked_ns;	/* its longest blocked interval's: */
 	__u64 query_id;			/* its statement's (first interval) */
 	__u32 changecount;		/* st_changecount at its intervals: a
 					 * statement ended if it moved */
@@ -68,7 +69,10 @@ struct episode {
 	__u32 bounds;			/* PGOFF_EP_* */
 	__u8 pg_state;			/* st_state at its first interval */
 	__u8 status_read;		/* query_id, pg_state, changecount: read */
-	__u8 pad2[6];
+	__u8 kernel_state;		/* ...its state (enum pgoff_agg_state) */
+	__u8 pad2;
+	__s16 kernel_syscall;		/* ...and system call */
+	__u8 pad3[2];
 	char waker_comm[PGOFF_COMM_LEN];
 };
 

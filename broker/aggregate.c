@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* aggregate.c - kernel aggregation rows: label, merge, retire, encode. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "broker/aggregate.h"
@@ -27,6 +28,12 @@ void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
 	row->pg_state = (k->flags >> PGOFF_AGG_PG_STATE_SHIFT) &
 			PGOFF_AGG_PG_STATE_MASK;
 	if (c) {
+		const char *run = row->pg_wait_event_info ?
+			pg_names_find(&c->names, row->pg_wait_event_info) : NULL;
+
+		if (run)
+			snprintf(row->pg_wait_name, sizeof(row->pg_wait_name),
+				 "%s", run);
 		row->pg_major = c->info.major;
 		memcpy(row->data_dir, c->info.data_dir, sizeof(row->data_dir));
 		row->data_dir[sizeof(row->data_dir) - 1] = '\0';
@@ -418,7 +425,8 @@ static json_object *encode_row(const struct agg_row *row,
 			json_object_object_add(o, "state",
 					       json_object_new_string(state));
 	}
-	json_add_pg_wait(o, row->pg_major, row->pg_wait_event_info);
+	json_add_pg_wait(o, row->pg_major, row->pg_wait_event_info,
+			 row->pg_wait_name[0] ? row->pg_wait_name : NULL);
 	if (!row->pg_known)
 		json_object_object_add(o, "pg_known",
 				       json_object_new_boolean(false));

@@ -18,6 +18,7 @@
 #include <linux/types.h>
 #include "bpf/offcpu.h"
 #include "broker/classify.h"
+#include "broker/pg_shmem_names.h"
 #include "broker/pg_title.h"
 #include "protocol/protocol.h"
 
@@ -34,6 +35,9 @@ struct agg_row {
 	uint32_t cluster;		/* 0: unknown */
 	int pg_major;			/* for the wait event's name */
 	uint32_t pg_wait_event_info;
+	/* the name its cluster's server made for it at run time (pg_names.h;
+	 * "": none); not in the flight record's rows */
+	char pg_wait_name[PG_RUN_NAME_LEN];
 	bool pg_known;			/* wait_event_info was read */
 	enum pgoff_wait wait;		/* kernel wait type, refined */
 	uint64_t query_id;		/* the statement's; 0: none (rows by pid) */

@@ -444,6 +444,16 @@ enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 	}
 }
 
+enum pgoff_wait pgoff_episode_wait(enum pgoff_wait kernel,
+				   uint32_t pg_wait_event_info,
+				   bool in_statement)
+{
+	enum pgoff_wait pg = pgoff_wait_refine(PGOFF_WAIT_OTHER,
+					       pg_wait_event_info, in_statement);
+
+	return kernel == PGOFF_WAIT_NET || pg == PGOFF_WAIT_OTHER ? kernel : pg;
+}
+
 const char *pgoff_wait_mismatch(enum pgoff_wait kernel, bool pg_known,
 				uint32_t pg_wait_event_info)
 {

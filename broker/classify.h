@@ -90,6 +90,19 @@ enum pgoff_wait pgoff_wait_refine(enum pgoff_wait kernel,
 				  uint32_t pg_wait_event_info, bool in_statement);
 
 /*
+ * An episode's wait type (an episode has no single stack): PostgreSQL's
+ * class says it where it says what the wait is (as pgoff_wait_refine
+ * does for a generic kernel wait); where it does not (Extension,
+ * InjectionPoint, an unknown class) the kernel's view of its longest
+ * blocked interval does (pgoff_classify_syscall: net, poll, io, ...), as
+ * does a socket (net) whatever the class: dblink's and postgres_fdw's
+ * waits for their remote server are net or poll, never other.
+ */
+enum pgoff_wait pgoff_episode_wait(enum pgoff_wait kernel,
+				   uint32_t pg_wait_event_info,
+				   bool in_statement);
+
+/*
  * Whether time off the CPU is idle, as Oracle's ASH and pg_ash count
  * it (no active session): a background process waiting for work
  * (PostgreSQL's Activity class), the postmaster's loop, or a client

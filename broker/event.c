@@ -182,6 +182,18 @@ static void resolve_status(uint32_t flags, int pg_state, uint64_t query_id,
 				  flags & PGOFF_F_IN_STATEMENT);
 }
 
+/* The name c's server made for info at run time, or NULL; a name it may
+ * have made since the last read is asked for. */
+static const char *run_name(struct event_ctx *ctx, const struct pg_cluster *c,
+			    uint32_t info)
+{
+	const char *name = c ? pg_names_find(&c->names, info) : NULL;
+
+	if (c && !name)
+		pg_registry_name_unknown(ctx->registry, c->id, info);
+	return name;
+}
+
 /* The process, its cluster and its wait event, as the record's flags
  * say it was read. */
 static void resolve_pg(struct event_ctx *ctx, uint32_t cluster,
@@ -201,6 +213,9 @@ static void resolve_pg(struct event_ctx *ctx, uint32_t cluster,
 	if (!info)
 		return;
 	e->pg_wait_event = pg_wait_event_name(major, info);
+	e->pg_run_name = run_name(ctx, e->cluster, info);
+	if (e->pg_run_name)
+		e->pg_wait_event = e->pg_run_name;
 	if (e->cluster)
 		e->pg_name_missing = event_names_missing(e->cluster, e->name_why,
 							 sizeof(e->name_why));
@@ -231,6 +246,7 @@ static void resolve_waker(struct event_ctx *ctx, uint32_t flags,
 						  w->proc->cluster) : NULL;
 		w->pg_major = c ? c->info.major : 0;
 		w->pg_wait_event_info = info;
+		w->pg_run_name = info ? run_name(ctx, c, info) : NULL;
 	}
 }
 
@@ -255,9 +271,12 @@ static void resolve_episode(struct event_ctx *ctx,
 	/* an episode is a wait PostgreSQL reported */
 	resolve_pg(ctx, ep->cluster, PGOFF_F_PG_WAIT, ep->pg_wait_event_info, e);
 	resolve_status(ep->flags, ep->pg_state, ep->query_id, e);
-	/* no single kernel view: PostgreSQL's class says what it was */
-	e->wait = pgoff_wait_refine(PGOFF_WAIT_OTHER, e->pg_wait_event_info,
-				    ep->flags & PGOFF_F_IN_STATEMENT);
+	/* no single stack: PostgreSQL's class says what it was, or the
+	 * system call of its longest blocked interval */
+	e->wait = pgoff_episode_wait(pgoff_classify_syscall(ep->kernel_syscall,
+							    ep->kernel_state),
+				     e->pg_wait_event_info,
+				     ep->flags & PGOFF_F_IN_STATEMENT);
 }
 
 static void resolve_interval(struct event_ctx *ctx, const void *data,
@@ -346,12 +365,13 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 }
 
 /* PostgreSQL's wait event as pg_stat_activity names it (json_add_pg_wait) */
-static void write_pg_wait(struct json_writer *w, int major, uint32_t info)
+static void write_pg_wait(struct json_writer *w, int major, uint32_t info,
+			  const char *run)
 {
 	const char *type, *name;
 	char raw[PG_WAIT_RAW_LEN];
 
-	pg_wait_labels(major, info, raw, sizeof(raw), &type, &name);
+	pg_wait_labels(major, info, run, raw, sizeof(raw), &type, &name);
 	json_write_int(w, "wait_event_info", info);
 	json_write_str(w, "wait_event_type", type);
 	json_write_str(w, "wait_event", name);
@@ -418,7 +438,7 @@ static void write_pg(struct json_writer *w, const struct event *e)
 	json_write_object(w, "pg");
 	if (e->has_pg_wait)
 		write_pg_wait(w, e->cluster ? e->cluster->info.major : 0,
-			      e->pg_wait_event_info);
+			      e->pg_wait_event_info, e->pg_run_name);
 	if (t) {
 		json_write_text(w, "backend_type", t->backend_type,
 				sizeof(t->backend_type));
@@ -446,7 +466,8 @@ static void write_waker(struct json_writer *w, const struct event_waker *wk)
 		json_write_text(w, "backend_type", wk->proc->title.backend_type,
 				sizeof(wk->proc->title.backend_type));
 	if (wk->has_pg_wait)
-		write_pg_wait(w, wk->pg_major, wk->pg_wait_event_info);
+		write_pg_wait(w, wk->pg_major, wk->pg_wait_event_info,
+			      wk->pg_run_name);
 	json_write_end_object(w);
 }
 

@@ -67,6 +67,7 @@ struct event_waker {
 	bool has_pg_wait;		/* its own wait event was read */
 	int pg_major;			/* its cluster's; 0: unknown */
 	uint32_t pg_wait_event_info;
+	const char *pg_run_name;	/* its cluster's run-time name; NULL */
 };
 
 /*
@@ -90,6 +91,8 @@ struct event {
 	bool has_pg_wait;		/* wait_event_info was read */
 	uint32_t pg_wait_event_info;	/* 0 unless has_pg_wait */
 	const char *pg_wait_event;	/* its name in the cluster's major; NULL */
+	const char *pg_run_name;	/* the cluster's server named it at run
+					 * time (pg_names.h): pg_wait_event */
 	const char *pg_wait_missing;	/* why it was not read; NULL */
 	const char *pg_name_missing;	/* why it has no name; NULL */
 	const struct pg_proc *proc;	/* NULL: not known */

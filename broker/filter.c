@@ -34,9 +34,17 @@ static int compile_pg_wait(const char *spec, struct pg_wait_match *out,
 	if (!colon)
 		return 0;
 	out->event = pg_wait_event_spelling(out->pg_class, colon + 1);
-	if (!out->event)
-		return bad(err, "unknown PostgreSQL wait event \"%.80s\"", spec);
-	return 0;
+	if (out->event)
+		return 0;
+	/* a server may name these at run time: taken as given */
+	if ((out->pg_class == PG_CLASS_EXTENSION ||
+	     out->pg_class == PG_CLASS_INJECTION_POINT ||
+	     out->pg_class == PG_CLASS_LWLOCK) && colon[1] &&
+	    strlen(colon + 1) < sizeof(out->run_event)) {
+		memcpy(out->run_event, colon + 1, strlen(colon + 1) + 1);
+		return 0;
+	}
+	return bad(err, "unknown PostgreSQL wait event \"%.80s\"", spec);
 }
 
 int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
@@ -99,9 +107,12 @@ static bool pg_wait_in(const struct filter *f, const struct event_meta *m)
 
 		if ((int)PGOFF_PG_CLASS(m->pg_wait_event_info) != w->pg_class)
 			continue;
+		const char *want = w->event ? w->event :
+				   w->run_event[0] ? w->run_event : NULL;
+
 		/* case-blind: versions spell some names differently */
-		if (!w->event || (m->pg_wait_event &&
-				  strcasecmp(w->event, m->pg_wait_event) == 0))
+		if (!want || (m->pg_wait_event &&
+			      strcasecmp(want, m->pg_wait_event) == 0))
 			return true;
 	}
 	return false;

@@ -14,12 +14,17 @@
 #include <linux/types.h>
 #include "bpf/offcpu.h"
 #include "broker/classify.h"
+#include "broker/pg_shmem_names.h"
 #include "protocol/protocol.h"
 
 /* One --pg-wait entry: a class, and an event name or every event. */
 struct pg_wait_match {
 	int pg_class;				/* PG_CLASS_* */
-	const char *event;			/* static spelling; NULL: every event */
+	const char *event;			/* static spelling; NULL: every event
+						 * (or run_event) */
+	/* a name of a class whose names a server may make up at run time
+	 * (Extension, InjectionPoint, LWLock tranches), as given */
+	char run_event[PG_RUN_NAME_LEN];
 };
 
 struct filter {

@@ -31,11 +31,14 @@ void json_add_int(json_object *o, const char *key, int64_t v)
 	json_object_object_add(o, key, json_object_new_int64(v));
 }
 
-const char *pg_wait_labels(int major, uint32_t info, char *raw, size_t len,
-			   const char **type, const char **name)
+const char *pg_wait_labels(int major, uint32_t info, const char *run_name,
+			   char *raw, size_t len, const char **type,
+			   const char **name)
 {
 	*type = pg_wait_event_type(major, info);
-	*name = pg_wait_event_name(major, info);
+	/* a run-time name is never a built-in event's (pg_shmem_names.c):
+	 * it replaces a raw id or "extension" */
+	*name = run_name ? run_name : pg_wait_event_name(major, info);
 	if (!info) {
 		*type = *name = NULL;
 		return NULL;
@@ -63,12 +66,14 @@ void json_add_query_id(json_object *o, uint64_t id)
 	json_add_str(o, "query_id", pgoff_format_query_id(id, buf, sizeof(buf)));
 }
 
-const char *json_add_pg_wait(json_object *o, int major, uint32_t info)
+const char *json_add_pg_wait(json_object *o, int major, uint32_t info,
+			     const char *run_name)
 {
 	const char *type, *name, *known;
 	char raw[PG_WAIT_RAW_LEN];
 
-	known = pg_wait_labels(major, info, raw, sizeof(raw), &type, &name);
+	known = pg_wait_labels(major, info, run_name, raw, sizeof(raw), &type,
+			       &name);
 	json_add_int(o, "wait_event_info", info);
 	json_add_str(o, "wait_event_type", type);
 	json_add_str(o, "wait_event", name);

@@ -19,10 +19,12 @@ void json_add_text(json_object *o, const char *key, const char *v,
 		   size_t max);
 /*
  * wait_event_info, wait_event_type and wait_event (as pg_stat_activity
- * names them for that major version; null for 0) into o. Returns the
- * known event name, or NULL.
+ * names them for that major version; null for 0) into o. run_name: the
+ * name the cluster's server made for it at run time (pg_names.h), or
+ * NULL. Returns the known event name, or NULL.
  */
-const char *json_add_pg_wait(json_object *o, int major, uint32_t info);
+const char *json_add_pg_wait(json_object *o, int major, uint32_t info,
+			     const char *run_name);
 /* "query_id": id as PostgreSQL shows it, a string (pgoff_format_query_id) */
 void json_add_query_id(json_object *o, uint64_t id);
 /*
@@ -31,7 +33,8 @@ void json_add_query_id(json_object *o, uint64_t id);
  * Returns the known event name, or NULL.
  */
 #define PG_WAIT_RAW_LEN	48
-const char *pg_wait_labels(int major, uint32_t info, char *raw, size_t len,
-			   const char **type, const char **name);
+const char *pg_wait_labels(int major, uint32_t info, const char *run_name,
+			   char *raw, size_t len, const char **type,
+			   const char **name);
 
 #endif

@@ -177,6 +177,76 @@ static void add_names_source(json_object *o, const struct pg_cluster *c)
 				       json_object_new_string(why));
 }
 
+/* The wait events a cluster's server named at run time that ps lists
+ * ("Extension:DblinkGetResult"); the rest are only counted. */
+#define PS_RUN_NAMES 64
+
+/* Why a cluster has no run-time names; NULL when it has them read. */
+static const char *run_names_missing(const struct pg_cluster *c)
+{
+	if (c->names.status)
+		return c->names.why;
+	return c->names.read ? NULL : "not read yet";
+}
+
+/* A cluster's run-time names into o: how many, and (list) which. */
+static void add_run_names(json_object *o, const struct pg_cluster *c, bool list)
+{
+	const char *why = run_names_missing(c);
+	json_object *arr;
+
+	json_object_object_add(o, "run_time_names",
+			       json_object_new_int64(c->names.n));
+	if (why)
+		json_add_text(o, "run_time_names_missing", why,
+			      sizeof(c->names.why));
+	if (c->names.truncated)
+		json_object_object_add(o, "run_time_names_truncated",
+				       json_object_new_boolean(true));
+	if (!list)
+		return;
+	arr = json_object_new_array();
+	for (uint32_t i = 0; i < c->names.n && i < PS_RUN_NAMES; i++) {
+		const struct pg_run_name *n = &c->names.v[i];
+		const char *type = pg_wait_event_type(c->info.major,
+						      n->wait_event_info);
+		char buf[PG_RUN_NAME_LEN + 32];
+
+		snprintf(buf, sizeof(buf), "%s:%s", type ? type : "?", n->name);
+		json_object_array_add(arr, json_object_new_string(buf));
+	}
+	json_object_object_add(o, "run_time_wait_events", arr);
+}
+
+/* Each cluster's run-time names, for status: how many, or why none. */
+static json_object *run_names_status(const struct broker *b, bool *truncated)
+{
+	json_object *arr = json_object_new_array();
+	size_t n, used = 0;
+	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
+
+	*truncated = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_cluster *c = pg_registry_cluster(b->registry,
+								 p[i].cluster);
+		json_object *o;
+
+		if (!c || c->info.postmaster_pid != p[i].pid)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "id", json_object_new_int64(c->id));
+		add_run_names(o, c, false);
+		used += strlen(pgoff_json_line(o, NULL)) + 1;
+		if (used > PGOFF_MAX_LINE / 8) {
+			json_object_put(o);
+			*truncated = true;
+			break;
+		}
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 /* Clusters whose wait events cannot be named, for status. */
 static json_object *unnamed_clusters(const struct broker *b)
 {
@@ -232,6 +302,15 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "clusters", json_object_new_int64(
 		(int64_t)pg_registry_cluster_count(b->registry)));
 	json_object_object_add(r, "clusters_unnamed", unnamed_clusters(b));
+	{
+		bool truncated;
+
+		json_object_object_add(r, "run_time_names",
+				       run_names_status(b, &truncated));
+		if (truncated)
+			json_object_object_add(r, "run_time_names_truncated",
+					       json_object_new_boolean(true));
+	}
 	json_object_object_add(r, "usdt_binaries", usdt_status(b->usdt));
 	json_object_object_add(r, "usdt_binaries_skipped", json_object_new_int64(
 				       usdt_skipped(b->usdt)));
@@ -298,9 +377,15 @@ static json_object *untraced_json(struct broker *b, size_t *used,
 
 #define PS_BUDGET (PGOFF_MAX_LINE / 2)
 
+static void probe_next(struct broker *b);
+
 static void ps_hook(void *ctx, json_object *r)
 {
 	struct broker *b = ctx;
+
+	/* what its servers named since the last read, for the next ps */
+	pg_registry_names_wanted_all(b->registry);
+	probe_next(b);
 	json_object *clusters = json_object_new_array();
 	json_object *procs = json_object_new_array();
 	size_t n, used = 0, shown = 0, cluster_bytes = 0, untraced_total;
@@ -317,6 +402,7 @@ static void ps_hook(void *ctx, json_object *r)
 			json_object_object_add(o, "postmaster_pid",
 					       json_object_new_int64(c->info.postmaster_pid));
 			add_names_source(o, c);
+			add_run_names(o, c, true);
 			cluster_bytes += strlen(pgoff_json_line(o, NULL)) + 1;
 			if (cluster_bytes > CLUSTERS_BUDGET)
 				json_object_put(o);
@@ -530,16 +616,33 @@ static void on_record(void *ctx, void *data, size_t size)
 	publish(b, data, size);
 }
 
-/* The prober takes one question at a time; the registry says which. */
-static void probe_next(struct broker *b)
+/*
+ * The prober takes one question at a time; the registry says which:
+ * first a process that may be a new cluster, then a cluster whose
+ * run-time names are due.
+ */
+static bool ask_probe(struct broker *b, int64_t now)
 {
 	uint32_t pid;
 
 	if (prober_busy(b->prober) ||
-	    !pg_registry_next_probe(b->registry, monotonic_ms(), &pid))
-		return;
+	    !pg_registry_next_probe(b->registry, now, &pid))
+		return false;
 	if (prober_ask(b->prober, pid))
 		log_warn("cannot ask the prober about process %u", pid);
+	return true;
+}
+
+static void probe_next(struct broker *b)
+{
+	int64_t now = monotonic_ms();
+	uint32_t pid, cluster;
+
+	if (prober_busy(b->prober) || ask_probe(b, now))
+		return;
+	if (pg_registry_next_names(b->registry, now, &cluster, &pid) &&
+	    prober_ask_names(b->prober, cluster, pid))
+		log_warn("cannot ask the prober for cluster %u's names", cluster);
 }
 
 /* An answer: a new cluster is learnt with its processes at once. */
@@ -566,8 +669,11 @@ static void probed(struct broker *b, const struct prober_answer *a)
 static void on_prober(void *ctx, uint32_t events)
 {
 	static struct prober_answer a;
+	static struct prober_names na;
 	struct broker *b = ctx;
-	int err = prober_answer(b->prober, &a);
+	bool names = prober_asked(b->prober) == PROBER_NAMES;
+	int err = names ? prober_names_answer(b->prober, &na) :
+			  prober_answer(b->prober, &a);
 
 	(void)events;
 	if (err == -EAGAIN)
@@ -575,7 +681,11 @@ static void on_prober(void *ctx, uint32_t events)
 	if (err)
 		log_fatal(0, "the prober is gone: new clusters cannot be "
 			  "found; exiting so that the service restarts");
-	probed(b, &a);
+	if (names)
+		pg_registry_names_answer(b->registry, na.cluster, na.pid,
+					 &na.names);
+	else
+		probed(b, &a);
 	probe_next(b);
 }
 
@@ -588,7 +698,7 @@ static void probe_at_start(struct broker *b)
 	for (;;) {
 		int64_t left = until - monotonic_ms();
 
-		probe_next(b);
+		ask_probe(b, monotonic_ms());	/* names once serving */
 		if (!prober_busy(b->prober) || left <= 0)
 			break;
 		if (prober_wait(b->prober, (int)left, &a) == 0)
@@ -686,6 +796,11 @@ static int learn_thread(void *ctx, uint32_t pid, const struct pgoff_start *s)
 	(void)pid;
 	if (s->tgid)
 		pg_registry_learn(b->registry, s->tgid, s->cluster);
+	/* a wait going on under a name its server may have made since the
+	 * last read: read again before the wait ends and is told */
+	if (s->start_ns && (s->flags & PGOFF_F_PG_WAIT) && s->pg_wait_event_info)
+		pg_registry_name_unknown(b->registry, s->cluster,
+					 s->pg_wait_event_info);
 	return 0;
 }
 

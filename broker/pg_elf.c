@@ -147,6 +147,8 @@ int pg_elf_read_fd(int fd, struct pg_elf_info *info)
 	find_dynsym(elf, "my_wait_event_info", &info->wait_event_sym);
 	find_dynsym(elf, "debug_query_string", &info->query_sym);
 	find_dynsym(elf, "MyBEEntry", &info->status_sym);
+	find_dynsym(elf, "NamedLWLockTrancheArray", &info->tranches_sym);
+	find_dynsym(elf, "NamedLWLockTrancheRequests", &info->ntranches_sym);
 	find_version(fd, st.st_size, info);
 	err = 0;
 cleanup:

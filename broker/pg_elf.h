@@ -2,7 +2,8 @@
 /*
  * pg_elf.h - what pgoffd reads from a postgres executable with libelf:
  * exported symbols (PostgreSQL 14+ exports my_wait_event_info,
- * debug_query_string and MyBEEntry in .dynsym), the first loadable segment, and the server version string.
+ * debug_query_string, MyBEEntry and the named LWLock tranches in
+ * .dynsym), the first loadable segment, and the server version string.
  */
 #ifndef PGOFF_PG_ELF_H
 #define PGOFF_PG_ELF_H
@@ -14,6 +15,9 @@ struct pg_elf_info {
 	uint64_t wait_event_sym;	/* st_value of my_wait_event_info, 0 = absent */
 	uint64_t query_sym;		/* st_value of debug_query_string, 0 = absent */
 	uint64_t status_sym;		/* st_value of MyBEEntry (14+), 0 = absent */
+	/* NamedLWLockTrancheArray and NamedLWLockTrancheRequests: where the
+	 * postmaster keeps the named LWLock tranches (pg_shmem_names.h) */
+	uint64_t tranches_sym, ntranches_sym;
 	uint64_t first_load_vaddr;	/* p_vaddr of the first PT_LOAD, page-aligned */
 	int major;			/* 15, or 0 if unknown */
 	char version[32];		/* "15.18", or "" */

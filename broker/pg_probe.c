@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* pg_probe.c - the privileged reads of a would-be postmaster; see pg_probe.h. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -274,6 +275,10 @@ static int read_binary(const char *proc_root, int exe_fd, const char *exe,
 		c->wait_event_ptr = bias + elf.wait_event_sym;
 	if (c->wait_event_ptr && elf.query_sym)
 		c->query_ptr = bias + elf.query_sym;
+	if (c->wait_event_ptr && elf.tranches_sym && elf.ntranches_sym) {
+		c->tranches_ptr = bias + elf.tranches_sym;
+		c->ntranches_ptr = bias + elf.ntranches_sym;
+	}
 	if (!elf.status_sym)
 		snprintf(c->status_missing, sizeof(c->status_missing),
 			 "binary exports no MyBEEntry (PostgreSQL < 14)");
@@ -349,6 +354,136 @@ out:
 		close(cwd);
 	close(exe_fd);
 	c->status = err;
+	return err;
+}
+
+static int names_fail(struct pg_run_names *out, int err, const char *why,
+		      int why_err)
+{
+	snprintf(out->why, sizeof(out->why), "%s%s%s", why,
+		 why_err ? ": " : "", why_err ? strerror(why_err) : "");
+	out->status = err;
+	return err;
+}
+
+/* Whether pid is still the postmaster c, started at start. */
+static int still_postmaster(const char *proc_root,
+			    const struct pg_cluster_info *c, uint64_t start,
+			    struct pg_run_names *out)
+{
+	struct procfs_stat ps;
+	uint32_t uids[4];
+	struct stat st;
+	char path[96];
+
+	if (procfs_stat(proc_root, c->postmaster_pid, &ps) || ps.start != start)
+		return names_fail(out, -ESRCH, "the postmaster is gone", 0);
+	if (procfs_uids(proc_root, c->postmaster_pid, uids) ||
+	    uids[0] != c->uid || uids[1] != c->uid || uids[2] != c->uid ||
+	    uids[3] != c->uid)
+		return names_fail(out, -EPERM, "the postmaster's uids changed",
+				  0);
+	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, c->postmaster_pid);
+	if (stat(path, &st) || st.st_dev != c->exe_dev ||
+	    st.st_ino != c->exe_ino)
+		return names_fail(out, -ESRCH, "the postmaster runs another "
+				  "executable now", 0);
+	return 0;
+}
+
+/*
+ * Where PostgreSQL's main segment can be: shared anonymous memory
+ * (shared_memory_type = mmap: "/dev/zero (deleted)", or
+ * "/anon_hugepage (deleted)" with huge pages) or a SysV segment
+ * ("/SYSV0052e2c1 (deleted)"), as the kernel names them in any
+ * namespace. Not a file of the cluster owner's, which could be one that
+ * a FUSE server of theirs makes every read of hang.
+ */
+static bool segment_like(const char *name)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(name), dl = sizeof(deleted) - 1;
+
+	if (len <= dl || strcmp(name + len - dl, deleted) != 0)
+		return false;
+	len -= dl;
+	if ((len == 9 && strncmp(name, "/dev/zero", 9) == 0) ||
+	    (len == 14 && strncmp(name, "/anon_hugepage", 14) == 0))
+		return true;
+	if (len != 13 || strncmp(name, "/SYSV", 5) != 0)
+		return false;
+	for (size_t i = 5; i < 13; i++)
+		if (!isxdigit((unsigned char)name[i]))
+			return false;
+	return true;
+}
+
+/* The main segment: the first such shared mapping (rw-s) with its header. */
+#define NAMES_MAX_CANDIDATES 16
+static int find_segment(const char *proc_root, uint32_t pid,
+			struct pg_shm_view *v, struct pg_run_names *out)
+{
+	char path[96], line[PATH_MAX + 128];
+	int tried = 0, err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return names_fail(out, -errno, "cannot read its maps", errno);
+	while (err && tried < NAMES_MAX_CANDIDATES &&
+	       maps_line(f, line, sizeof(line))) {
+		unsigned long long lo, hi;
+		char perms[8];
+		int name_at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms,
+			   &name_at) != 3 || !name_at ||
+		    strcmp(perms, "rw-s") != 0 || !segment_like(line + name_at))
+			continue;
+		tried++;
+		v->seg_lo = lo;
+		v->seg_hi = hi;
+		err = pg_shmem_segment_check(v);
+	}
+	fclose(f);
+	if (err)
+		return names_fail(out, -ENOENT, "no shared mapping of the "
+				  "postmaster starts with PostgreSQL's segment "
+				  "header", 0);
+	return 0;
+}
+
+int pg_probe_names(const char *proc_root, const struct pg_cluster_info *c,
+		   uint64_t start, int first_tranche, struct pg_run_names *out)
+{
+	struct pg_shm_view v = { .fd = -1, .tranches_var = c->tranches_ptr,
+				 .ntranches_var = c->ntranches_ptr };
+	char path[96];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!pg_shmem_names_major(c->major))
+		return pg_shmem_names_read(&v, c->major, first_tranche, out);
+	err = still_postmaster(proc_root, c, start, out);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s/%u/mem", proc_root, c->postmaster_pid);
+	v.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (v.fd < 0)
+		return names_fail(out, -errno, "cannot open its memory (the "
+				  "prober needs CAP_SYS_PTRACE; Yama's "
+				  "ptrace_scope 3 and SELinux's process ptrace "
+				  "refuse it)", errno);
+	/* the memory opened is the task checked: a pid reused in between
+	 * would have started later */
+	err = still_postmaster(proc_root, c, start, out);
+	if (!err)
+		err = find_segment(proc_root, c->postmaster_pid, &v, out);
+	if (!err)
+		err = pg_shmem_names_read(&v, c->major, first_tranche, out);
+	close(v.fd);
 	return err;
 }
 

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "broker/pg_shmem_names.h"
 #include "broker/pg_trust.h"
 
 /*
@@ -53,6 +54,8 @@ struct pg_cluster_info {
 	uint64_t query_ptr;		/* run-time address of debug_query_string */
 	uint64_t status_ptr;		/* run-time address of MyBEEntry; 0: not
 					 * read (status_missing says why) */
+	uint64_t tranches_ptr;		/* NamedLWLockTrancheArray, 14-18 */
+	uint64_t ntranches_ptr;		/* NamedLWLockTrancheRequests; 0: none */
 	char data_dir[256];
 	char version[32];
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable */
@@ -77,6 +80,18 @@ struct pg_cluster_info {
 int pg_probe_cluster(const char *proc_root, uint32_t pid,
 		     const struct pg_trust *trust,
 		     struct pg_cluster_info *out);
+
+/*
+ * The names c's server made up at run time (pg_shmem_names.h), read from
+ * its shared memory through /proc/PID/mem (read only: needs the
+ * prober's CAP_SYS_PTRACE), but only while the postmaster is still the
+ * one probed: c's pid, started at start (/proc/PID/stat), its four uids
+ * c's, its executable c's file. The segment is the first shared mapping
+ * of the postmaster that starts with PostgreSQL's header. first_tranche:
+ * the major's LWTRANCHE_FIRST_USER_DEFINED. Returns out->status.
+ */
+int pg_probe_names(const char *proc_root, const struct pg_cluster_info *c,
+		   uint64_t start, int first_tranche, struct pg_run_names *out);
 
 /* Called for each process of a cluster (see pg_probe_descendants). */
 typedef int (*pg_probe_proc_fn)(void *ctx, uint32_t pid);

@@ -61,6 +61,7 @@ struct pg_registry {
 	uint32_t asked;			/* the pid the prober is asked about */
 	uint64_t asked_start;		/* and its start time */
 	uint32_t asked_uid;		/* and its user, as /proc said */
+	size_t next_names;		/* clusters are read in turn */
 };
 
 /* One process named postgres seen in a scan. */
@@ -95,6 +96,8 @@ void pg_registry_free(struct pg_registry *r)
 		return;
 	log_limit_flush(&r->log_limit, INT64_MAX);	/* what was held back */
 	free(r->procs);
+	for (size_t i = 0; r->clusters && i < r->nclusters; i++)
+		pg_names_free(&r->clusters[i].names);
 	free(r->clusters);
 	free(r->refusals);
 	free(r->candidates);
@@ -114,31 +117,19 @@ void pg_registry_set_limit(struct pg_registry *r, uint32_t max_clusters_per_uid)
 static int read_stat(const struct pg_registry *r, uint32_t pid, uint32_t *ppid,
 		     uint64_t *start)
 {
-	char path[96], buf[512], *open_paren, *close_paren;
-	unsigned long long st;
-	unsigned int v;
-	char state;
+	struct procfs_stat st;
+	int err = procfs_stat(r->proc_root, pid, &st);
 
-	snprintf(path, sizeof(path), "%s/%u/stat", r->proc_root, pid);
-	if (procfs_read(path, buf, sizeof(buf)) <= 0)
-		return -ENOENT;
-	/* comm may hold spaces and parentheses: it ends at the last ')' */
-	open_paren = strchr(buf, '(');
-	close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren ||
-	    sscanf(close_paren + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u "
-		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &state, &v,
-		   &st) != 3)
-		return -EINVAL;
+	if (err)
+		return err;
 	/* a zombie (or dead) is no postmaster: asking would find it gone,
 	 * keep no row, and ask again at every scan */
-	if (state == 'Z' || state == 'X')
+	if (st.state == 'Z' || st.state == 'X')
 		return -ENOENT;
-	*close_paren = '\0';
-	if (strcmp(open_paren + 1, "postgres") != 0)
+	if (strcmp(st.comm, "postgres") != 0)
 		return -ENOENT;
-	*ppid = v;
-	*start = st;
+	*ppid = st.ppid;
+	*start = st.start;
 	return 0;
 }
 
@@ -489,10 +480,12 @@ static void sweep(struct pg_registry *r, const struct seen *s, size_t n)
 		const struct seen *pm = seen_find(s, n, c->info.postmaster_pid);
 
 		if (find_proc(r, c->info.postmaster_pid, NULL) &&
-		    (!pm || pm->start == c->start))
+		    (!pm || pm->start == c->start)) {
 			r->clusters[j++] = *c;
-		else
+		} else {
 			log_info("cluster %u (%s) is gone", c->id, c->info.data_dir);
+			pg_names_free(&c->names);
+		}
 	}
 	r->nclusters = j;
 }
@@ -678,9 +671,18 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	if (f)	/* it was starting: no longer a refusal */
 		drop_refusal(r, f);
 	c = &r->clusters[r->nclusters++];
+	memset(c, 0, sizeof(*c));
 	c->id = info->id;
 	c->start = start;
 	c->info = *info;
+	if (pg_shmem_names_major(info->major)) {
+		c->names.wanted = true;
+	} else {
+		c->names.status = -ENOTSUP;
+		snprintf(c->names.why, sizeof(c->names.why), "PostgreSQL %s "
+			 "keeps no names pgoff reads in shared memory",
+			 info->version[0] ? info->version : "?");
+	}
 	log_info("cluster %u: postmaster %u (uid %u), %s, port %d, PostgreSQL "
 		 "%s, %u processes traced%s%s%s%s", c->id, info->postmaster_pid,
 		 info->uid, info->data_dir[0] ? info->data_dir : "?", info->port,
@@ -691,6 +693,82 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	for (size_t i = 0; i < npids; i++)
 		pg_registry_learn(r, pids[i], c->id);
 	return c;
+}
+
+static struct pg_cluster *cluster_of(struct pg_registry *r, uint32_t id)
+{
+	return (struct pg_cluster *)pg_registry_cluster(r, id);
+}
+
+void pg_registry_names_wanted(struct pg_registry *r, uint32_t cluster)
+{
+	struct pg_cluster *c = cluster_of(r, cluster);
+
+	if (c && pg_shmem_names_major(c->info.major))
+		c->names.wanted = true;
+}
+
+void pg_registry_name_unknown(struct pg_registry *r, uint32_t cluster,
+			      uint32_t info)
+{
+	struct pg_cluster *c = cluster_of(r, cluster);
+
+	if (c && !c->names.wanted && pg_names_may_appear(c->info.major, info) &&
+	    pg_shmem_names_major(c->info.major) && !pg_names_find(&c->names, info))
+		c->names.wanted = true;
+}
+
+void pg_registry_names_wanted_all(struct pg_registry *r)
+{
+	for (size_t i = 0; i < r->nclusters; i++)
+		pg_registry_names_wanted(r, r->clusters[i].id);
+}
+
+bool pg_registry_next_names(struct pg_registry *r, int64_t now_ms,
+			    uint32_t *cluster, uint32_t *pid)
+{
+	for (size_t k = 0; k < r->nclusters; k++) {
+		size_t i = (r->next_names + k) % r->nclusters;
+		struct pg_cluster *c = &r->clusters[i];
+
+		int64_t wait = c->names.backoff_ms ? c->names.backoff_ms :
+						     PG_NAMES_REFRESH_MS;
+
+		if (!c->names.wanted || (c->names.asked_ms &&
+		    now_ms - c->names.asked_ms < wait))
+			continue;
+		c->names.wanted = false;
+		c->names.asked_ms = now_ms;
+		r->next_names = i + 1;
+		*cluster = c->id;
+		*pid = c->info.postmaster_pid;
+		return true;
+	}
+	return false;
+}
+
+void pg_registry_names_answer(struct pg_registry *r, uint32_t cluster,
+			      uint32_t pid, const struct pg_run_names *names)
+{
+	struct pg_cluster *c = cluster_of(r, cluster);
+	char why[sizeof(c->names.why)];
+	uint32_t before;
+
+	if (!c || c->info.postmaster_pid != pid)
+		return;
+	before = c->names.n;
+	memcpy(why, c->names.why, sizeof(why));
+	if (pg_names_take(&c->names, names)) {
+		log_warnx("cluster %u: no memory for its run-time names", c->id);
+		return;
+	}
+	/* told once, not at every read */
+	if (c->names.status && strcmp(why, c->names.why) != 0)
+		log_info("cluster %u: its run-time wait event names cannot be "
+			 "read: %s", c->id, c->names.why);
+	else if (!c->names.status && c->names.n != before)
+		log_info("cluster %u: %u run-time wait event names%s", c->id,
+			 c->names.n, c->names.truncated ? " (more not kept)" : "");
 }
 
 void pg_registry_title(struct pg_registry *r, uint32_t pid, uint32_t cluster,

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "bpf/offcpu.h"
+#include "broker/pg_names.h"
 #include "broker/pg_probe.h"
 #include "broker/pg_title.h"
 
@@ -29,6 +30,7 @@ struct pg_cluster {
 	uint32_t id;			/* the prober's; never reused while pgoffd runs */
 	uint64_t start;			/* the postmaster's start time (/proc/PID/stat) */
 	struct pg_cluster_info info;	/* what the prober found */
+	struct pg_names names;		/* what its server named at run time */
 };
 
 struct pg_proc {
@@ -80,6 +82,26 @@ const struct pg_proc *pg_registry_learn(struct pg_registry *r, uint32_t pid,
 /* A forked process's title, as the kernel read it from its memory. */
 void pg_registry_title(struct pg_registry *r, uint32_t pid, uint32_t cluster,
 		       const char *title);
+
+/*
+ * Run-time names (pg_names.h). A cluster found is read at once; a name
+ * that may have appeared since (pg_names_may_appear) asks for a read
+ * again, as does ps (names_wanted: all clusters). next_names: the next
+ * cluster to read, none more than once in PG_NAMES_REFRESH_MS (or its
+ * back-off after failed reads), in turn;
+ * false: none is due. names_answer: what the prober read (ignored if
+ * the cluster is gone or its postmaster is another).
+ */
+void pg_registry_names_wanted(struct pg_registry *r, uint32_t cluster);
+/* info was seen in cluster without a run-time name: a read is due if its
+ * server may have named it since (pg_names_may_appear). */
+void pg_registry_name_unknown(struct pg_registry *r, uint32_t cluster,
+			      uint32_t info);
+void pg_registry_names_wanted_all(struct pg_registry *r);
+bool pg_registry_next_names(struct pg_registry *r, int64_t now_ms,
+			    uint32_t *cluster, uint32_t *pid);
+void pg_registry_names_answer(struct pg_registry *r, uint32_t cluster,
+			      uint32_t pid, const struct pg_run_names *names);
 
 /* A traced process, its title read if not yet; NULL if not known. */
 const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid);

@@ -80,6 +80,14 @@ event_of(const struct pg_wait_class_def *c, uint32_t info)
 	}
 }
 
+int pg_wait_first_user_tranche(int pg_major)
+{
+	const struct pg_wait_class_def *c = class_def(major_def(pg_major),
+						      PG_CLASS_LWLOCK);
+
+	return c && c->kind == PG_WAIT_KIND_TRANCHE ? c->first_user_defined : -1;
+}
+
 int pg_wait_names_known_major(int pg_major)
 {
 	return major_def(pg_major) != NULL;

@@ -42,6 +42,9 @@ const char *pg_wait_event_name(int pg_major, uint32_t wait_event_info);
  * first release; the newest read release + 1: in the branch, not released
  * yet when the table was made), or -1 when the event is not in the table. */
 int pg_wait_event_since_minor(int pg_major, uint32_t wait_event_info);
+/* LWTRANCHE_FIRST_USER_DEFINED of that major: the first LWLock tranche
+ * id an extension gets; -1 for an unknown major. */
+int pg_wait_first_user_tranche(int pg_major);
 /* 1 if tables exist for this major version (13..19), else 0. */
 int pg_wait_names_known_major(int pg_major);
 /* Where that major's tables come from, for status output:

@@ -19,6 +19,7 @@
 #include "bpf/offcpu.h"
 #include "broker/pg_probe.h"
 #include "broker/pg_status_layout.h"
+#include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
 #include "broker/procfs.h"
@@ -29,22 +30,41 @@
 #define WORKER_MAX_MEMORY (1ul << 30)
 
 enum prober_op { OP_PROBE = 1, OP_MAPS = 2, OP_USDT_KNOWN = 3,
-		 OP_USDT = 4 };
+		 OP_USDT = 4, OP_NAMES = 5 };
 
 struct prober_msg {
 	uint32_t op;
 	uint32_t pid;
 	uint64_t dev, ino;		/* OP_USDT_KNOWN: a binary seen */
+	uint32_t cluster;		/* OP_NAMES: the prober's cluster id */
+	uint32_t pad;
 };
 
 struct prober {
 	int fd;
 	pid_t pid;
 	bool busy;			/* a question is out */
+	enum prober_question asked_what;
 	uint32_t asked;			/* its pid */
+	uint32_t asked_cluster;		/* PROBER_NAMES: the cluster */
 };
 
 /* ---- the prober process ---- */
+
+/*
+ * A cluster the prober traced, as its worker found it: what a worker
+ * that reads its shared memory must find again before it reads (the
+ * same postmaster) and where the named tranches are. Only these are
+ * read: pgoffd names a cluster, never a process.
+ */
+#define PROBER_MAX_KNOWN 1024
+struct known_cluster {
+	uint32_t id, pid, uid;
+	int32_t major;
+	uint64_t start;			/* /proc/PID/stat */
+	uint64_t exe_dev, exe_ino;
+	uint64_t tranches_ptr, ntranches_ptr;
+};
 
 struct serve_state {
 	const struct prober_opts *o;
@@ -59,6 +79,8 @@ struct serve_state {
 	uint64_t usdt_dev[USDT_MAX_BINARIES], usdt_ino[USDT_MAX_BINARIES];
 	int usdt_link[USDT_MAX_BINARIES];	/* -1: refused, or pgoffd's */
 	struct usdt_refusals refused;	/* binaries refused since start */
+	struct known_cluster known[PROBER_MAX_KNOWN];
+	size_t nknown, next_known;	/* slots used; the next one to reuse */
 };
 
 /* A user's slot in the quota array: theirs, a free one, or -ENOSPC. */
@@ -233,11 +255,12 @@ static void note_binary(const struct serve_state *st, uint32_t pid,
 		r->path[len] = '\0';
 }
 
-/* The answer, with the link's fd (if any) riding on its first byte. */
-static int send_answer(int out, const struct prober_answer *a, int link_fd)
+/* An answer of len bytes, with the link's fd (if any) riding on its
+ * first byte. */
+static int send_answer(int out, const void *a, size_t len, int link_fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { (void *)a, sizeof(*a) };
+	struct iovec iov = { (void *)a, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t sent = 0;
 
@@ -253,26 +276,24 @@ static int send_answer(int out, const struct prober_answer *a, int link_fd)
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &link_fd, sizeof(int));
 	}
-	while (sent < sizeof(*a)) {
+	while (sent < len) {
 		ssize_t n = sendmsg(out, &mh, MSG_NOSIGNAL);
 
 		if (n <= 0)
 			return -1;
 		sent += (size_t)n;
 		iov.iov_base = (char *)a + sent;
-		iov.iov_len = sizeof(*a) - sent;
+		iov.iov_len = len - sent;
 		mh.msg_control = NULL;
 		mh.msg_controllen = 0;
 	}
 	return 0;
 }
 
-static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
-		   int slot, int out)
+/* What a worker that reads a hostile process may no longer do. */
+static void worker_confine(struct serve_state *st)
 {
 	struct rlimit mem = { WORKER_MAX_MEMORY, WORKER_MAX_MEMORY };
-	static struct prober_answer a;
-	struct pg_cluster_info *c = &a.info;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* what reads a hostile process never holds the uprobe program,
@@ -285,6 +306,15 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 #else
 	(void)mem;
 #endif
+}
+
+static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
+		   int slot, int out)
+{
+	static struct prober_answer a;
+	struct pg_cluster_info *c = &a.info;
+
+	worker_confine(st);
 	if (pg_probe_cluster(st->o->proc_root, pid, &st->o->trust, c) == 0) {
 		c->id = id;
 		if (st->targets_fd < 0) {
@@ -300,7 +330,7 @@ static void worker(struct serve_state *st, uint32_t pid, uint32_t id,
 		}
 		note_binary(st, pid, &a);
 	}
-	if (send_answer(out, &a, -1))
+	if (send_answer(out, &a, sizeof(a), -1))
 		_exit(1);
 	_exit(0);
 }
@@ -325,7 +355,7 @@ static void link_worker(struct serve_state *st, uint32_t pid,
 		       r->why, sizeof(r->why));
 	r->probed = fd >= 0;
 	r->err = fd < 0 ? fd : 0;
-	if (send_answer(out, a, fd))
+	if (send_answer(out, a, sizeof(*a), fd))
 		_exit(1);
 	_exit(0);
 }
@@ -357,9 +387,9 @@ static ssize_t recv_with_fd(int sock, void *buf, size_t len, int *fd)
 	return n;
 }
 
-/* The whole answer from the worker, by the deadline; *link_fd the
- * descriptor that came with it, or -1. */
-static int read_answer(int fd, struct prober_answer *a, int *link_fd)
+/* The whole answer (len bytes) from the worker, by the deadline;
+ * *link_fd the descriptor that came with it, or -1. */
+static int read_answer(int fd, void *a, size_t len, int *link_fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct timespec until, now;
@@ -367,7 +397,7 @@ static int read_answer(int fd, struct prober_answer *a, int *link_fd)
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += PROBER_DEADLINE_MS / 1000;
-	while (got < sizeof(*a)) {
+	while (got < len) {
 		long left;
 		ssize_t n;
 
@@ -376,8 +406,7 @@ static int read_answer(int fd, struct prober_answer *a, int *link_fd)
 		       (until.tv_nsec - now.tv_nsec) / 1000000;
 		if (left <= 0 || poll(&pfd, 1, (int)left) != 1)
 			return -ETIMEDOUT;
-		n = recv_with_fd(fd, (char *)a + got, sizeof(*a) - got,
-				 link_fd);
+		n = recv_with_fd(fd, (char *)a + got, len - got, link_fd);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -387,15 +416,26 @@ static int read_answer(int fd, struct prober_answer *a, int *link_fd)
 	return 0;
 }
 
+/* What a worker is asked: it answers on out and exits. */
+enum worker_kind { W_PROBE, W_LINK, W_NAMES };
+struct worker_job {
+	enum worker_kind kind;
+	uint32_t pid, id;
+	int slot;
+	const struct known_cluster *k;	/* W_NAMES */
+};
+
+static void names_worker(struct serve_state *st, const struct known_cluster *k,
+			 int out);
+
 /*
- * One worker's answer into a by the deadline (killed if it has not
- * answered), with the descriptor it sent in *link_fd (or -1): the
- * cluster's facts, or (link) a link to its binary's wait probes.
- * Returns 0, -ETIMEDOUT (no whole answer), or -errno.
+ * One worker's answer (len bytes) into a by the deadline (killed if it
+ * has not answered), with the descriptor it sent in *link_fd (or -1):
+ * the cluster's facts, a link to its binary's wait probes, or its
+ * run-time names. Returns 0, -ETIMEDOUT (no whole answer), or -errno.
  */
-static int ask_worker(struct serve_state *st, uint32_t pid, uint32_t id,
-		      int slot, bool link, struct prober_answer *a,
-		      int *link_fd)
+static int run_worker(struct serve_state *st, const struct worker_job *j,
+		      void *a, size_t len, int *link_fd)
 {
 	int p[2], err;
 	pid_t w;
@@ -406,9 +446,11 @@ static int ask_worker(struct serve_state *st, uint32_t pid, uint32_t id,
 	w = fork();
 	if (w == 0) {
 		close(p[0]);
-		if (link)
-			link_worker(st, pid, a, p[1]);
-		worker(st, pid, id, slot, p[1]);
+		if (j->kind == W_LINK)
+			link_worker(st, j->pid, a, p[1]);
+		if (j->kind == W_NAMES)
+			names_worker(st, j->k, p[1]);
+		worker(st, j->pid, j->id, j->slot, p[1]);
 	}
 	close(p[1]);
 	if (w < 0) {
@@ -416,7 +458,7 @@ static int ask_worker(struct serve_state *st, uint32_t pid, uint32_t id,
 		close(p[0]);
 		return err;
 	}
-	err = read_answer(p[0], a, link_fd) ? -ETIMEDOUT : 0;
+	err = read_answer(p[0], a, len, link_fd) ? -ETIMEDOUT : 0;
 	if (err)
 		kill(w, SIGKILL);
 	close(p[0]);
@@ -452,7 +494,9 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	}
 	l = *a;
 	l.usdt.err = 0;
-	if (ask_worker(st, pid, 0, -1, true, &l, &link_fd)) {
+	if (run_worker(st, &(struct worker_job){ .kind = W_LINK, .pid = pid,
+						  .slot = -1 },
+		       &l, sizeof(l), &link_fd)) {
 		snprintf(r->why, sizeof(r->why), "no answer within %d ms",
 			 PROBER_DEADLINE_MS);
 	} else {
@@ -482,6 +526,36 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	st->usdt_link[st->usdt_n++] = link_fd;
 }
 
+/*
+ * A cluster traced: kept for its run-time names (the oldest goes when
+ * the table is full; pgoffd is then told it is not known). start: the
+ * postmaster's start time before the worker looked, which must still be
+ * its start time after.
+ */
+static void remember(struct serve_state *st, const struct pg_cluster_info *c,
+		     uint32_t uid, uint64_t start)
+{
+	struct procfs_stat ps;
+	struct known_cluster *k;
+
+	if (c->status || !c->traced ||
+	    procfs_stat(st->o->proc_root, c->postmaster_pid, &ps) ||
+	    ps.start != start)
+		return;
+	if (st->nknown < PROBER_MAX_KNOWN) {
+		k = &st->known[st->nknown++];
+	} else {
+		k = &st->known[st->next_known];
+		st->next_known = (st->next_known + 1) % PROBER_MAX_KNOWN;
+	}
+	*k = (struct known_cluster){
+		.id = c->id, .pid = c->postmaster_pid, .uid = uid,
+		.major = c->major, .start = start, .exe_dev = c->exe_dev,
+		.exe_ino = c->exe_ino, .tranches_ptr = c->tranches_ptr,
+		.ntranches_ptr = c->ntranches_ptr,
+	};
+}
+
 /* One question, answered by a worker within the deadline. */
 static void probe(struct serve_state *st, uint32_t pid,
 		  struct prober_answer *a)
@@ -489,16 +563,20 @@ static void probe(struct serve_state *st, uint32_t pid,
 	struct pg_cluster_info *c = &a->info;
 	uint32_t uids[4], id = ++st->next_cluster;
 	int slot = -1, stray_fd = -1, err;
+	struct procfs_stat ps;
 
 	memset(a, 0, sizeof(*a));
 	c->postmaster_pid = pid;
-	if (procfs_uids(st->o->proc_root, pid, uids)) {
+	if (procfs_uids(st->o->proc_root, pid, uids) ||
+	    procfs_stat(st->o->proc_root, pid, &ps)) {
 		c->status = -ENOENT;
 		return;
 	}
 	if (st->quotas)
 		slot = quota_slot(st, uids[0]);
-	err = ask_worker(st, pid, id, slot, false, a, &stray_fd);
+	err = run_worker(st, &(struct worker_job){ .kind = W_PROBE, .pid = pid,
+						    .id = id, .slot = slot },
+			 a, sizeof(*a), &stray_fd);
 	if (stray_fd >= 0)	/* this worker sends none */
 		close(stray_fd);
 	if (err && err != -ETIMEDOUT) {
@@ -521,7 +599,81 @@ static void probe(struct serve_state *st, uint32_t pid,
 	c->why[sizeof(c->why) - 1] = '\0';
 	if (a->npids > PROBER_MAX_PIDS)
 		a->npids = 0;
+	c->id = id;	/* the prober's, whatever the worker said */
+	remember(st, c, uids[0], ps.start);
 	link_new_binary(st, pid, uids[0], a);
+}
+
+/*
+ * A worker that reads the run-time names of a cluster the prober traced
+ * (pg_probe_names: the same postmaster, read only through
+ * /proc/PID/mem). Confined as the workers that probe are.
+ */
+static void names_worker(struct serve_state *st, const struct known_cluster *k,
+			 int out)
+{
+	static struct prober_names a;
+	static struct pg_cluster_info c;
+
+	worker_confine(st);
+	c.postmaster_pid = k->pid;
+	c.uid = k->uid;
+	c.major = k->major;
+	c.exe_dev = k->exe_dev;
+	c.exe_ino = k->exe_ino;
+	c.tranches_ptr = k->tranches_ptr;
+	c.ntranches_ptr = k->ntranches_ptr;
+	a.cluster = k->id;
+	a.pid = k->pid;
+	pg_probe_names(st->o->proc_root, &c, k->start,
+		       pg_wait_first_user_tranche(k->major), &a.names);
+	if (send_answer(out, &a, sizeof(a), -1))
+		_exit(1);
+	_exit(0);
+}
+
+/* pgoffd asks for the names of cluster id, postmaster pid: only a
+ * cluster the prober traced is read. */
+static void names(struct serve_state *st, uint32_t id, uint32_t pid,
+		  struct prober_names *a)
+{
+	const struct known_cluster *k = NULL;
+	struct pg_run_names *n = &a->names;
+	int stray_fd = -1, err;
+
+	for (size_t i = 0; i < st->nknown && !k; i++)
+		if (st->known[i].id == id && st->known[i].pid == pid)
+			k = &st->known[i];
+	memset(a, 0, sizeof(*a));
+	if (!k) {
+		n->status = -ESRCH;
+		snprintf(n->why, sizeof(n->why), "not a cluster the prober "
+			 "traced (or one it no longer remembers)");
+	} else {
+		err = run_worker(st, &(struct worker_job){ .kind = W_NAMES,
+							    .k = k },
+				 a, sizeof(*a), &stray_fd);
+		if (stray_fd >= 0)
+			close(stray_fd);
+		if (err) {
+			memset(a, 0, sizeof(*a));
+			n->status = err;
+			if (err == -ETIMEDOUT)
+				snprintf(n->why, sizeof(n->why), "no answer "
+					 "within %d ms", PROBER_DEADLINE_MS);
+			else
+				snprintf(n->why, sizeof(n->why), "no worker: "
+					 "%s", strerror(-err));
+		}
+	}
+	/* the worker's word, bounded */
+	a->cluster = id;
+	a->pid = pid;
+	n->why[sizeof(n->why) - 1] = '\0';
+	if (n->n > PG_RUN_NAMES_MAX || n->status)
+		n->n = 0;
+	for (uint32_t i = 0; i < n->n; i++)
+		n->names[i].name[PG_RUN_NAME_LEN - 1] = '\0';
 }
 
 /* The maps pgoffd sends once they exist: fds in SCM_RIGHTS. */
@@ -593,6 +745,14 @@ static void serve(int fd, const struct prober_opts *o)
 		}
 		if (m.op == OP_USDT) {
 			take_usdt(&st, &mh);
+			continue;
+		}
+		if (m.op == OP_NAMES) {
+			static struct prober_names na;
+
+			names(&st, m.cluster, m.pid, &na);
+			if (send(fd, &na, sizeof(na), MSG_NOSIGNAL) != sizeof(na))
+				_exit(1);
 			continue;
 		}
 		if (m.op != OP_PROBE)
@@ -700,19 +860,38 @@ int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known)
 	return send_fds(p, &m, &prog_fd, 1);
 }
 
-int prober_ask(struct prober *p, uint32_t pid)
+static int ask(struct prober *p, const struct prober_msg *m,
+	       enum prober_question what)
 {
-	struct prober_msg m = { .op = OP_PROBE, .pid = pid };
-
 	if (p->busy)
 		return -EBUSY;
 	/* one question at a time: the socket always has room for it */
-	if (send(p->fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-	    sizeof(m))
+	if (send(p->fd, m, sizeof(*m), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    sizeof(*m))
 		return -errno;
 	p->busy = true;
-	p->asked = pid;
+	p->asked_what = what;
+	p->asked = m->pid;
+	p->asked_cluster = m->cluster;
 	return 0;
+}
+
+int prober_ask(struct prober *p, uint32_t pid)
+{
+	return ask(p, &(struct prober_msg){ .op = OP_PROBE, .pid = pid },
+		   PROBER_CLUSTER);
+}
+
+int prober_ask_names(struct prober *p, uint32_t cluster, uint32_t pid)
+{
+	return ask(p, &(struct prober_msg){ .op = OP_NAMES, .pid = pid,
+					    .cluster = cluster },
+		   PROBER_NAMES);
+}
+
+enum prober_question prober_asked(const struct prober *p)
+{
+	return p->busy ? p->asked_what : PROBER_NOTHING;
 }
 
 bool prober_busy(const struct prober *p)
@@ -743,10 +922,29 @@ int prober_answer(struct prober *p, struct prober_answer *out)
 	return 0;
 }
 
+int prober_names_answer(struct prober *p, struct prober_names *out)
+{
+	struct pg_run_names *n = &out->names;
+	ssize_t n_got = recv(p->fd, out, sizeof(*out), MSG_DONTWAIT);
+
+	if (n_got < 0 && (errno == EAGAIN || errno == EINTR))
+		return -EAGAIN;
+	p->busy = false;
+	if (n_got != sizeof(*out) || out->cluster != p->asked_cluster ||
+	    out->pid != p->asked || n->n > PG_RUN_NAMES_MAX)
+		return -EIO;
+	n->why[sizeof(n->why) - 1] = '\0';
+	for (uint32_t i = 0; i < n->n; i++)
+		n->names[i].name[PG_RUN_NAME_LEN - 1] = '\0';
+	return 0;
+}
+
 int prober_wait(struct prober *p, int ms, struct prober_answer *out)
 {
 	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
 
+	if (p->busy && p->asked_what != PROBER_CLUSTER)
+		return -EINVAL;
 	if (poll(&pfd, 1, ms) != 1)
 		return -EAGAIN;
 	return prober_answer(p, out);

@@ -6,7 +6,8 @@
  * an unprivileged user; the prober is a process forked before anything
  * else is opened that keeps CAP_SYS_PTRACE (read-only /proc access: exe,
  * cwd, maps of other users' processes) and CAP_DAC_READ_SEARCH (a 0700
- * data directory). Its only input is a pid from pgoffd.
+ * data directory). Its only input is a pid from pgoffd, or the id of a
+ * cluster it traced (its run-time names, read from its shared memory).
  *
  * It is also the only process that holds the kernel's table of traced
  * processes: pgoffd closes its descriptor once the prober has its own,
@@ -49,6 +50,16 @@ struct prober_answer {
 	uint32_t pids[PROBER_MAX_PIDS];
 };
 
+/* The names a cluster's server made up at run time (pg_shmem_names.h). */
+struct prober_names {
+	uint32_t cluster;		/* the cluster asked about */
+	uint32_t pid;			/* its postmaster */
+	struct pg_run_names names;	/* names.status says why there are none */
+};
+
+/* What the prober was asked last, while the answer is awaited. */
+enum prober_question { PROBER_NOTHING, PROBER_CLUSTER, PROBER_NAMES };
+
 struct prober_opts {
 	const char *proc_root;		/* "/proc" */
 	uid_t uid;			/* run as (pgoffd's user) */
@@ -80,6 +91,16 @@ int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known);
 
 /* Ask about pid; never blocks. -EBUSY while an answer is awaited. */
 int prober_ask(struct prober *p, uint32_t pid);
+/*
+ * Ask for the run-time names of a cluster the prober traced (its id and
+ * postmaster, as its answer said): a worker reads the postmaster's
+ * shared memory, read only, after checking that it is still the
+ * postmaster that was probed. The prober reads no other process for
+ * this. Never blocks; -EBUSY while an answer is awaited.
+ */
+int prober_ask_names(struct prober *p, uint32_t cluster, uint32_t pid);
+/* Which kind of answer is awaited (PROBER_NOTHING: none). */
+enum prober_question prober_asked(const struct prober *p);
 bool prober_busy(const struct prober *p);
 /* Readable when an answer came (for epoll). */
 int prober_fd(const struct prober *p);
@@ -88,7 +109,10 @@ int prober_fd(const struct prober *p);
  * prober is gone. Never blocks.
  */
 int prober_answer(struct prober *p, struct prober_answer *out);
-/* Wait up to ms for the answer (setup only, before serving). */
+/* The names answer, as prober_answer. */
+int prober_names_answer(struct prober *p, struct prober_names *out);
+/* Wait up to ms for the answer to prober_ask (setup only, before
+ * serving; -EINVAL while names are awaited). */
 int prober_wait(struct prober *p, int ms, struct prober_answer *out);
 
 /* End the prober (and a worker of it) at once; reap it. NULL-safe. */

@@ -70,6 +70,33 @@ out:
 	return err;
 }
 
+int procfs_stat(const char *proc_root, uint32_t pid, struct procfs_stat *st)
+{
+	char path[96], buf[512], *open_paren, *close_paren;
+	unsigned long long start;
+	unsigned int ppid;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
+	if (procfs_read(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren ||
+	    sscanf(close_paren + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u "
+		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &st->state, &ppid,
+		   &start) != 3)
+		return -EINVAL;
+	len = (size_t)(close_paren - open_paren - 1);
+	if (len >= sizeof(st->comm))
+		len = sizeof(st->comm) - 1;
+	memcpy(st->comm, open_paren + 1, len);
+	st->comm[len] = '\0';
+	st->ppid = ppid;
+	st->start = start;
+	return 0;
+}
+
 int procfs_uids(const char *proc_root, uint32_t pid, uint32_t uids[4])
 {
 	char path[96], buf[2048], *line;

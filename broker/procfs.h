@@ -28,6 +28,20 @@ ssize_t procfs_read(const char *path, char *buf, size_t len);
 int procfs_open_regular(int dirfd, const char *name, int follow_magic,
 			off_t max_size, struct stat *st);
 
+/* What /proc/PID/stat says of a process that pgoff looks at. */
+struct procfs_stat {
+	char state;			/* R, S, D, Z, ... */
+	uint32_t ppid;
+	uint64_t start;			/* start time, clock ticks after boot */
+	char comm[16];
+};
+
+/*
+ * PROC/PID/stat parsed (comm may hold spaces and parentheses: it ends at
+ * the last ')'). Returns 0, -ENOENT (gone) or -EINVAL.
+ */
+int procfs_stat(const char *proc_root, uint32_t pid, struct procfs_stat *st);
+
 /*
  * The uids of a process, from the Uid: line of PROC/PID/status (real,
  * effective, saved, filesystem). Returns 0 or -errno.

@@ -102,6 +102,9 @@ static void make_row(struct stats *s, struct agg_row *row,
 	const struct pg_proc *p = pg_registry_proc(s->registry, e->key.tgid);
 
 	agg_row_make(row, &e->key, &e->val, p, c);
+	if (c && row->pg_wait_event_info && !row->pg_wait_name[0])
+		pg_registry_name_unknown(s->registry, c->id,
+					 row->pg_wait_event_info);
 }
 
 void stats_retire_exited(struct stats *s)

@@ -224,10 +224,19 @@ void render_ps(FILE *out, json_object *ps)
 		pgoff_get_int64(c, "id", &id);
 		pgoff_get_int64(c, "port", &port);
 		pgoff_get_int64(c, "postmaster_pid", &pm);
+		int64_t run = 0;
+
+		pgoff_get_int64(c, "run_time_names", &run);
 		fprintf(out, "cluster %" PRId64 ": PostgreSQL %s, port %" PRId64
-			", postmaster %" PRId64 ", %s\n", id,
+			", postmaster %" PRId64 ", %s", id,
 			cell(c, "version", "?", c1), port, pm,
 			cell(c, "data_dir", "?", c2));
+		if (member(c, "run_time_names_missing", json_type_string))
+			fprintf(out, ", run-time names: %s\n",
+				cell(c, "run_time_names_missing", "?", c3));
+		else
+			fprintf(out, ", %" PRId64 " run-time name%s\n", run,
+				run == 1 ? "" : "s");
 	}
 	fprintf(out, "%7s %7s  %-28s %-16s %s\n", "PID", "CLUSTER",
 		"BACKEND TYPE", "DATABASE", "USER");

@@ -735,6 +735,36 @@ static void test_refine_keeps(void)
 	      PGOFF_WAIT_OTHER);
 }
 
+/*
+ * An episode: PostgreSQL's class where it says what the wait is; the
+ * kernel's view of its longest interval where it does not, or on a
+ * socket (dblink, postgres_fdw: never "other").
+ */
+static void test_episode_wait(void)
+{
+	/* a dblink or postgres_fdw call waiting for its remote server */
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_POLL, PG_EXTENSION | 2, true) ==
+	      PGOFF_WAIT_POLL);
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_NET, PG_EXTENSION | 2, true) ==
+	      PGOFF_WAIT_NET);
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_POLL, PG_INJECTION_POINT | 1,
+				 true) == PGOFF_WAIT_POLL);
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_NET, PG_IPC_BGWORKER, true) ==
+	      PGOFF_WAIT_NET);
+	/* where the class says it, the class stands */
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_LOCK, PG_IO_WALSYNC, false) ==
+	      PGOFF_WAIT_IO);	/* AIO's completion, a futex */
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_CPU, PG_LOCK_TRANSACTIONID,
+				 true) == PGOFF_WAIT_LOCK);
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_POLL, PG_CLIENT_READ, false) ==
+	      PGOFF_WAIT_POLL);
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_POLL, PG_TIMEOUT_PGSLEEP, true) ==
+	      PGOFF_WAIT_SLEEP);
+	/* nothing says anything: other */
+	CHECK(pgoff_episode_wait(PGOFF_WAIT_OTHER, PG_EXTENSION, true) ==
+	      PGOFF_WAIT_OTHER);
+}
+
 /* The two views disagreeing is worth a flag; agreeing or silent is not. */
 static void test_mismatch(void)
 {
@@ -794,6 +824,7 @@ int main(void)
 	RUN(test_leaf_first);
 	RUN(test_refine_generic);
 	RUN(test_refine_keeps);
+	RUN(test_episode_wait);
 	RUN(test_idle);
 	return CHECK_DONE();
 }

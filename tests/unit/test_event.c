@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "broker/event.h"
@@ -21,6 +22,11 @@
 #define POSTMASTER	100
 #define BACKEND		101
 #define WAKER		102
+/* two clusters of PostgreSQL 18: run-time names are each one's own */
+#define PM18A		200
+#define BE18A		201
+#define PM18B		300
+#define BE18B		301
 
 static char proc_root[64];
 static struct event_ctx ctx;
@@ -55,14 +61,48 @@ static void fake_process(uint32_t pid, uint32_t ppid, const char *cmdline,
 	write_file("cmdline", pid, cmdline, cmdline_len);
 }
 
-/* One cluster (PostgreSQL 15) with a backend and a checkpointer. */
+/* The cluster the registry asks about next, probed: id 1 (15) or 2, 3
+ * (18), as its postmaster's pid says. */
+static int probe_one(void)
+{
+	struct pg_cluster_info info;
+	uint32_t asked, pids[2];
+	size_t npids;
+
+	if (!pg_registry_next_probe(registry, 0, &asked))
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.postmaster_pid = asked;
+	info.uid = 1000;
+	info.port = 5432;
+	if (asked == POSTMASTER) {
+		info.id = 1;
+		info.major = 15;
+		snprintf(info.data_dir, sizeof(info.data_dir), "/data");
+		snprintf(info.version, sizeof(info.version), "15.8");
+		pids[0] = BACKEND;
+		pids[1] = WAKER;
+		npids = 2;
+	} else {
+		info.id = asked == PM18A ? 2 : 3;
+		info.major = 18;
+		snprintf(info.data_dir, sizeof(info.data_dir), "/data18-%u",
+			 info.id);
+		snprintf(info.version, sizeof(info.version), "18.6");
+		pids[0] = asked + 1;
+		npids = 1;
+	}
+	return pg_registry_probed(registry, &info, pids, npids, 0) ? 0 : -1;
+}
+
+/* One cluster (PostgreSQL 15) with a backend and a checkpointer; two of
+ * 18 with a backend each. */
 static int setup(void)
 {
 	static const char pm[] = "/usr/lib/postgresql/15/bin/postgres\0-D\0/data";
+	static const char pm18[] = "/usr/lib/postgresql/18/bin/postgres\0-D\0/d18";
 	static const char be[] = "postgres: alice shop [local] SELECT";
 	static const char ck[] = "postgres: checkpointer";
-	struct pg_cluster_info info;
-	uint32_t pids[] = { BACKEND, WAKER }, asked;
 	char kallsyms[96];
 	FILE *f;
 
@@ -72,6 +112,10 @@ static int setup(void)
 	fake_process(POSTMASTER, 1, pm, sizeof(pm));
 	fake_process(BACKEND, POSTMASTER, be, sizeof(be));
 	fake_process(WAKER, POSTMASTER, ck, sizeof(ck));
+	fake_process(PM18A, 1, pm18, sizeof(pm18));
+	fake_process(BE18A, PM18A, be, sizeof(be));
+	fake_process(PM18B, 1, pm18, sizeof(pm18));
+	fake_process(BE18B, PM18B, be, sizeof(be));
 	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", proc_root);
 	f = fopen(kallsyms, "w");
 	if (!f)
@@ -82,19 +126,11 @@ static int setup(void)
 	fclose(f);
 	ctx.ksyms = ksyms_load(kallsyms);
 	if (!ctx.ksyms || pg_registry_new(&registry, proc_root, 0) ||
-	    pg_registry_scan(registry, 0) ||
-	    !pg_registry_next_probe(registry, 0, &asked) || asked != POSTMASTER)
+	    pg_registry_scan(registry, 0))
 		return -1;
-	memset(&info, 0, sizeof(info));
-	info.postmaster_pid = POSTMASTER;
-	info.id = 1;
-	info.uid = 1000;
-	info.major = 15;
-	info.port = 5432;
-	snprintf(info.data_dir, sizeof(info.data_dir), "/data");
-	snprintf(info.version, sizeof(info.version), "15.8");
-	if (!pg_registry_probed(registry, &info, pids, 2, 0))
-		return -1;
+	for (int i = 0; i < 3; i++)
+		if (probe_one())
+			return -1;
 	ctx.registry = registry;
 	return 0;
 }
@@ -567,6 +603,101 @@ static void test_short_records_refused(void)
 	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == -EINVAL);
 }
 
+/* An Extension-class episode of backend pid (a dblink call waiting in
+ * epoll_wait for its remote server). */
+static struct pgoff_episode extension_episode(uint32_t pid, uint32_t cluster)
+{
+	struct pgoff_episode e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = PGOFF_REC_EPISODE;
+	e.pid = e.tgid = pid;
+	e.cluster = cluster;
+	e.pg_wait_event_info = 0x07000002;
+	e.intervals = 1;
+	e.flags = PGOFF_F_IN_STATEMENT;
+	e.start_ns = 1000000;
+	e.end_ns = 3000000;
+	e.blocked_ns = 2000000;
+	e.kernel_state = PGOFF_AGG_SLEEP;
+	e.kernel_syscall = SYS_epoll_wait;
+	memcpy(e.comm, "postgres", 9);
+	return e;
+}
+
+/*
+ * Run-time names: each 18 cluster is read once it is found; what the
+ * prober read of one names its events (sanitized, sorted, the first of
+ * a repeated id) and never another's, whose unnamed event asks for a
+ * read of its own; the wait type comes from the system call.
+ */
+static void test_run_time_names(void)
+{
+	static struct pg_run_names a;
+	struct pgoff_episode e;
+	struct event_lines lines;
+	struct event_meta meta;
+	uint32_t c1, pid, unused, seen = 0;
+	int64_t now = 1000000;
+	const struct pg_cluster *c;
+
+	/* each cluster found is due once, in turn (15: its tranches) */
+	for (int i = 0; i < 3; i++) {
+		CHECK(pg_registry_next_names(registry, now, &c1, &pid));
+		CHECK(c1 >= 1 && c1 <= 3 && pid == (c1 == 1 ? POSTMASTER :
+						    c1 == 2 ? PM18A : PM18B));
+		seen |= 1u << c1;
+	}
+	CHECK(seen == 0xe);
+	CHECK(!pg_registry_next_names(registry, now, &unused, &unused));
+	memset(&a, 0, sizeof(a));
+	a.n = 3;
+	a.names[0].wait_event_info = 0x07000002;
+	snprintf(a.names[0].name, sizeof(a.names[0].name), "DblinkGetResult");
+	a.names[1].wait_event_info = 0x07000001;
+	snprintf(a.names[1].name, sizeof(a.names[1].name), "Dblink\x1b[2J\xff");
+	a.names[2].wait_event_info = 0x07000002;
+	snprintf(a.names[2].name, sizeof(a.names[2].name), "Other");
+	/* an answer for another postmaster's pid changes nothing */
+	pg_registry_names_answer(registry, 2, PM18B, &a);
+	c = pg_registry_cluster(registry, 2);
+	CHECK(c && !c->names.read);
+	pg_registry_names_answer(registry, 2, PM18A, &a);
+	CHECK(c->names.read && c->names.n == 2);
+	CHECK_STR(pg_names_find(&c->names, 0x07000001), "Dblink?[2J?");
+
+	e = extension_episode(BE18A, 2);
+	CHECK(event_encode(&ctx, &e, sizeof(e), &lines, &meta) == 0);
+	CHECK_CONTAINS(lines.plain, "\"wait\":\"poll\",\"pg\":{\"wait_event_info\":"
+		       "117440514,\"wait_event_type\":\"Extension\","
+		       "\"wait_event\":\"DblinkGetResult\"");
+	CHECK_STR(meta.pg_wait_event, "DblinkGetResult");
+	CHECK(meta.wait == PGOFF_WAIT_POLL);
+
+	/* cluster 3 has not read it: a raw id, and a read is due */
+	e = extension_episode(BE18B, 3);
+	CHECK(event_encode(&ctx, &e, sizeof(e), &lines, &meta) == 0);
+	CHECK_CONTAINS(lines.plain, "\"wait_event\":\"class 0x07 id 2\"");
+	CHECK(!meta.pg_wait_event);
+	CHECK(!pg_registry_next_names(registry, now + 10, &unused, &unused));
+	CHECK(pg_registry_next_names(registry, now + PG_NAMES_REFRESH_MS,
+				     &c1, &pid));
+	CHECK(c1 == 3 && pid == PM18B);
+
+	/* a socket wait is net whatever the class says */
+	e = extension_episode(BE18A, 2);
+	e.kernel_syscall = SYS_recvfrom;
+	CHECK(event_encode(&ctx, &e, sizeof(e), &lines, &meta) == 0);
+	CHECK(meta.wait == PGOFF_WAIT_NET);
+	/* a failed read keeps no names, and says why */
+	memset(&a, 0, sizeof(a));
+	a.status = -EINVAL;
+	snprintf(a.why, sizeof(a.why), "ShmemIndex: bad\n");
+	pg_registry_names_answer(registry, 2, PM18A, &a);
+	CHECK(c->names.status == -EINVAL && c->names.n == 0);
+	CHECK_STR(c->names.why, "ShmemIndex: bad?");
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -587,6 +718,7 @@ int main(void)
 	RUN(test_episode_nulls);
 	RUN(test_event_times);
 	RUN(test_short_records_refused);
+	RUN(test_run_time_names);
 	rc = CHECK_DONE();
 	event_ctx_free(&ctx);
 	pg_registry_free(registry);

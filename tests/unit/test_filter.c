@@ -79,6 +79,46 @@ static void test_pg_wait_spelling(void)
 	CHECK(!filter_match(&f, &m));			/* unknown: no match */
 }
 
+/* Names a server makes up at run time (dblink's, an extension's
+ * tranche) are taken as given for the classes that have them. */
+static void test_pg_wait_run_time_names(void)
+{
+	struct pgoff_filter req = { 0 };
+	struct pgoff_error err;
+	struct filter f;
+	struct event_meta m = { .duration_ns = 1000000, .has_pg_wait = true,
+				.pg_wait_event_info = 0x07000002u,
+				.pg_wait_event = "DblinkGetResult" };
+	char long_name[96];
+
+	names(&req.pg_waits, "Extension:dblinkgetresult", "LWLock:pg_stat_statements");
+	CHECK(compile(&req, &f, &err) == 0);
+	CHECK(f.pg_waits[0].event == NULL);
+	CHECK_STR(f.pg_waits[0].run_event, "dblinkgetresult");
+	CHECK(filter_match(&f, &m));
+	m.pg_wait_event = "DblinkGetConnect";
+	CHECK(!filter_match(&f, &m));
+	m.pg_wait_event_info = 0x01000064u;
+	m.pg_wait_event = "pg_stat_statements";
+	CHECK(filter_match(&f, &m));
+	m.pg_wait_event = NULL;			/* not named (yet) */
+	CHECK(!filter_match(&f, &m));
+	/* not for a class whose names are all built in; not empty, not
+	 * longer than a server's name can be */
+	memset(&req, 0, sizeof(req));
+	names(&req.pg_waits, "Lock:DblinkGetResult", NULL);
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+	memset(&req, 0, sizeof(req));
+	names(&req.pg_waits, "Extension:", NULL);
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+	memset(long_name, 'x', sizeof(long_name));
+	memcpy(long_name, "InjectionPoint:", 15);
+	long_name[sizeof(long_name) - 1] = '\0';
+	memset(&req, 0, sizeof(req));
+	names(&req.pg_waits, long_name, NULL);
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+}
+
 static void test_match_fields(void)
 {
 	struct pgoff_filter req = { .min_duration_ns = 5000000, .npids = 1,
@@ -250,6 +290,7 @@ int main(void)
 {
 	RUN(test_unknown_names_are_refused);
 	RUN(test_pg_wait_spelling);
+	RUN(test_pg_wait_run_time_names);
 	RUN(test_match_fields);
 	RUN(test_query_ids);
 	RUN(test_floor);

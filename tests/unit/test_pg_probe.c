@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "broker/pg_probe.h"
@@ -317,6 +318,85 @@ static void test_descendants(void)
 	      (found[0] == 4244 && found[1] == 4243));
 }
 
+/*
+ * Run-time names through the fake /proc: its "mem" a sparse file whose
+ * offsets are addresses (as /proc/PID/mem's), a 15 segment with one named
+ * tranche. The segment is looked for only in shared memory as the kernel
+ * names it (not a file its owner's FUSE server could make hang), and only
+ * while the pid is the postmaster probed.
+ */
+#define SEG	0x100000ull
+#define VARS	0x200000ull
+static void put_at(int fd, uint64_t addr, const void *p, size_t len)
+{
+	if (pwrite(fd, p, len, (off_t)addr) != (ssize_t)len)
+		abort();
+}
+
+static void test_names_through_proc(void)
+{
+	static struct pg_run_names out;
+	struct pg_cluster_info c = { .postmaster_pid = 4242, .major = 15 };
+	uint32_t magic = 679834894u, id = 73, n = 1;
+	uint64_t total = 0x10000, arr = SEG + 0x100, name = SEG + 0x200;
+	char path[160], dir[128];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/4242/mem", proc);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	put_at(fd, SEG, &magic, 4);
+	put_at(fd, SEG + 8, &total, 8);
+	put_at(fd, arr, &id, 4);
+	put_at(fd, arr + 8, &name, 8);
+	put_at(fd, name, "pg_stat_statements", 19);
+	put_at(fd, VARS, &arr, 8);
+	put_at(fd, VARS + 8, &n, 4);
+	put_at(fd, SEG + total, "", 1);		/* the file's end */
+	close(fd);
+	/* the executable checked: a real file here */
+	snprintf(dir, sizeof(dir), "%s/bin/postgres", root);
+	put_file(root, "bin/postgres", "not ELF");
+	CHECK(put_link(dir, "%s/%u/%s", 4242, "exe") == 0);
+	CHECK(stat(dir, &st) == 0);
+	c.uid = getuid();
+	c.exe_dev = st.st_dev;
+	c.exe_ino = st.st_ino;
+	c.tranches_ptr = VARS;
+	c.ntranches_ptr = VARS + 8;
+	snprintf(dir, sizeof(dir), "%s/4242", proc);
+	/* a file of the owner's at the segment's place: not looked at */
+	put_file(dir, "maps", "00100000-00110000 rw-s 00000000 00:2a 77 "
+		 "/home/u/seg\n00100000-00110000 rw-s 00000000 00:2a 77 "
+		 "/tmp/SYSV00000000 (deleted)\n");
+	CHECK(pg_probe_names(proc, &c, 1000, 73, &out) == -ENOENT);
+	CHECK(strstr(out.why, "no shared mapping") != NULL);
+	put_file(dir, "maps", "00100000-00110000 rw-s 00000000 00:01 9 "
+		 "/dev/zero (deleted)\n");
+	CHECK(pg_probe_names(proc, &c, 1000, 73, &out) == 0);
+	CHECK(out.n == 1 && out.names[0].wait_event_info == 0x01000049);
+	CHECK_STR(out.names[0].name, "pg_stat_statements");
+	put_file(dir, "maps", "00100000-00110000 rw-s 00000000 00:01 32769 "
+		 "/SYSV0052e2c1 (deleted)\n");
+	CHECK(pg_probe_names(proc, &c, 1000, 73, &out) == 0);
+	/* another process at that pid now, another user, another binary */
+	CHECK(pg_probe_names(proc, &c, 999, 73, &out) == -ESRCH);
+	CHECK(strstr(out.why, "gone") != NULL);
+	c.uid++;
+	CHECK(pg_probe_names(proc, &c, 1000, 73, &out) == -EPERM);
+	c.uid--;
+	c.exe_ino++;
+	CHECK(pg_probe_names(proc, &c, 1000, 73, &out) == -ESRCH);
+	c.exe_ino--;
+	/* a major without names is not even looked at */
+	c.major = 13;
+	CHECK(pg_probe_names(proc, &c, 1000, 73, &out) == -ENOTSUP);
+	put_link(PG_BINARY, "%s/%u/%s", 4242, "exe");
+	snprintf(path, sizeof(path), "%s/4242/mem", proc);
+	unlink(path);
+}
+
 int main(void)
 {
 	int fails;
@@ -333,6 +413,7 @@ int main(void)
 	RUN(test_uids_differ);
 	RUN(test_binaries);
 	RUN(test_descendants);
+	RUN(test_names_through_proc);
 	fails = CHECK_DONE();
 	{
 		char cmd[96];

@@ -190,6 +190,31 @@ static void test_ps_cells_are_clean(void)
 	json_object_put(ps);
 }
 
+/* A cluster's run-time names: how many, or why none (its words clean). */
+static void test_ps_run_time_names(void)
+{
+	json_object *ps = json_object_new_object();
+	json_object *cl = json_object_new_array();
+	json_object *a = json_object_new_object(), *b = json_object_new_object();
+	char *out;
+
+	json_object_object_add(a, "id", json_object_new_int(1));
+	json_object_object_add(a, "run_time_names", json_object_new_int(3));
+	json_object_object_add(b, "id", json_object_new_int(2));
+	json_object_object_add(b, "run_time_names", json_object_new_int(0));
+	json_object_object_add(b, "run_time_names_missing",
+			       str("cannot open its memory\x1b[2J"));
+	json_object_array_add(cl, a);
+	json_object_array_add(cl, b);
+	json_object_object_add(ps, "clusters", cl);
+	out = render_to_string(render_ps, ps);
+	CHECK(terminal_safe(out, 3));
+	CHECK_CONTAINS(out, ", 3 run-time names\n");
+	CHECK_CONTAINS(out, ", run-time names: cannot open its memory?[2J\n");
+	free(out);
+	json_object_put(ps);
+}
+
 static json_object *untraced_reply(int n, int total)
 {
 	json_object *ps = json_object_new_object();
@@ -271,6 +296,7 @@ int main(void)
 	RUN(test_user_stack_line);
 	RUN(test_ps_untraced_says_when_cut);
 	RUN(test_ps_cells_are_clean);
+	RUN(test_ps_run_time_names);
 	RUN(test_status_cells_are_clean);
 	return CHECK_DONE();
 }
