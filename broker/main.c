@@ -89,54 +89,18 @@ static void usage(FILE *f)
 "usage: pgoffd [options]\n"
 "Trace where PostgreSQL backends spend their time off the CPU and serve\n"
 "it to members of a group over a Unix socket. Runs in the foreground.\n"
-"\n"
-"  --socket PATH        socket to serve (default /run/pgoff/pgoffd.sock)\n"
-"  --group NAME         group whose members may connect (default pgoff)\n"
-"  --query-group NAME   members (and root) also see the SQL text of queries\n"
-"                       (default: nobody but root)\n"
-"  --user NAME          run as this user once set up, with no capabilities\n"
-"                       (default pgoffd; never nobody)\n"
-"  --min-floor DUR      lowest threshold any subscription gets (default 100us)\n"
-"  --ringbuf-size BYTES kernel ring buffer, power of two (default 4194304)\n"
-"  --max-clients N      concurrent clients (default 64)\n"
-"  --max-clients-per-user N  concurrent clients of one uid, root aside\n"
-"                       (default 32)\n"
-"  --queue-bytes N      output queue per client (default 1048576)\n"
-"  --stuck-timeout SEC  cut off a client whose queue stays full, or that\n"
-"                       replays the record and reads nothing (default 30)\n"
-"  --trust-uids LIST    also trace clusters of these users' own binaries\n"
-"  --trust-data-dirs LIST  also trace clusters in these data directories\n"
-"                       (default: only root-owned binaries that only root\n"
-"                       may write, a distribution's PostgreSQL)\n"
-"  --max-clusters-per-user N  clusters traced per user (default 8)\n"
-"  --max-processes-per-user N  processes (and threads) traced per user\n"
-"                       (default 4096)\n"
-"  --record yes|no      keep a flight record of every wait and interval at or\n"
-"                       above --record-min, without subscribers (default yes)\n"
-"  --state-directory PATH  where the record is kept (default /var/lib/pgoff;\n"
-"                       made 0700 and given to --user)\n"
-"  --record-min DUR     shortest wait or interval recorded (default 10ms)\n"
-"  --record-max-size SIZE  the record's size cap: bytes (K/M/G/T suffixes)\n"
-"                       or a share of its file system (10%%); default the\n"
-"                       lower of 1G and 10%%\n"
-"  --record-keep-free SIZE  free space the record leaves on its file system\n"
-"                       (PostgreSQL's, often): its oldest segments go first,\n"
-"                       then recording stops; bytes or a share (15%%); default\n"
-"                       the lower of 4G and 15%%\n"
-"  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
-"  --record-queries off|redacted|full  the SQL text of recorded events: none\n"
-"                       (default), literals replaced by $n, or as it is; shown\n"
-"                       on replay only to --query-group, as live\n"
-"  --record-user-stacks yes|no  keep the user stack of recorded intervals:\n"
-"                       walked at every switch-out of a traced process, as\n"
-"                       its duration is not known yet (default no)\n"
-"  --raw-tp             use the raw_tp programs even where tp_btf works\n"
-"  --usdt yes|no        attach PostgreSQL's wait probes: exact lock and\n"
-"                       LWLock episodes (default yes)\n"
-"  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
+"\n");
+	config_usage(f);
+	fprintf(f,
 "  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
 "                       'key = value' lines, keys as the long options above;\n"
-"                       the command line wins; SIGHUP reloads it\n"
+"                       the command line wins; SIGHUP reloads it, but these\n"
+"                       change only with a restart:");
+	for (size_t i = 0, n = 0; config_setting(i); i++)
+		if (config_setting(i)->restart)
+			fprintf(f, "%s%s", n++ % 5 ? " " : "\n                       ",
+				config_setting(i)->name);
+	fprintf(f, "\n"
 "  -n, --check          check the settings (file, groups, user) and exit\n"
 "  -h, --help           this help\n"
 "  -V, --version        print the version\n");
@@ -878,38 +842,32 @@ static int make_fds(struct broker *b)
 	return err;
 }
 
-static const struct option long_opts[] = {
-	{ "socket", required_argument, NULL, 0 },
-	{ "group", required_argument, NULL, 0 },
-	{ "query-group", required_argument, NULL, 0 },
-	{ "user", required_argument, NULL, 0 },
-	{ "min-floor", required_argument, NULL, 0 },
-	{ "ringbuf-size", required_argument, NULL, 0 },
-	{ "max-clients", required_argument, NULL, 0 },
-	{ "max-clients-per-user", required_argument, NULL, 0 },
-	{ "queue-bytes", required_argument, NULL, 0 },
-	{ "stuck-timeout", required_argument, NULL, 0 },
-	{ "trust-uids", required_argument, NULL, 0 },
-	{ "trust-data-dirs", required_argument, NULL, 0 },
-	{ "max-clusters-per-user", required_argument, NULL, 0 },
-	{ "max-processes-per-user", required_argument, NULL, 0 },
-	{ "record", required_argument, NULL, 0 },
-	{ "state-directory", required_argument, NULL, 0 },
-	{ "record-min", required_argument, NULL, 0 },
-	{ "record-max-size", required_argument, NULL, 0 },
-	{ "record-keep-free", required_argument, NULL, 0 },
-	{ "record-max-age", required_argument, NULL, 0 },
-	{ "record-queries", required_argument, NULL, 0 },
-	{ "record-user-stacks", required_argument, NULL, 0 },
-	{ "raw-tp", no_argument, NULL, 0 },
-	{ "usdt", required_argument, NULL, 0 },
-	{ "config", required_argument, NULL, 'c' },
-	{ "check", no_argument, NULL, 'n' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ 0 }
-};
+/* The settings table's long options, then those that are not settings. */
+static const struct option *long_opts(void)
+{
+	static const struct option others[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	static struct option opts[64];
+	size_t n = 0;
+
+	if (opts[0].name)
+		return opts;
+	for (const struct config_setting *s; (s = config_setting(n)); n++)
+		opts[n] = (struct option){ s->name, s->arg ? required_argument :
+							      no_argument,
+					   NULL, 0 };
+	_Static_assert(sizeof(opts) / sizeof(opts[0]) >
+		       sizeof(others) / sizeof(others[0]), "room for others");
+	if (n + sizeof(others) / sizeof(others[0]) > sizeof(opts) / sizeof(opts[0]))
+		abort();	/* the table outgrew opts */
+	memcpy(opts + n, others, sizeof(others));
+	return opts;
+}
 
 /* What the command line asks pgoffd to do. */
 enum run_mode {
@@ -936,7 +894,7 @@ static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
 	snprintf(path, path_len, "%s", PGOFF_CONFIG_PATH);
 	*mode = RUN_SERVE;
 	optind = 0;	/* glibc: start over, also on reload */
-	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts(), NULL)) != -1) {
 		if (c == 'c') {
 			snprintf(path, path_len, "%s", optarg);
 			path_given = true;
@@ -956,11 +914,11 @@ static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
 	if (config_load(cfg, path, !path_given, err, errlen))
 		return -EINVAL;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts(), &idx)) != -1) {
 		if (c == 'v') {
 			cfg->verbose = true;
 		} else if (c == 0 &&
-			   config_set(cfg, long_opts[idx].name,
+			   config_set(cfg, long_opts()[idx].name,
 				      optarg ? optarg : "yes", err, errlen)) {
 			return -EINVAL;
 		}
@@ -1019,7 +977,7 @@ static void reload(struct broker *b, int argc, char **argv)
 	struct server_opts so = { 0 };
 	struct tracer_opts to = { 0 };
 	struct prober_opts po = { 0 };
-	char path[PATH_MAX], err[300];
+	char path[PATH_MAX], err[300], changed[400];
 	enum run_mode mode;
 
 	/* the mode is the one pgoffd started with: serve or check */
@@ -1029,29 +987,11 @@ static void reload(struct broker *b, int argc, char **argv)
 		log_warnx("SIGHUP: configuration not reloaded: %s", err);
 		return;
 	}
-	if (strcmp(cfg.socket, b->cfg.socket) || strcmp(cfg.user, b->cfg.user) ||
-	    cfg.ringbuf_bytes != b->cfg.ringbuf_bytes ||
-	    cfg.raw_tp != b->cfg.raw_tp ||
-	    strcmp(cfg.trust_uids, b->cfg.trust_uids) ||
-	    strcmp(cfg.trust_data_dirs, b->cfg.trust_data_dirs) ||
-	    cfg.max_procs_per_uid != b->cfg.max_procs_per_uid ||
-	    cfg.record != b->cfg.record || cfg.usdt != b->cfg.usdt ||
-	    strcmp(cfg.state_dir, b->cfg.state_dir))
-		log_warnx("SIGHUP: socket, user, ringbuf-size, raw-tp, "
-			  "trust-uids, trust-data-dirs, max-processes-per-user, "
-			  "record, usdt and state-directory change only with a "
-			  "restart; kept as they were");
-	cfg.record = b->cfg.record;
-	cfg.usdt = b->cfg.usdt;
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", b->cfg.state_dir);
-	snprintf(cfg.socket, sizeof(cfg.socket), "%s", b->cfg.socket);
-	snprintf(cfg.user, sizeof(cfg.user), "%s", b->cfg.user);
-	snprintf(cfg.trust_uids, sizeof(cfg.trust_uids), "%s", b->cfg.trust_uids);
-	snprintf(cfg.trust_data_dirs, sizeof(cfg.trust_data_dirs), "%s",
-		 b->cfg.trust_data_dirs);
-	cfg.ringbuf_bytes = b->cfg.ringbuf_bytes;
-	cfg.raw_tp = b->cfg.raw_tp;
-	cfg.max_procs_per_uid = b->cfg.max_procs_per_uid;
+	config_keep_restart_only(&cfg, &b->cfg, changed, sizeof(changed));
+	if (changed[0])
+		log_warnx("SIGHUP: %s %s only with a restart; kept as %s",
+			  changed, strchr(changed, ',') ? "change" : "changes",
+			  strchr(changed, ',') ? "they were" : "it was");
 	b->cfg = cfg;
 	/* names into b->cfg */
 	resolve(&b->cfg, &so, &to, &po, err, sizeof(err));
