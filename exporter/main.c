@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 	if (ret) {
 		not_starting("%s", err);
 		web_config_free(web);
-		return ret == -EINVAL && strstr(err, "tls_server_config") ?
+		return ret == -HTTP_BAD_TLS_FILE ?
 		       EXIT_BAD_USAGE : EXIT_RUNTIME;
 	}
 	log_info("serving %s on %s://%s%s (pgoffd at %s%s)", o.path,
