@@ -92,7 +92,7 @@ CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c clie
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
 	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c exporter/auth_limit.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
-	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c \
+	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c broker/procfs.c \
 	client/stats_view.c client/event_frames.c client/pprof.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
@@ -185,6 +185,7 @@ TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/
 TEST_NEEDS_pg_names := broker/pg_shmem_names.c $(PG_WAIT_NAMES)
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
+TEST_NEEDS_self_stats := exporter/self_stats.c broker/procfs.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
 TEST_NEEDS_exporter_web_config := exporter/web_config.c exporter/basic_auth.c
 TEST_NEEDS_exporter_auth_limit := exporter/auth_limit.c
