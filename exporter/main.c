@@ -21,7 +21,7 @@
 #include "protocol/units.h"
 
 /* Not in the 9100-9999 range of Prometheus's default port allocations
- * (every port there is taken); see the README. */
+ * (every port there is taken); see docs/MONITORING.md. */
 #define DEFAULT_LISTEN "127.0.0.1:19432"
 #define DEFAULT_SOCKET "/run/pgoff/pgoffd.sock"
 

@@ -161,6 +161,21 @@ for pair in "README:$restart_readme" "pgoffd.8:$restart_man"; do
 	fi
 done
 
+# --- docs by reader: README short, every relative link found -----------------
+
+lines=$(wc -l <"$top/README.md")
+check "README.md is for users, under 600 lines ($lines)" [ "$lines" -lt 600 ]
+broken=
+for doc in "$top/README.md" "$top/CONTRIBUTING.md" "$top"/docs/*.md; do
+	for link in $(grep -oE '\]\([^)#][^)]*\)' "$doc" | sed 's/^](//; s/)$//; s/#.*//' | grep -v '^https\?:'); do
+		[ -e "$(dirname "$doc")/$link" ] || broken+=" ${doc#"$top"/}:$link"
+	done
+	for ref in $(grep -oE 'docs/[A-Z]+\.md' "$doc"); do
+		[ -e "$top/$ref" ] || broken+=" ${doc#"$top"/}:$ref"
+	done
+done
+check "every relative link and docs/ file the docs name exists${broken:+ (missing:$broken)}" [ -z "$broken" ]
+
 # --- completion ---------------------------------------------------------------
 
 # complete WORD...: COMPREPLY, one per line, for the command line WORD...
