@@ -81,7 +81,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
 	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
-	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c \
+	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c broker/replies.c broker/cmdline.c \
 	broker/pg_shmem_names.c broker/pg_names.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
@@ -92,7 +92,7 @@ CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c clie
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
 	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c exporter/auth_limit.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
-	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c \
+	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c broker/procfs.c \
 	client/stats_view.c client/event_frames.c client/pprof.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
@@ -185,6 +185,7 @@ TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/
 TEST_NEEDS_pg_names := broker/pg_shmem_names.c $(PG_WAIT_NAMES)
 TEST_NEEDS_config := broker/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
+TEST_NEEDS_self_stats := exporter/self_stats.c broker/procfs.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
 TEST_NEEDS_exporter_web_config := exporter/web_config.c exporter/basic_auth.c
 TEST_NEEDS_exporter_auth_limit := exporter/auth_limit.c
@@ -254,88 +255,52 @@ binary-test: all $(TEST_TOOLS)
 # lines.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
-	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
-	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer \
-	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof $(BUILD)/fuzz/fuzz_shmem_names
+# A fuzz target is tests/fuzz/fuzz_NAME.c, built by the pattern rule below
+# with what FUZZ_NEEDS_NAME lists (sources, and anything else it must be
+# rebuilt after) and FUZZ_LIBS_NAME; every header rebuilds them all.
+FUZZ_NAMES := request client web_config exporter uelf agg_record sql_redact \
+	json_writer store_batch pprof shmem_names
+FUZZ_TARGETS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-$(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
-		broker/classify.c $(PG_WAIT_NAMES)
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
-
-$(BUILD)/fuzz/fuzz_client: tests/fuzz/fuzz_client.c $(PROTOCOL_SRCS) client/render.c \
-		client/stats_view.c \
-		client/flame.c
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
-
+FUZZ_NEEDS_request := $(PROTOCOL_SRCS) broker/filter.c broker/classify.c $(PG_WAIT_NAMES)
+FUZZ_LIBS_request := -ljson-c
+FUZZ_NEEDS_client := $(PROTOCOL_SRCS) client/render.c client/stats_view.c client/flame.c
+FUZZ_LIBS_client := -ljson-c
 # The flight recorder's per-second aggregation records, as read back.
-$(BUILD)/fuzz/fuzz_agg_record: tests/fuzz/fuzz_agg_record.c broker/agg_record.c broker/grow_buf.c \
-		$(BUILD)/vmlinux.h
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
-
+FUZZ_NEEDS_agg_record := broker/agg_record.c broker/grow_buf.c $(BUILD)/vmlinux.h
 # The flight recorder's batch records, as read back: any payload.
-$(BUILD)/fuzz/fuzz_store_batch: tests/fuzz/fuzz_store_batch.c broker/store.c $(PROTOCOL_SRCS)
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -lzstd -ljson-c -o $@
-
+FUZZ_NEEDS_store_batch := broker/store.c $(PROTOCOL_SRCS)
+FUZZ_LIBS_store_batch := -lz -lzstd -ljson-c
 # The pprof encoder: any frames, labels and weights, read back strictly.
-$(BUILD)/fuzz/fuzz_pprof: tests/fuzz/fuzz_pprof.c client/pprof.c protocol/utf8.c \
-		tests/unit/pprof_decode.h
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -o $@
-
+FUZZ_NEEDS_pprof := client/pprof.c protocol/utf8.c
+FUZZ_LIBS_pprof := -lz
 # The redactor of SQL the flight recorder stores: any query text.
-$(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c broker/grow_buf.c
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
-
+FUZZ_NEEDS_sql_redact := broker/sql_redact.c broker/grow_buf.c
 # The writer of event lines without json-c: json-c's text for any bytes.
-$(BUILD)/fuzz/fuzz_json_writer: tests/fuzz/fuzz_json_writer.c broker/json_writer.c \
-		broker/json_fields.c broker/grow_buf.c $(PROTOCOL_SRCS) $(PG_WAIT_NAMES)
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -o $@
-
+FUZZ_NEEDS_json_writer := broker/json_writer.c broker/json_fields.c broker/grow_buf.c \
+	$(PROTOCOL_SRCS) $(PG_WAIT_NAMES)
+FUZZ_LIBS_json_writer := -ljson-c
 # pgoff_exporter: the web config file (an operator's), and what it does
 # with pgoffd's replies.
-$(BUILD)/fuzz/fuzz_web_config: tests/fuzz/fuzz_web_config.c exporter/web_config.c \
-		exporter/basic_auth.c
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lyaml -lcrypt -o $@
-
-$(BUILD)/fuzz/fuzz_exporter: tests/fuzz/fuzz_exporter.c $(PROTOCOL_SRCS) $(EXPORTER_PURE) \
-		client/stats_view.c
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -ljson-c -lyaml -lcrypt -o $@
-
+FUZZ_NEEDS_web_config := exporter/web_config.c exporter/basic_auth.c
+FUZZ_LIBS_web_config := -lyaml -lcrypt
+FUZZ_NEEDS_exporter := $(PROTOCOL_SRCS) $(EXPORTER_PURE) client/stats_view.c
+FUZZ_LIBS_exporter := -ljson-c -lyaml -lcrypt
 # The reader of run-time names: any bytes as a cluster's shared memory.
 # Its corpus: the valid segments test_pg_shmem_names builds.
-$(BUILD)/fuzz/fuzz_shmem_names: tests/fuzz/fuzz_shmem_names.c broker/pg_shmem_names.c
+FUZZ_NEEDS_shmem_names := broker/pg_shmem_names.c
+# The ELF reader of user stacks: files a traced process has mapped.
+FUZZ_NEEDS_uelf := broker/uelf.c
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_NEEDS_$$*) $(UNIT_TEST_HEADERS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(filter %.c,$(FUZZ_NEEDS_$*)) $(FUZZ_LIBS_$*) -o $@
 
 shmem-names-corpus: $(BUILD)/tests/test_pg_shmem_names
 	$(Q)mkdir -p tests/fuzz/corpus/shmem_names
 	$(Q)PGOFF_SHMEM_CORPUS=tests/fuzz/corpus/shmem_names $< >/dev/null
-
-# The ELF reader of user stacks: files a traced process has mapped.
-$(BUILD)/fuzz/fuzz_uelf: tests/fuzz/fuzz_uelf.c broker/uelf.c
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 fuzz: $(FUZZ_TARGETS)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

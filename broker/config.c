@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* config.c - settings from defaults, file and command line; see config.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/types.h>
@@ -129,10 +130,14 @@ static int set_trust(char *dst, size_t len, const char *v, bool dirs,
 	return 0;
 }
 
+/* Text without control characters: names and paths end up in the log. */
 static int set_str(char *dst, size_t len, const char *v)
 {
 	if (!*v || strlen(v) >= len)
 		return -EINVAL;
+	for (const char *p = v; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return -EINVAL;
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
@@ -158,83 +163,264 @@ static int set_pow2(uint64_t *dst, const char *v)
 	return 0;
 }
 
+/* How a setting's value is read, and what it is checked against. */
+enum setting_kind {
+	KIND_STR,		/* text, not empty */
+	KIND_DIR,		/* an absolute path, no ".." */
+	KIND_U64,		/* min..max */
+	KIND_POW2,		/* a power of two, 4096..1G */
+	KIND_DURATION,		/* 100us, 10ms, ... */
+	KIND_AGO,		/* 7d, 12h, ...: not 0 */
+	KIND_SHARE,		/* bytes (at least min_bytes) or min..max % */
+	KIND_FLAG,		/* yes/no */
+	KIND_TRUST_UIDS,	/* pg_trust's lists, kept as text */
+	KIND_TRUST_DIRS,
+	KIND_RECORD_QUERIES,	/* off/redacted/full */
+};
+
+struct setting_row {
+	struct config_setting pub;
+	enum setting_kind kind;
+	size_t offset, size;		/* the field in struct pgoffd_config */
+	uint64_t min, max, min_bytes;
+};
+
+/* limits, where the kind has them: ROW(..., .min = 1, .max = 4096) */
+#define ROW(name_, arg_, restart_, help_, kind_, field, ...)               \
+	{ .pub.name = name_, .pub.arg = arg_, .pub.restart = restart_,     \
+	  .pub.help = help_, .kind = kind_,              \
+	  .offset = offsetof(struct pgoffd_config, field),                \
+	  .size = sizeof(((struct pgoffd_config *)0)->field), __VA_ARGS__ }
+#define RESTART true
+#define RELOAD false
+
+/* Every setting of pgoffd, in --help's order. */
+static const struct setting_row settings[] = {
+	ROW("socket", "PATH", RESTART,
+	    "socket to serve (default /run/pgoff/pgoffd.sock)",
+	    KIND_STR, socket),
+	ROW("group", "NAME", RELOAD,
+	    "group whose members may connect (default pgoff)",
+	    KIND_STR, group),
+	ROW("query-group", "NAME", RELOAD,
+	    "members (and root) also see the SQL text of queries (default: "
+	    "nobody but root)",
+	    KIND_STR, query_group),
+	ROW("user", "NAME", RESTART,
+	    "run as this user once set up, with no capabilities (default "
+	    "pgoffd; never nobody)",
+	    KIND_STR, user),
+	ROW("min-floor", "DUR", RELOAD,
+	    "lowest threshold any subscription gets (default 100us)",
+	    KIND_DURATION, min_floor_ns),
+	ROW("ringbuf-size", "BYTES", RESTART,
+	    "kernel ring buffer, power of two (default 4194304)",
+	    KIND_POW2, ringbuf_bytes),
+	ROW("max-clients", "N", RELOAD, "concurrent clients (default 64)",
+	    KIND_U64, max_clients, .min = 1, .max = 4096),
+	ROW("max-clients-per-user", "N", RELOAD,
+	    "concurrent clients of one uid, root aside (default 32)",
+	    KIND_U64, max_clients_per_uid, .min = 1, .max = 4096),
+	ROW("queue-bytes", "N", RELOAD,
+	    "output queue per client (default 1048576)",
+	    KIND_U64, queue_bytes, .min = PGOFF_MAX_LINE * 2, .max = 1U << 30),
+	ROW("stuck-timeout", "SEC", RELOAD,
+	    "cut off a client whose queue stays full, or that replays the "
+	    "record and reads nothing (default 30)",
+	    KIND_U64, stuck_timeout_s, .min = 1, .max = 86400),
+	ROW("trust-uids", "LIST", RESTART,
+	    "also trace clusters of these users' own binaries",
+	    KIND_TRUST_UIDS, trust_uids),
+	ROW("trust-data-dirs", "LIST", RESTART,
+	    "also trace clusters in these data directories (default: only "
+	    "root-owned binaries that only root may write, a distribution's "
+	    "PostgreSQL)",
+	    KIND_TRUST_DIRS, trust_data_dirs),
+	ROW("max-clusters-per-user", "N", RELOAD,
+	    "clusters traced per user (default 8)",
+	    KIND_U64, max_clusters_per_uid, .min = 1, .max = 1024),
+	ROW("max-processes-per-user", "N", RESTART,
+	    "processes (and threads) traced per user (default 4096)",
+	    KIND_U64, max_procs_per_uid, .min = 16, .max = PGOFF_MAX_TARGETS),
+	ROW("record", "yes|no", RESTART,
+	    "keep a flight record of every wait and interval at or above "
+	    "--record-min, without subscribers (default yes)",
+	    KIND_FLAG, record),
+	ROW("state-directory", "PATH", RESTART,
+	    "where the record is kept (default /var/lib/pgoff; made 0700 and "
+	    "given to --user)",
+	    KIND_DIR, state_dir),
+	ROW("record-min", "DUR", RELOAD,
+	    "shortest wait or interval recorded (default 10ms)",
+	    KIND_DURATION, record_min_ns),
+	ROW("record-max-size", "SIZE", RELOAD,
+	    "the record's size cap: bytes (K/M/G/T suffixes) or a share of its "
+	    "file system (10%); default the lower of 1G and 10%",
+	    KIND_SHARE, record_max, .min = 1, .max = 100,
+	    .min_bytes = 1ULL << 20),
+	ROW("record-keep-free", "SIZE", RELOAD,
+	    "free space the record leaves on its file system (PostgreSQL's, "
+	    "often): its oldest segments go first, then recording stops; bytes "
+	    "or a share (15%); default the lower of 4G and 15%",
+	    KIND_SHARE, record_keep_free, .min = 0, .max = 90),
+	ROW("record-max-age", "AGE", RELOAD,
+	    "records older than this go (default 7d; s, m, h, d)",
+	    KIND_AGO, record_max_age_ns),
+	ROW("record-queries", "off|redacted|full", RELOAD,
+	    "the SQL text of recorded events: none (default), literals "
+	    "replaced by $n, or as it is; shown on replay only to "
+	    "--query-group, as live",
+	    KIND_RECORD_QUERIES, record_queries),
+	ROW("record-user-stacks", "yes|no", RELOAD,
+	    "keep the user stack of recorded intervals: walked at every "
+	    "switch-out of a traced process, as its duration is not known yet "
+	    "(default no)",
+	    KIND_FLAG, record_user_stacks),
+	ROW("raw-tp", NULL, RESTART,
+	    "use the raw_tp programs even where tp_btf works",
+	    KIND_FLAG, raw_tp),
+	ROW("usdt", "yes|no", RESTART,
+	    "attach PostgreSQL's wait probes: exact lock and LWLock episodes "
+	    "(default yes)",
+	    KIND_FLAG, usdt),
+	ROW("verbose", NULL, RELOAD,
+	    "debug logging, with libbpf's and the verifier's output",
+	    KIND_FLAG, verbose, .pub.short_name = 'v'),
+};
+
+#define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+const struct config_setting *config_setting(size_t i)
+{
+	return i < N_SETTINGS ? &settings[i].pub : NULL;
+}
+
+static const struct setting_row *find(const char *name)
+{
+	for (size_t i = 0; i < N_SETTINGS; i++)
+		if (strcmp(settings[i].pub.name, name) == 0)
+			return &settings[i];
+	return NULL;
+}
+
+/* One row's value into its field; 0 or -EINVAL (why: for trust lists). */
+static int set_row(const struct setting_row *r, struct pgoffd_config *c,
+		   const char *v, char *why, size_t whylen)
+{
+	void *field = (char *)c + r->offset;
+	uint64_t *u = field;
+
+	switch (r->kind) {
+	case KIND_STR:
+		return set_str(field, r->size, v);
+	case KIND_DIR:
+		return set_dir(field, r->size, v);
+	case KIND_U64:
+		return pgoff_parse_u64(v, r->min, r->max, u) ? -EINVAL : 0;
+	case KIND_POW2:
+		return set_pow2(u, v);
+	case KIND_DURATION:
+		return pgoff_parse_duration(v, u) ? -EINVAL : 0;
+	case KIND_AGO:
+		return pgoff_parse_ago(v, u) || !*u ? -EINVAL : 0;
+	case KIND_SHARE:
+		return set_share(field, v, r->min_bytes, r->min, r->max);
+	case KIND_FLAG:
+		return set_flag(field, v);
+	case KIND_TRUST_UIDS:
+	case KIND_TRUST_DIRS:
+		return set_trust(field, r->size, v, r->kind == KIND_TRUST_DIRS,
+				 why, whylen);
+	case KIND_RECORD_QUERIES:
+		return set_record_queries(field, v);
+	}
+	return -EINVAL;
+}
+
 int config_set(struct pgoffd_config *c, const char *key, const char *v,
 	       char *err, size_t errlen)
 {
-	int ret;
+	const struct setting_row *r = find(key);
+	char why[160] = "";
 
-	if (strcmp(key, "socket") == 0)
-		ret = set_str(c->socket, sizeof(c->socket), v);
-	else if (strcmp(key, "group") == 0)
-		ret = set_str(c->group, sizeof(c->group), v);
-	else if (strcmp(key, "query-group") == 0)
-		ret = set_str(c->query_group, sizeof(c->query_group), v);
-	else if (strcmp(key, "user") == 0)
-		ret = set_str(c->user, sizeof(c->user), v);
-	else if (strcmp(key, "min-floor") == 0)
-		ret = pgoff_parse_duration(v, &c->min_floor_ns);
-	else if (strcmp(key, "ringbuf-size") == 0)
-		ret = set_pow2(&c->ringbuf_bytes, v);
-	else if (strcmp(key, "max-clients") == 0)
-		ret = pgoff_parse_u64(v, 1, 4096, &c->max_clients);
-	else if (strcmp(key, "max-clients-per-user") == 0)
-		ret = pgoff_parse_u64(v, 1, 4096, &c->max_clients_per_uid);
-	else if (strcmp(key, "queue-bytes") == 0)
-		ret = pgoff_parse_u64(v, PGOFF_MAX_LINE * 2, 1U << 30,
-				      &c->queue_bytes);
-	else if (strcmp(key, "stuck-timeout") == 0)
-		ret = pgoff_parse_u64(v, 1, 86400, &c->stuck_timeout_s);
-	else if (strcmp(key, "max-clusters-per-user") == 0)
-		ret = pgoff_parse_u64(v, 1, 1024, &c->max_clusters_per_uid);
-	else if (strcmp(key, "max-processes-per-user") == 0)
-		ret = pgoff_parse_u64(v, 16, PGOFF_MAX_TARGETS,
-				      &c->max_procs_per_uid);
-	else if (strcmp(key, "trust-uids") == 0 ||
-		 strcmp(key, "trust-data-dirs") == 0) {
-		bool dirs = key[6] == 'd';
-		char why[160];
-
-		if (set_trust(dirs ? c->trust_data_dirs : c->trust_uids,
-			      dirs ? sizeof(c->trust_data_dirs) :
-				     sizeof(c->trust_uids),
-			      v, dirs, why, sizeof(why))) {
-			snprintf(err, errlen, "invalid value '%s' for %s: %s",
-				 v, key, why);
-			return -EINVAL;
-		}
-		ret = 0;
-	} else if (strcmp(key, "record") == 0)
-		ret = set_flag(&c->record, v);
-	else if (strcmp(key, "state-directory") == 0)
-		ret = set_dir(c->state_dir, sizeof(c->state_dir), v);
-	else if (strcmp(key, "record-min") == 0)
-		ret = pgoff_parse_duration(v, &c->record_min_ns);
-	else if (strcmp(key, "record-max-size") == 0)
-		ret = set_share(&c->record_max, v, 1ULL << 20, 1, 100);
-	else if (strcmp(key, "record-keep-free") == 0)
-		ret = set_share(&c->record_keep_free, v, 0, 0, 90);
-	else if (strcmp(key, "record-max-age") == 0)
-		ret = pgoff_parse_ago(v, &c->record_max_age_ns) ||
-		      !c->record_max_age_ns ? -EINVAL : 0;
-	else if (strcmp(key, "record-user-stacks") == 0)
-		ret = set_flag(&c->record_user_stacks, v);
-	else if (strcmp(key, "record-queries") == 0)
-		ret = set_record_queries(&c->record_queries, v);
-	else if (strcmp(key, "raw-tp") == 0)
-		ret = set_flag(&c->raw_tp, v);
-	else if (strcmp(key, "usdt") == 0)
-		ret = set_flag(&c->usdt, v);
-	else if (strcmp(key, "verbose") == 0)
-		ret = set_flag(&c->verbose, v);
-	else {
+	if (!r) {
 		snprintf(err, errlen, "unknown setting '%s'", key);
 		return -EINVAL;
 	}
-	if (ret) {
-		snprintf(err, errlen, "invalid value '%s' for %s", v, key);
+	if (set_row(r, c, v, why, sizeof(why))) {
+		snprintf(err, errlen, "invalid value '%s' for %s%s%s", v, key,
+			 why[0] ? ": " : "", why);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* "  --name ARG" and the help text, wrapped at 78 columns, continued at 23. */
+static void usage_row(FILE *f, const struct config_setting *s)
+{
+	const int col = 23, width = 78;
+	const char *w = s->help;
+	bool line_start = true;
+	int at = fprintf(f, "  %s%s--%s%s%s", s->short_name ? "-" : "",
+			 s->short_name ? (char[]){ s->short_name, ',', ' ', 0 } : "",
+			 s->name, s->arg ? " " : "", s->arg ? s->arg : "");
+
+	at += fprintf(f, "%*s", at + 2 > col ? 2 : col - at, "");
+	while (*w) {
+		int len = (int)strcspn(w, " ");
+
+		if (!line_start && at + 1 + len > width)
+			at = fprintf(f, "\n%*s", col, "") - 1;
+		else if (!line_start)
+			at += fprintf(f, " ");
+		at += fprintf(f, "%.*s", len, w);
+		line_start = false;
+		w += len;
+		w += strspn(w, " ");
+	}
+	fputc('\n', f);
+}
+
+void config_usage(FILE *f)
+{
+	for (size_t i = 0; i < N_SETTINGS; i++)
+		usage_row(f, &settings[i].pub);
+}
+
+/* Text compares up to its end: what follows may be an older value's. */
+static bool same_value(const struct setting_row *r, const char *a,
+		       const char *b)
+{
+	switch (r->kind) {
+	case KIND_STR:
+	case KIND_DIR:
+	case KIND_TRUST_UIDS:
+	case KIND_TRUST_DIRS:
+		return strncmp(a, b, r->size) == 0;
+	default:
+		return memcmp(a, b, r->size) == 0;
+	}
+}
+
+void config_keep_restart_only(struct pgoffd_config *next,
+			      const struct pgoffd_config *running,
+			      char *names, size_t len)
+{
+	size_t at = 0;
+
+	names[0] = '\0';
+	for (size_t i = 0; i < N_SETTINGS; i++) {
+		const struct setting_row *r = &settings[i];
+		char *dst = (char *)next + r->offset;
+		const char *src = (const char *)running + r->offset;
+
+		if (!r->pub.restart || same_value(r, dst, src))
+			continue;
+		memcpy(dst, src, r->size);
+		if (at < len)
+			at += (size_t)snprintf(names + at, len - at, "%s%s",
+					       at ? ", " : "", r->pub.name);
+	}
 }
 
 static char *trim(char *s)

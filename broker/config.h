@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define PGOFF_CONFIG_PATH "/etc/pgoff/pgoffd.conf"
 
@@ -69,5 +70,30 @@ int config_set(struct pgoffd_config *c, const char *key, const char *value,
 /* Every line of a file; a missing file is fine when missing_ok. */
 int config_load(struct pgoffd_config *c, const char *path, bool missing_ok,
 		char *err, size_t errlen);
+
+/*
+ * The settings table (config.c) is where each setting is named, once: the
+ * command line's long options, --help, the config file's keys and what
+ * SIGHUP can change all come from it.
+ */
+struct config_setting {
+	const char *name;		/* long option and config key */
+	char short_name;		/* its one-letter option, or 0 */
+	const char *arg;		/* --help's "N", "PATH"; NULL: a flag
+					 * given alone on the command line */
+	bool restart;			/* SIGHUP keeps the running value */
+	const char *help;		/* --help's text, default included */
+};
+/* Row i of the table, NULL past its end. */
+const struct config_setting *config_setting(size_t i);
+/* The settings' lines of --help, wrapped to 78 columns. */
+void config_usage(FILE *f);
+/*
+ * SIGHUP: the restart-only settings of next take running's values; names
+ * gets those that differed ("socket, usdt"), "" if none did.
+ */
+void config_keep_restart_only(struct pgoffd_config *next,
+			      const struct pgoffd_config *running,
+			      char *names, size_t len);
 
 #endif

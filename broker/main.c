@@ -8,13 +8,12 @@
  * clients (server.c), the prober's answers, a 1 s timer (discovery, loss
  * counters, stuck clients) and a signalfd (SIGHUP: reload; SIGTERM and
  * SIGINT: stop); between rounds, the ring buffer. teardown: tell clients,
- * detach, exit.
+ * detach, exit. What clients are answered is replies.c's; settings and
+ * SIGHUP are cmdline.c's (broker.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,15 +23,14 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "broker/broker.h"
 #include "broker/config.h"
 #include "broker/event.h"
 #include "broker/holdback.h"
-#include "broker/json_fields.h"
 #include "broker/ksyms.h"
 #include "broker/loop.h"
 #include "broker/pg_registry.h"
 #include "broker/query_texts.h"
-#include "broker/pg_wait_names.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
 #include "broker/usdt.h"
@@ -47,31 +45,6 @@
 #include "protocol/log.h"
 #include "protocol/units.h"
 
-struct broker {
-	struct tracer *tracer;
-	struct pg_registry *registry;
-	struct ksyms *ksyms;
-	struct ksyms_cache ksyms_cache;	/* the loop's recent lookups */
-	struct server *server;
-	struct prober *prober;
-	struct usdt *usdt;
-	struct pgoffd_config cfg;
-	struct event_ctx events;
-	struct stats stats;
-	struct timespec started;		/* CLOCK_MONOTONIC */
-	struct ring_pace ring;			/* while someone subscribes */
-	struct holdback *held;			/* records awaiting a title */
-	struct recorder *rec;			/* NULL: record = no */
-	struct query_texts texts;		/* for top --by query */
-	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
-	int epfd, tfd, sfd;			/* the loop's; a 1 s timer; signals */
-	struct loop_handler timer_ready, signal_ready, prober_ready;
-	bool running;				/* until SIGTERM or SIGINT */
-	bool ring_more;				/* records left in the ring: read at once */
-	int argc;				/* the command line, read again */
-	char **argv;				/* on SIGHUP */
-};
-
 /* Records handled per loop round: clients and signals are served between. */
 #define RING_BUDGET 512
 
@@ -82,424 +55,6 @@ struct broker {
 
 /* At start, clusters found within this are traced before serving. */
 #define SETUP_PROBE_MS 3000
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: pgoffd [options]\n"
-"Trace where PostgreSQL backends spend their time off the CPU and serve\n"
-"it to members of a group over a Unix socket. Runs in the foreground.\n"
-"\n"
-"  --socket PATH        socket to serve (default /run/pgoff/pgoffd.sock)\n"
-"  --group NAME         group whose members may connect (default pgoff)\n"
-"  --query-group NAME   members (and root) also see the SQL text of queries\n"
-"                       (default: nobody but root)\n"
-"  --user NAME          run as this user once set up, with no capabilities\n"
-"                       (default pgoffd; never nobody)\n"
-"  --min-floor DUR      lowest threshold any subscription gets (default 100us)\n"
-"  --ringbuf-size BYTES kernel ring buffer, power of two (default 4194304)\n"
-"  --max-clients N      concurrent clients (default 64)\n"
-"  --max-clients-per-user N  concurrent clients of one uid, root aside\n"
-"                       (default 32)\n"
-"  --queue-bytes N      output queue per client (default 1048576)\n"
-"  --stuck-timeout SEC  cut off a client whose queue stays full, or that\n"
-"                       replays the record and reads nothing (default 30)\n"
-"  --trust-uids LIST    also trace clusters of these users' own binaries\n"
-"  --trust-data-dirs LIST  also trace clusters in these data directories\n"
-"                       (default: only root-owned binaries that only root\n"
-"                       may write, a distribution's PostgreSQL)\n"
-"  --max-clusters-per-user N  clusters traced per user (default 8)\n"
-"  --max-processes-per-user N  processes (and threads) traced per user\n"
-"                       (default 4096)\n"
-"  --record yes|no      keep a flight record of every wait and interval at or\n"
-"                       above --record-min, without subscribers (default yes)\n"
-"  --state-directory PATH  where the record is kept (default /var/lib/pgoff;\n"
-"                       made 0700 and given to --user)\n"
-"  --record-min DUR     shortest wait or interval recorded (default 10ms)\n"
-"  --record-max-size SIZE  the record's size cap: bytes (K/M/G/T suffixes)\n"
-"                       or a share of its file system (10%%); default the\n"
-"                       lower of 1G and 10%%\n"
-"  --record-keep-free SIZE  free space the record leaves on its file system\n"
-"                       (PostgreSQL's, often): its oldest segments go first,\n"
-"                       then recording stops; bytes or a share (15%%); default\n"
-"                       the lower of 4G and 15%%\n"
-"  --record-max-age AGE  records older than this go (default 7d; s, m, h, d)\n"
-"  --record-queries off|redacted|full  the SQL text of recorded events: none\n"
-"                       (default), literals replaced by $n, or as it is; shown\n"
-"                       on replay only to --query-group, as live\n"
-"  --record-user-stacks yes|no  keep the user stack of recorded intervals:\n"
-"                       walked at every switch-out of a traced process, as\n"
-"                       its duration is not known yet (default no)\n"
-"  --raw-tp             use the raw_tp programs even where tp_btf works\n"
-"  --usdt yes|no        attach PostgreSQL's wait probes: exact lock and\n"
-"                       LWLock episodes (default yes)\n"
-"  -v, --verbose        debug logging, with libbpf's and the verifier's output\n"
-"  -c, --config PATH    settings file (default " PGOFF_CONFIG_PATH ", if present):\n"
-"                       'key = value' lines, keys as the long options above;\n"
-"                       the command line wins; SIGHUP reloads it\n"
-"  -n, --check          check the settings (file, groups, user) and exit\n"
-"  -h, --help           this help\n"
-"  -V, --version        print the version\n");
-}
-
-/* Names in status replies, by enum pgoff_counter (see PROTOCOL.md). */
-static const char *const counter_names[PGOFF_CNT__COUNT] = {
-	[PGOFF_CNT_SWITCHES] = "switches",
-	[PGOFF_CNT_EVENTS] = "events",
-	[PGOFF_CNT_RINGBUF_FULL] = "ringbuf_full",
-	[PGOFF_CNT_START_FULL] = "start_map_full",
-	[PGOFF_CNT_STACK_FAIL] = "stack_failed",
-	[PGOFF_CNT_PG_READ_FAIL] = "pg_read_failed",
-	[PGOFF_CNT_QUERY_FAIL] = "query_failed",
-	[PGOFF_CNT_EPISODES] = "episodes",
-	[PGOFF_CNT_AGG_FULL] = "aggregate_map_full",
-	[PGOFF_CNT_QUOTA_FULL] = "quota_full",
-	[PGOFF_CNT_TARGET_FULL] = "target_map_full",
-	[PGOFF_CNT_NOT_OWNER] = "not_owner",
-	[PGOFF_CNT_USTACK_FAIL] = "user_stack_failed",
-	[PGOFF_CNT_USDT_LOCK_START] = "usdt_lock_wait_start",
-	[PGOFF_CNT_USDT_LOCK_DONE] = "usdt_lock_wait_done",
-	[PGOFF_CNT_USDT_LWLOCK_START] = "usdt_lwlock_wait_start",
-	[PGOFF_CNT_USDT_LWLOCK_DONE] = "usdt_lwlock_wait_done",
-	[PGOFF_CNT_AGG_QUERY_FOLDED] = "aggregate_query_folded",
-};
-
-/* Which tables name a cluster's wait events, or why none do. */
-static void add_names_source(json_object *o, const struct pg_cluster *c)
-{
-	const char *src = pg_wait_names_source(c->info.major);
-	char why[64];
-
-	json_object_object_add(o, "wait_names", src ?
-			       json_object_new_string(src) : NULL);
-	if (event_names_missing(c, why, sizeof(why)))
-		json_object_object_add(o, "wait_names_missing",
-				       json_object_new_string(why));
-}
-
-/* The wait events a cluster's server named at run time that ps lists
- * ("Extension:DblinkGetResult"); the rest are only counted. */
-#define PS_RUN_NAMES 64
-
-/* Why a cluster has no run-time names; NULL when it has them read. */
-static const char *run_names_missing(const struct pg_cluster *c)
-{
-	if (c->names.status)
-		return c->names.why;
-	return c->names.read ? NULL : "not read yet";
-}
-
-/* A cluster's run-time names into o: how many, and (list) which. */
-static void add_run_names(json_object *o, const struct pg_cluster *c, bool list)
-{
-	const char *why = run_names_missing(c);
-	json_object *arr;
-
-	json_object_object_add(o, "run_time_names",
-			       json_object_new_int64(c->names.n));
-	if (why)
-		json_add_text(o, "run_time_names_missing", why,
-			      sizeof(c->names.why));
-	if (c->names.truncated)
-		json_object_object_add(o, "run_time_names_truncated",
-				       json_object_new_boolean(true));
-	if (!list)
-		return;
-	arr = json_object_new_array();
-	for (uint32_t i = 0; i < c->names.n && i < PS_RUN_NAMES; i++) {
-		const struct pg_run_name *n = &c->names.v[i];
-		const char *type = pg_wait_event_type(c->info.major,
-						      n->wait_event_info);
-		char buf[PG_RUN_NAME_LEN + 32];
-
-		snprintf(buf, sizeof(buf), "%s:%s", type ? type : "?", n->name);
-		json_object_array_add(arr, json_object_new_string(buf));
-	}
-	json_object_object_add(o, "run_time_wait_events", arr);
-}
-
-/* Each cluster's run-time names, for status: how many, or why none. */
-static json_object *run_names_status(const struct broker *b, bool *truncated)
-{
-	json_object *arr = json_object_new_array();
-	size_t n, used = 0;
-	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
-
-	*truncated = false;
-	for (size_t i = 0; i < n; i++) {
-		const struct pg_cluster *c = pg_registry_cluster(b->registry,
-								 p[i].cluster);
-		json_object *o;
-
-		if (!c || c->info.postmaster_pid != p[i].pid)
-			continue;
-		o = json_object_new_object();
-		json_object_object_add(o, "id", json_object_new_int64(c->id));
-		add_run_names(o, c, false);
-		used += strlen(pgoff_json_line(o, NULL)) + 1;
-		if (used > PGOFF_MAX_LINE / 8) {
-			json_object_put(o);
-			*truncated = true;
-			break;
-		}
-		json_object_array_add(arr, o);
-	}
-	return arr;
-}
-
-/* Clusters whose wait events cannot be named, for status. */
-static json_object *unnamed_clusters(const struct broker *b)
-{
-	json_object *arr = json_object_new_array();
-	size_t n;
-	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
-
-	for (size_t i = 0; i < n; i++) {
-		const struct pg_cluster *c = pg_registry_cluster(b->registry,
-								 p[i].cluster);
-		char why[64];
-		json_object *o;
-
-		if (!c || c->info.postmaster_pid != p[i].pid ||
-		    !event_names_missing(c, why, sizeof(why)))
-			continue;
-		o = json_object_new_object();
-		json_object_object_add(o, "id", json_object_new_int64(c->id));
-		json_object_object_add(o, "version",
-				       json_object_new_string(c->info.version));
-		json_object_object_add(o, "why", json_object_new_string(why));
-		json_object_array_add(arr, o);
-	}
-	return arr;
-}
-
-static void status_hook(void *ctx, json_object *r)
-{
-	struct broker *b = ctx;
-	uint64_t cnt[PGOFF_CNT__COUNT] = { 0 };
-	struct usyms_stats us;
-	json_object *c = json_object_new_object();
-	uint64_t min = tracer_min_duration(b->tracer);
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-
-	tracer_counters(b->tracer, cnt);
-	json_object_object_add(r, "broker", json_object_new_string(
-				       "pgoffd " PGOFF_VERSION));
-	json_object_object_add(r, "version",
-			       json_object_new_int(PGOFF_PROTO_VERSION));
-	json_object_object_add(r, "uptime_s",
-			       json_object_new_int64(now.tv_sec - b->started.tv_sec));
-	json_object_object_add(r, "hook", json_object_new_string(
-				       tracer_hook(b->tracer)));
-	json_object_object_add(r, "bpf_programs_attached", json_object_new_int64(
-				       tracer_attached_programs(b->tracer)));
-	json_object_object_add(r, "clients", json_object_new_int64(
-				       (int64_t)server_client_count(b->server)));
-	json_object_object_add(r, "subscribers", json_object_new_int64(
-				       (int64_t)server_subscriber_count(b->server)));
-	json_object_object_add(r, "clusters", json_object_new_int64(
-		(int64_t)pg_registry_cluster_count(b->registry)));
-	json_object_object_add(r, "clusters_unnamed", unnamed_clusters(b));
-	{
-		bool truncated;
-
-		json_object_object_add(r, "run_time_names",
-				       run_names_status(b, &truncated));
-		if (truncated)
-			json_object_object_add(r, "run_time_names_truncated",
-					       json_object_new_boolean(true));
-	}
-	json_object_object_add(r, "usdt_binaries", usdt_status(b->usdt));
-	json_object_object_add(r, "usdt_binaries_skipped", json_object_new_int64(
-				       usdt_skipped(b->usdt)));
-	json_object_object_add(r, "usdt_refusals_forgotten", json_object_new_int64(
-				       usdt_forgotten(b->usdt)));
-	json_object_object_add(r, "traced_processes", json_object_new_int64(
-		(int64_t)tracer_target_count(b->tracer)));
-	json_object_object_add(r, "kernel_min_duration_ns",
-			       min == UINT64_MAX ? NULL :
-			       json_object_new_int64((int64_t)min));
-	for (size_t i = 0; i < PGOFF_CNT__COUNT; i++)
-		json_object_object_add(c, counter_names[i],
-				       json_object_new_int64((int64_t)cnt[i]));
-	json_object_object_add(c, "client_queue_full", json_object_new_int64(
-		(int64_t)server_queue_drops(b->server)));
-	json_object_object_add(c, "client_watch_failed", json_object_new_int64(
-		(int64_t)server_watch_drops(b->server)));
-	json_object_object_add(c, "client_replay_expired", json_object_new_int64(
-		(int64_t)server_replay_expired(b->server)));
-	usyms_stats(b->events.usyms, &us);
-	json_object_object_add(c, "user_symbols_evicted", json_object_new_int64(
-		(int64_t)us.evicted));
-	json_object_object_add(c, "user_symbols_refused", json_object_new_int64(
-		(int64_t)us.refused));
-	json_object_object_add(c, "user_symbols_deferred", json_object_new_int64(
-		(int64_t)us.deferred));
-	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
-	if (b->rec)
-		recorder_counters(b->rec, c);
-	json_object_object_add(r, "counters", c);
-}
-
-/* Room in a ps reply for the process list; the clusters take the rest. */
-#define UNTRACED_BUDGET (PGOFF_MAX_LINE / 8)
-#define CLUSTERS_BUDGET (PGOFF_MAX_LINE / 4)
-
-/* Processes named postgres that are not traced, and why: the newest
- * that fit, their total in *total. */
-static json_object *untraced_json(struct broker *b, size_t *used,
-				  size_t *total)
-{
-	json_object *arr = json_object_new_array();
-	size_t n, room = 0;
-	const struct pg_refusal *f = pg_registry_refusals(b->registry, &n);
-
-	*total = n;
-
-	for (size_t i = n; i-- > 0;) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "pid", json_object_new_int64(f[i].pid));
-		json_object_object_add(o, "uid", json_object_new_int64(f[i].uid));
-		json_add_text(o, "why", f[i].why, sizeof(f[i].why));
-		room += strlen(pgoff_json_line(o, NULL)) + 1;
-		if (room > UNTRACED_BUDGET) {
-			json_object_put(o);
-			break;
-		}
-		json_object_array_add(arr, o);
-	}
-	*used += room;
-	return arr;
-}
-
-#define PS_BUDGET (PGOFF_MAX_LINE / 2)
-
-static void probe_next(struct broker *b);
-
-static void ps_hook(void *ctx, json_object *r)
-{
-	struct broker *b = ctx;
-
-	/* what its servers named since the last read, for the next ps */
-	pg_registry_names_wanted_all(b->registry);
-	probe_next(b);
-	json_object *clusters = json_object_new_array();
-	json_object *procs = json_object_new_array();
-	size_t n, used = 0, shown = 0, cluster_bytes = 0, untraced_total;
-	const struct pg_proc *p = pg_registry_procs(b->registry, &n);
-	json_object *untraced;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct pg_cluster *c = pg_registry_cluster(b->registry,
-								 p[i].cluster);
-		json_object *o;
-
-		if (c && c->info.postmaster_pid == p[i].pid) {
-			o = event_encode_cluster(c);
-			json_object_object_add(o, "postmaster_pid",
-					       json_object_new_int64(c->info.postmaster_pid));
-			add_names_source(o, c);
-			add_run_names(o, c, true);
-			cluster_bytes += strlen(pgoff_json_line(o, NULL)) + 1;
-			if (cluster_bytes > CLUSTERS_BUDGET)
-				json_object_put(o);
-			else
-				json_object_array_add(clusters, o);
-		}
-		o = event_encode_proc(&p[i]);
-		used += strlen(pgoff_json_line(o, NULL)) + 1;
-		if (used > PS_BUDGET) {
-			json_object_put(o);
-			continue;
-		}
-		json_object_array_add(procs, o);
-		shown++;
-	}
-	untraced = untraced_json(b, &used, &untraced_total);
-	json_object_object_add(r, "clusters", clusters);
-	json_object_object_add(r, "processes", procs);
-	json_object_object_add(r, "total", json_object_new_int64((int64_t)n));
-	json_object_object_add(r, "truncated", json_object_new_boolean(
-		shown < n || cluster_bytes > CLUSTERS_BUDGET ||
-		json_object_array_length(untraced) < untraced_total));
-	json_object_object_add(r, "untraced", untraced);
-	json_object_object_add(r, "untraced_total",
-			       json_object_new_int64((int64_t)untraced_total));
-	json_object_object_add(r, "untraced_unkept", json_object_new_int64(
-		(int64_t)pg_registry_refusals_unkept(b->registry)));
-}
-
-static void stats_hook(void *ctx, const struct pgoff_request *req,
-		       bool sees_query, json_object *r)
-{
-	struct broker *b = ctx;
-
-	stats_answer(&b->stats, req->stats.by, r);
-	/* statements by query id: their texts, for who may see SQL */
-	if (sees_query && req->stats.by == PGOFF_STATS_BY_QUERY)
-		query_texts_answer(&b->texts, r, monotonic_ms());
-}
-
-/* A stats request over the past: the recorder sums it a share a round. */
-static void *past_start(void *ctx, const struct pgoff_request *req)
-{
-	struct broker *b = ctx;
-	struct recorder_window *w;
-	struct timespec now;
-	int64_t until = req->stats.until_ns;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	/* up to now (0): the second not stored yet is read live at the end */
-	if (until >= (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec)
-		until = 0;
-	if (!b->rec || recorder_window_start(b->rec, req->stats.since_ns,
-					     until, req->stats.by, &w))
-		return NULL;
-	return w;
-}
-
-static bool past_step(void *ctx, void *job)
-{
-	struct broker *b = ctx;
-
-	return recorder_window_step(b->rec, job, RECORDER_WINDOW_STEP);
-}
-
-static void past_finish(void *ctx, void *job, json_object *r)
-{
-	struct broker *b = ctx;
-	uint64_t mono = stats_now_ns();
-	struct agg_row *rows = NULL;
-	size_t n = 0;
-	int err;
-
-	if (recorder_window_to_now(job))
-		stats_rows(&b->stats, PGOFF_STATS_BY_PID, mono, &rows, &n);
-	err = recorder_window_reply(b->rec, job, r, PGOFF_MAX_LINE - 4096,
-				    rows, n, mono);
-	free(rows);
-	recorder_window_free(job);
-	json_object_object_add(r, "complete", json_object_new_boolean(!err));
-	if (err)
-		log_warnx("top over the past: %s", strerror(-err));
-}
-
-static void past_cancel(void *ctx, void *job)
-{
-	(void)ctx;
-	recorder_window_free(job);
-}
-
-static void history_hook(void *ctx, json_object *r)
-{
-	struct broker *b = ctx;
-
-	if (b->rec)
-		recorder_history(b->rec, r);
-}
 
 static void filter_hook(void *ctx)
 {
@@ -633,7 +188,7 @@ static bool ask_probe(struct broker *b, int64_t now)
 	return true;
 }
 
-static void probe_next(struct broker *b)
+void broker_probe_next(struct broker *b)
 {
 	int64_t now = monotonic_ms();
 	uint32_t pid, cluster;
@@ -686,7 +241,7 @@ static void on_prober(void *ctx, uint32_t events)
 					 &na.names);
 	else
 		probed(b, &a);
-	probe_next(b);
+	broker_probe_next(b);
 }
 
 /* Setup, as root: the clusters running now, before serving. */
@@ -836,7 +391,7 @@ static void on_tick(void *ctx, uint32_t events)
 		recorder_tick(b->rec);
 	if (pg_registry_scan(b->registry, monotonic_ms()))
 		log_warn("scanning /proc for PostgreSQL");
-	probe_next(b);
+	broker_probe_next(b);
 	query_texts_tick(&b->texts, monotonic_ms());
 	server_tick(b->server);
 }
@@ -878,205 +433,6 @@ static int make_fds(struct broker *b)
 	return err;
 }
 
-static const struct option long_opts[] = {
-	{ "socket", required_argument, NULL, 0 },
-	{ "group", required_argument, NULL, 0 },
-	{ "query-group", required_argument, NULL, 0 },
-	{ "user", required_argument, NULL, 0 },
-	{ "min-floor", required_argument, NULL, 0 },
-	{ "ringbuf-size", required_argument, NULL, 0 },
-	{ "max-clients", required_argument, NULL, 0 },
-	{ "max-clients-per-user", required_argument, NULL, 0 },
-	{ "queue-bytes", required_argument, NULL, 0 },
-	{ "stuck-timeout", required_argument, NULL, 0 },
-	{ "trust-uids", required_argument, NULL, 0 },
-	{ "trust-data-dirs", required_argument, NULL, 0 },
-	{ "max-clusters-per-user", required_argument, NULL, 0 },
-	{ "max-processes-per-user", required_argument, NULL, 0 },
-	{ "record", required_argument, NULL, 0 },
-	{ "state-directory", required_argument, NULL, 0 },
-	{ "record-min", required_argument, NULL, 0 },
-	{ "record-max-size", required_argument, NULL, 0 },
-	{ "record-keep-free", required_argument, NULL, 0 },
-	{ "record-max-age", required_argument, NULL, 0 },
-	{ "record-queries", required_argument, NULL, 0 },
-	{ "record-user-stacks", required_argument, NULL, 0 },
-	{ "raw-tp", no_argument, NULL, 0 },
-	{ "usdt", required_argument, NULL, 0 },
-	{ "config", required_argument, NULL, 'c' },
-	{ "check", no_argument, NULL, 'n' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ 0 }
-};
-
-/* What the command line asks pgoffd to do. */
-enum run_mode {
-	RUN_SERVE,
-	RUN_CHECK,		/* --check: the configuration only */
-	RUN_HELP,		/* --help: usage to stdout */
-	RUN_VERSION,
-	RUN_BAD_OPTION,		/* getopt said why; usage to stderr */
-};
-
-/*
- * Defaults, then the config file, then the command line (which wins).
- * Also used on SIGHUP with the same argv. Returns 0, or -EINVAL with err;
- * with *mode help, version or a bad option, cfg is not read.
- */
-static int read_config(int argc, char **argv, struct pgoffd_config *cfg,
-		       char *path, size_t path_len, enum run_mode *mode,
-		       char *err, size_t errlen)
-{
-	bool path_given = false;
-	int c, idx;
-
-	config_defaults(cfg);
-	snprintf(path, path_len, "%s", PGOFF_CONFIG_PATH);
-	*mode = RUN_SERVE;
-	optind = 0;	/* glibc: start over, also on reload */
-	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, NULL)) != -1) {
-		if (c == 'c') {
-			snprintf(path, path_len, "%s", optarg);
-			path_given = true;
-		} else if (c == 'n') {
-			*mode = RUN_CHECK;
-		} else if (c == 'h' || c == 'V' || c == '?') {
-			*mode = c == 'h' ? RUN_HELP : c == 'V' ? RUN_VERSION :
-							       RUN_BAD_OPTION;
-			return 0;
-		}
-	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	/* the default file may be absent; a file asked for may not */
-	if (config_load(cfg, path, !path_given, err, errlen))
-		return -EINVAL;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:nvhV", long_opts, &idx)) != -1) {
-		if (c == 'v') {
-			cfg->verbose = true;
-		} else if (c == 0 &&
-			   config_set(cfg, long_opts[idx].name,
-				      optarg ? optarg : "yes", err, errlen)) {
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/* Names to ids; what the server and tracer take. err set on failure. */
-static int resolve(const struct pgoffd_config *cfg, struct server_opts *so,
-		   struct tracer_opts *to, struct prober_opts *po, char *err,
-		   size_t errlen)
-{
-	struct group *gr = getgrnam(cfg->group);
-
-	if (!gr) {
-		snprintf(err, errlen, "group '%s' does not exist; create it "
-			 "with 'groupadd --system %s' or set group", cfg->group,
-			 cfg->group);
-		return -ENOENT;
-	}
-	so->socket_path = cfg->socket;
-	so->group_name = cfg->group;
-	so->group = gr->gr_gid;
-	so->has_query_group = cfg->query_group[0] != '\0';
-	if (so->has_query_group) {
-		gr = getgrnam(cfg->query_group);
-		if (!gr) {
-			snprintf(err, errlen, "query group '%s' does not exist; "
-				 "create it with 'groupadd --system %s'",
-				 cfg->query_group, cfg->query_group);
-			return -ENOENT;
-		}
-		so->query_group = gr->gr_gid;
-	}
-	so->max_clients = cfg->max_clients;
-	so->max_clients_per_uid = cfg->max_clients_per_uid;
-	so->queue_bytes = cfg->queue_bytes;
-	so->stuck_timeout_s = (unsigned int)cfg->stuck_timeout_s;
-	so->min_floor_ns = cfg->min_floor_ns;
-	so->record_min_ns = cfg->record_min_ns;
-	to->ringbuf_bytes = cfg->ringbuf_bytes;
-	to->force_raw_tp = cfg->raw_tp;
-	po->proc_root = "/proc";
-	po->max_procs_per_uid = (uint32_t)cfg->max_procs_per_uid;
-	po->max_threads_per_uid = (uint32_t)cfg->max_procs_per_uid;
-	if (pg_trust_parse_uids(&po->trust, cfg->trust_uids, err, errlen) ||
-	    pg_trust_parse_dirs(&po->trust, cfg->trust_data_dirs, err, errlen))
-		return -EINVAL;
-	return 0;
-}
-
-/* SIGHUP: settings that can change at run time do; the others say so. */
-static void reload(struct broker *b, int argc, char **argv)
-{
-	struct pgoffd_config cfg;
-	struct server_opts so = { 0 };
-	struct tracer_opts to = { 0 };
-	struct prober_opts po = { 0 };
-	char path[PATH_MAX], err[300];
-	enum run_mode mode;
-
-	/* the mode is the one pgoffd started with: serve or check */
-	if (read_config(argc, argv, &cfg, path, sizeof(path), &mode, err,
-			sizeof(err)) ||
-	    resolve(&cfg, &so, &to, &po, err, sizeof(err))) {
-		log_warnx("SIGHUP: configuration not reloaded: %s", err);
-		return;
-	}
-	if (strcmp(cfg.socket, b->cfg.socket) || strcmp(cfg.user, b->cfg.user) ||
-	    cfg.ringbuf_bytes != b->cfg.ringbuf_bytes ||
-	    cfg.raw_tp != b->cfg.raw_tp ||
-	    strcmp(cfg.trust_uids, b->cfg.trust_uids) ||
-	    strcmp(cfg.trust_data_dirs, b->cfg.trust_data_dirs) ||
-	    cfg.max_procs_per_uid != b->cfg.max_procs_per_uid ||
-	    cfg.record != b->cfg.record || cfg.usdt != b->cfg.usdt ||
-	    strcmp(cfg.state_dir, b->cfg.state_dir))
-		log_warnx("SIGHUP: socket, user, ringbuf-size, raw-tp, "
-			  "trust-uids, trust-data-dirs, max-processes-per-user, "
-			  "record, usdt and state-directory change only with a "
-			  "restart; kept as they were");
-	cfg.record = b->cfg.record;
-	cfg.usdt = b->cfg.usdt;
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", b->cfg.state_dir);
-	snprintf(cfg.socket, sizeof(cfg.socket), "%s", b->cfg.socket);
-	snprintf(cfg.user, sizeof(cfg.user), "%s", b->cfg.user);
-	snprintf(cfg.trust_uids, sizeof(cfg.trust_uids), "%s", b->cfg.trust_uids);
-	snprintf(cfg.trust_data_dirs, sizeof(cfg.trust_data_dirs), "%s",
-		 b->cfg.trust_data_dirs);
-	cfg.ringbuf_bytes = b->cfg.ringbuf_bytes;
-	cfg.raw_tp = b->cfg.raw_tp;
-	cfg.max_procs_per_uid = b->cfg.max_procs_per_uid;
-	b->cfg = cfg;
-	/* names into b->cfg */
-	resolve(&b->cfg, &so, &to, &po, err, sizeof(err));
-	log_init("pgoffd", cfg.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
-	if (b->rec) {
-		struct recorder_opts ro = { cfg.record_min_ns,
-					    cfg.record_max,
-					    cfg.record_max_age_ns,
-					    cfg.record_queries,
-					    cfg.record_user_stacks,
-					    cfg.record_keep_free };
-
-		recorder_set_opts(b->rec, &ro);
-		so.store = recorder_store(b->rec);
-	}
-	server_reconfigure(b->server, &so);
-	pg_registry_set_limit(b->registry, (uint32_t)cfg.max_clusters_per_uid);
-	log_info("SIGHUP: configuration reloaded from %s: group %s, query "
-		 "group %s, min-floor %llu ns, %llu clients (%llu per user)",
-		 path, cfg.group, cfg.query_group[0] ? cfg.query_group : "-",
-		 (unsigned long long)cfg.min_floor_ns,
-		 (unsigned long long)cfg.max_clients,
-		 (unsigned long long)cfg.max_clients_per_uid);
-}
-
 /* SIGHUP reloads; SIGTERM and SIGINT end the loop. */
 static void on_signal(void *ctx, uint32_t events)
 {
@@ -1087,7 +443,7 @@ static void on_signal(void *ctx, uint32_t events)
 	if (read(b->sfd, &si, sizeof(si)) != sizeof(si))
 		return;
 	if (si.ssi_signo == SIGHUP) {
-		reload(b, b->argc, b->argv);
+		broker_reload(b);
 		return;
 	}
 	log_info("signal %u: exiting", si.ssi_signo);
@@ -1109,24 +465,24 @@ static void configure(struct broker *b, struct setup *s)
 {
 	char path[PATH_MAX], err_msg[300];
 	enum run_mode mode;
-	int err = read_config(b->argc, b->argv, &b->cfg, path, sizeof(path),
+	int err = broker_read_config(b->argc, b->argv, &b->cfg, path, sizeof(path),
 			      &mode, err_msg, sizeof(err_msg));
 
 	switch (err ? RUN_SERVE : mode) {
 	case RUN_HELP:
-		usage(stdout);
+		broker_usage(stdout);
 		exit(0);
 	case RUN_VERSION:
 		printf("pgoffd %s\n", PGOFF_VERSION);
 		exit(0);
 	case RUN_BAD_OPTION:
-		usage(stderr);
+		broker_usage(stderr);
 		exit(2);
 	case RUN_SERVE:
 	case RUN_CHECK:
 		break;
 	}
-	if (err || resolve(&b->cfg, &s->so, &s->to, &s->po, err_msg,
+	if (err || broker_resolve(&b->cfg, &s->so, &s->to, &s->po, err_msg,
 			   sizeof(err_msg))) {
 		fprintf(stderr, "pgoffd: %s\n", err_msg);
 		exit(2);
@@ -1187,12 +543,7 @@ static void attach(struct broker *b, struct setup *s)
 /* The flight record's directory (made as root) and its store. */
 static void open_record(struct broker *b, struct setup *s)
 {
-	struct recorder_opts ro = { b->cfg.record_min_ns,
-				    b->cfg.record_max,
-				    b->cfg.record_max_age_ns,
-				    b->cfg.record_queries,
-				    b->cfg.record_user_stacks,
-				    b->cfg.record_keep_free };
+	struct recorder_opts ro = broker_recorder_opts(&b->cfg);
 	char err_msg[300];
 	int dfd = recorder_prepare_dir(b->cfg.state_dir, s->uid, s->gid,
 				       err_msg, sizeof(err_msg));
@@ -1220,17 +571,10 @@ static void open_record(struct broker *b, struct setup *s)
 /* The loop and the socket; then root is dropped and systemd told. */
 static void serve(struct broker *b, struct setup *s)
 {
-	struct server_hooks hooks = { .status = status_hook, .ps = ps_hook,
-				      .stats = stats_hook,
-				      .past_start = past_start,
-				      .past_step = past_step,
-				      .past_finish = past_finish,
-				      .past_cancel = past_cancel,
-				      .history = history_hook,
-				      .filter_changed = filter_hook,
-				      .ctx = b };
+	struct server_hooks hooks = { .filter_changed = filter_hook, .ctx = b };
 	int err = make_fds(b);
 
+	broker_reply_hooks(&hooks);
 	if (err)
 		log_fatal(-err, "cannot set up the event loop");
 	err = server_open(&b->server, &s->so, &hooks, b->epfd);

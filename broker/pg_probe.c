@@ -519,17 +519,12 @@ static int walk_proc(const char *proc_root, struct seen **out, size_t *count)
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		char path[96], buf[512], *close_paren, *end;
+		char *end;
 		unsigned long pid = strtoul(de->d_name, &end, 10);
-		unsigned int ppid;
+		struct procfs_stat st;
 
-		if (*end || !pid)
-			continue;
-		snprintf(path, sizeof(path), "%s/%lu/stat", proc_root, pid);
-		if (procfs_read(path, buf, sizeof(buf)) <= 0)
-			continue;
-		close_paren = strrchr(buf, ')');
-		if (!close_paren || sscanf(close_paren + 1, " %*c %u", &ppid) != 1)
+		if (*end || !pid || pid > UINT32_MAX ||
+		    procfs_stat(proc_root, (uint32_t)pid, &st))
 			continue;
 		if (n == cap) {
 			struct seen *ns;
@@ -544,7 +539,7 @@ static int walk_proc(const char *proc_root, struct seen **out, size_t *count)
 			s = ns;
 		}
 		s[n].pid = (uint32_t)pid;
-		s[n++].ppid = ppid;
+		s[n++].ppid = st.ppid;
 	}
 	closedir(d);
 	if (n)

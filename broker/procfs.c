@@ -73,7 +73,7 @@ out:
 int procfs_stat(const char *proc_root, uint32_t pid, struct procfs_stat *st)
 {
 	char path[96], buf[512], *open_paren, *close_paren;
-	unsigned long long start;
+	unsigned long long start, utime, stime, rss = 0;
 	unsigned int ppid;
 	size_t len;
 
@@ -84,8 +84,8 @@ int procfs_stat(const char *proc_root, uint32_t pid, struct procfs_stat *st)
 	close_paren = strrchr(buf, ')');
 	if (!open_paren || !close_paren || close_paren < open_paren ||
 	    sscanf(close_paren + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u "
-		   "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &st->state, &ppid,
-		   &start) != 3)
+		   "%*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %*u %llu",
+		   &st->state, &ppid, &utime, &stime, &start, &rss) < 5)
 		return -EINVAL;
 	len = (size_t)(close_paren - open_paren - 1);
 	if (len >= sizeof(st->comm))
@@ -94,6 +94,9 @@ int procfs_stat(const char *proc_root, uint32_t pid, struct procfs_stat *st)
 	st->comm[len] = '\0';
 	st->ppid = ppid;
 	st->start = start;
+	st->utime = utime;
+	st->stime = stime;
+	st->rss_pages = rss;
 	return 0;
 }
 

@@ -33,6 +33,8 @@ struct procfs_stat {
 	char state;			/* R, S, D, Z, ... */
 	uint32_t ppid;
 	uint64_t start;			/* start time, clock ticks after boot */
+	uint64_t utime, stime;		/* CPU time, clock ticks */
+	uint64_t rss_pages;		/* resident set size (0: not given) */
 	char comm[16];
 };
 

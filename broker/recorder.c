@@ -240,10 +240,14 @@ int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
 
 	if (fd < 0) {
 		/* new, or made by systemd's StateDirectory=: root's */
+		int first = fd;
+
 		fd = safe_dir_open(path, 0, gid, true, why_root,
 				   sizeof(why_root));
 		if (fd < 0) {
-			if (fd != -ENOENT && strstr(why, "owned by uid 0"))
+			/* root's, but unsound: that is the reason to give */
+			if (first == -SAFE_DIR_OTHER_OWNER &&
+			    fd != -SAFE_DIR_OTHER_OWNER)
 				snprintf(why, whylen, "%s", why_root);
 			return fd;
 		}

@@ -56,7 +56,7 @@ static int check_last(const struct stat *st, const char *shown, uid_t owner,
 		      char *why, size_t len)
 {
 	if (st->st_uid != owner)
-		return fail(why, len, EPERM, "%s is owned by uid %u, not by "
+		return fail(why, len, SAFE_DIR_OTHER_OWNER, "%s is owned by uid %u, not by "
 			    "uid %u: remove it (pgoffd creates it) or choose "
 			    "another directory", shown,
 			    (unsigned int)st->st_uid, (unsigned int)owner);

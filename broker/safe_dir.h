@@ -11,7 +11,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <errno.h>
 #include <sys/types.h>
+
+#define SAFE_DIR_OTHER_OWNER EUCLEAN
 
 /*
  * Open the directory path (absolute) and return an O_RDONLY|O_DIRECTORY
@@ -27,7 +30,11 @@
  * If it does not exist and create is set, it is made (mkdirat in its
  * checked parent) and given, through its fd, group `group` and mode
  * 0750. An existing directory's group and mode are left as they are.
- * pgoffd passes owner 0; the unit tests their own uid.
+ * The socket's directory is root's (owner 0); the state directory is
+ * pgoffd's user's, or root's until it is given to that user.
+ *
+ * -SAFE_DIR_OTHER_OWNER: the directory exists, sound, but another uid
+ * owns it; a caller may try again for that owner.
  */
 int safe_dir_open(const char *path, uid_t owner, gid_t group, bool create,
 		  char *why, size_t whylen);

@@ -4,7 +4,7 @@
  * pgoffd said (status, the kernel's aggregation), as counters, a
  * histogram and gauges, and the exporter's own health. Pure: no I/O but
  * the FILE * given. Metric names and labels are listed in
- * man/pgoff_exporter.1 and the README.
+ * man/pgoff_exporter.1 and docs/MONITORING.md.
  */
 #ifndef PGOFF_EXPORTER_EXPOSITION_H
 #define PGOFF_EXPORTER_EXPOSITION_H

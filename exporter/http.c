@@ -800,7 +800,7 @@ static int load_tls(const struct web_config *web, char **cert, char **key,
 		return 0;
 	free(*cert);
 	*cert = NULL;
-	return -EINVAL;
+	return -HTTP_BAD_TLS_FILE;
 }
 
 static void free_key(char *key)

@@ -12,6 +12,7 @@
 #ifndef PGOFF_EXPORTER_HTTP_H
 #define PGOFF_EXPORTER_HTTP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "exporter/broker_client.h"
@@ -34,8 +35,12 @@ struct http_options {
 
 /*
  * Listen and serve in libmicrohttpd's thread. Returns 0 with *out, or
- * -errno with err saying what failed (the address, a certificate).
+ * -errno with err saying what failed (the address, a certificate);
+ * -HTTP_BAD_TLS_FILE: tls_server_config's certificate or key cannot be
+ * read (the configuration's fault, not the host's).
  */
+#define HTTP_BAD_TLS_FILE ENOKEY
+
 int http_start(const struct http_options *o, struct http_server **out,
 	       char *err, size_t errlen);
 /*

@@ -21,7 +21,7 @@
 #include "protocol/units.h"
 
 /* Not in the 9100-9999 range of Prometheus's default port allocations
- * (every port there is taken); see the README. */
+ * (every port there is taken); see docs/MONITORING.md. */
 #define DEFAULT_LISTEN "127.0.0.1:19432"
 #define DEFAULT_SOCKET "/run/pgoff/pgoffd.sock"
 
@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 	if (ret) {
 		not_starting("%s", err);
 		web_config_free(web);
-		return ret == -EINVAL && strstr(err, "tls_server_config") ?
+		return ret == -HTTP_BAD_TLS_FILE ?
 		       EXIT_BAD_USAGE : EXIT_RUNTIME;
 	}
 	log_info("serving %s on %s://%s%s (pgoffd at %s%s)", o.path,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "broker/procfs.h"
 #include "exporter/self_stats.h"
 
 /* Boot time in seconds since the epoch (/proc/stat btime). */
@@ -29,35 +30,22 @@ static int boot_time(uint64_t *out)
 
 int self_stats_read(struct ex_process *p)
 {
-	unsigned long long utime, stime, start, rss;
 	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-	char buf[1024], *fields;
+	struct procfs_stat st;
 	uint64_t btime;
 	struct dirent *d;
 	DIR *fds;
-	FILE *f;
-	size_t n;
 	int ret;
 
-	f = fopen("/proc/self/stat", "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* after the command name, which may hold spaces and parentheses */
-	fields = strrchr(buf, ')');
-	if (!fields || tick <= 0 || page <= 0 ||
-	    sscanf(fields + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-		   "%llu %llu %*d %*d %*d %*d %*d %*d %llu %*u %llu",
-		   &utime, &stime, &start, &rss) != 4)
+	if (tick <= 0 || page <= 0 ||
+	    procfs_stat("/proc", (uint32_t)getpid(), &st))
 		return -EPROTO;
 	ret = boot_time(&btime);
 	if (ret)
 		return ret;
-	p->cpu_seconds = (double)(utime + stime) / (double)tick;
-	p->resident_bytes = (uint64_t)rss * (uint64_t)page;
-	p->start_time_seconds = (double)btime + (double)start / (double)tick;
+	p->cpu_seconds = (double)(st.utime + st.stime) / (double)tick;
+	p->resident_bytes = st.rss_pages * (uint64_t)page;
+	p->start_time_seconds = (double)btime + (double)st.start / (double)tick;
 	p->open_fds = 0;
 	fds = opendir("/proc/self/fd");
 	if (!fds)

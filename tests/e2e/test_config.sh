@@ -47,7 +47,8 @@ floor() { "$PGOFFCTL" --socket "$SOCK" status --json | jq .kernel_min_duration_n
 check "before: the kernel threshold is the watchers' 1 ms" [ "$(floor)" = 1000000 ]
 
 # only the query group may connect now, and nothing below 50 ms
-printf 'group = %s\nuser = %s\nmin-floor = 50ms\nrecord = no\n' "$E2E_QUERY_GROUP" "$E2E_BROKER_USER" >"$conf"
+# (and a restart-only setting, which is kept and named)
+printf 'group = %s\nuser = %s\nmin-floor = 50ms\nrecord = no\nringbuf-size = 65536\n' "$E2E_QUERY_GROUP" "$E2E_BROKER_USER" >"$conf"
 kill -HUP "$E2E_BROKER_PID"
 wait "$member_job"
 note "member: $(cat "$E2E_DIR/member.err")"
@@ -58,6 +59,9 @@ member status >/dev/null 2>&1
 check "SIGHUP: the member cannot connect any more (exit 3)" [ $? = 3 ]
 check "SIGHUP: the query group's member still can" querier status --json >/dev/null
 check "SIGHUP: the reload is logged" grep -q "configuration reloaded" "$E2E_DIR/pgoffd.log"
+check "SIGHUP: a restart-only setting that differs is kept, and named" \
+	grep -q "SIGHUP: ringbuf-size changes only with a restart; kept as it was" "$E2E_DIR/pgoffd.log" ||
+	sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log" | grep SIGHUP
 
 printf 'group = %s\nuser = %s\nmax-clients = lots\nrecord = no\n' "$E2E_GROUP" "$E2E_BROKER_USER" >"$conf"
 kill -HUP "$E2E_BROKER_PID"

@@ -293,9 +293,9 @@ check "no pid label by default" bash -c "! grep -q 'pid=\"' '$E2E_DIR/after.prom
 undocumented=
 for m in $(sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$E2E_DIR/after.prom"); do
 	grep -q "${m//_/\\\\_}\|$m" "$E2E_TOP/man/pgoff_exporter.1" || undocumented+=" $m"
-	grep -q "$m" "$E2E_TOP/README.md" || undocumented+=" $m(README)"
+	grep -q "$m" "$E2E_TOP/docs/MONITORING.md" || undocumented+=" $m(docs/MONITORING.md)"
 done
-check "every metric on the page is in pgoff_exporter.1 and the README${undocumented:+ (missing:$undocumented)}" \
+check "every metric on the page is in pgoff_exporter.1 and docs/MONITORING.md${undocumented:+ (missing:$undocumented)}" \
 	[ -z "$undocumented" ]
 series=$(grep -vc '^#' "$E2E_DIR/after.prom")
 note "series on this host's page: $series ($(grep -c '^pgoff_wait_duration_seconds' "$E2E_DIR/after.prom") histogram, $(grep -c '^pgoff_offcpu_' "$E2E_DIR/after.prom") counters)"

@@ -68,7 +68,7 @@ prog_names() {
 }
 note "the prober holds programs: '$(prog_names "$prober")'"
 # The wait-probe program: the prober links the probes of a postmaster's
-# binary found after start (README, How it works); a uprobe program only,
+# binary found after start (docs/ARCHITECTURE.md, How it works); a uprobe program only,
 # no scheduler hook.
 check "the prober holds the targets map read-write, the quotas and the targets' slot counts mapped, the wait-probe program, and nothing else of BPF" \
 	[ "$(map_ids "$prober")" = "$targets_id:2" -a \

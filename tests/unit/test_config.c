@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* pgoffd's settings: the file and the command line check values alike. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "broker/config.h"
 #include "tests/unit/check.h"
@@ -164,11 +166,83 @@ static void test_missing_file(void)
 	CHECK(strstr(err, "/nonexistent/pgoffd.conf") != NULL);
 }
 
+/* Each name once; every row takes a value (a flag yes) and refuses junk. */
+static void test_table(void)
+{
+	struct pgoffd_config c;
+	char err[256];
+	size_t n = 0;
+
+	for (const struct config_setting *s; (s = config_setting(n)); n++) {
+		for (size_t j = 0; j < n; j++)
+			CHECK(strcmp(config_setting(j)->name, s->name) != 0);
+		CHECK(s->help && s->help[0]);
+		config_defaults(&c);
+		CHECK(config_set(&c, s->name, "\x01junk", err, sizeof(err)) ==
+		      -EINVAL);
+		CHECK(strstr(err, s->name) != NULL);
+	}
+	CHECK(n >= 25);
+	CHECK(config_setting(n) == NULL);
+}
+
+/* SIGHUP: restart-only settings keep their running values, and are named. */
+static void test_restart_only(void)
+{
+	struct pgoffd_config running, next;
+	char err[256], names[200];
+
+	config_defaults(&running);
+	config_defaults(&next);
+	CHECK(config_set(&next, "socket", "/run/other.sock", err, sizeof(err)) == 0);
+	CHECK(config_set(&next, "usdt", "no", err, sizeof(err)) == 0);
+	CHECK(config_set(&next, "group", "dba", err, sizeof(err)) == 0);
+	CHECK(config_set(&next, "min-floor", "1ms", err, sizeof(err)) == 0);
+	config_keep_restart_only(&next, &running, names, sizeof(names));
+	CHECK_STR(names, "socket, usdt");
+	CHECK_STR(next.socket, "/run/pgoff/pgoffd.sock");
+	CHECK(next.usdt);
+	CHECK_STR(next.group, "dba");			/* reloadable */
+	CHECK(next.min_floor_ns == 1000000);
+
+	/* the same text set twice, longer first, is the same value */
+	config_defaults(&next);
+	CHECK(config_set(&next, "user", "a-much-longer-user-name", err,
+			 sizeof(err)) == 0);
+	CHECK(config_set(&next, "user", "pgoffd", err, sizeof(err)) == 0);
+	config_keep_restart_only(&next, &running, names, sizeof(names));
+	CHECK_STR(names, "");
+}
+
+/* --help's lines: every setting, wrapped. */
+static void test_usage(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	config_usage(f);
+	fclose(f);
+	for (size_t i = 0; config_setting(i); i++) {
+		char opt[64];
+
+		snprintf(opt, sizeof(opt), "--%s", config_setting(i)->name);
+		CHECK(strstr(text, opt) != NULL);
+	}
+	for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+		CHECK(nl - line <= 78);
+	CHECK(strstr(text, "  -v, --verbose ") != NULL);
+	free(text);
+}
+
 int main(void)
 {
 	RUN(test_file);
 	RUN(test_recorder_keys);
 	RUN(test_errors_name_the_line);
 	RUN(test_missing_file);
+	RUN(test_table);
+	RUN(test_restart_only);
+	RUN(test_usage);
 	return CHECK_DONE();
 }

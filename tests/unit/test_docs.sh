@@ -133,6 +133,49 @@ else
 	not_ok "pgoffd.8 documents every option of pgoffd --help (missing:${missing_opts:- no help})"
 fi
 
+# --- pgoffd's settings table: README and pgoffd.8 say what --help says -------
+
+# --help's options come from the settings table (broker/config.c), as do
+# the restart-only names it lists after "change only with a restart:"
+not_settings='--config\|--check\|--help\|--version'
+readme_opts=$(grep -oE '^\| (`-[a-zA-Z]`, )?`--[a-z][a-z0-9-]*' "$top/README.md" |
+	grep -oE -- '--[a-z][a-z0-9-]*' | grep -vx -- "$not_settings" | sort -u)
+help_opts=$(long_opts <<<"$help" | grep -vx -- "$not_settings")
+if [ -n "$help_opts" ] && [ "$(comm -3 <(echo "$readme_opts") <(echo "$help_opts"))" = "" ]; then
+	ok "README's options table has a row for every setting of pgoffd --help, and no other"
+else
+	not_ok "README's options table has a row for every setting of pgoffd --help, and no other (only in README | only in --help: $(comm -3 <(echo "$readme_opts") <(echo "$help_opts") | tr '\n\t' ' |'))"
+fi
+restart_help=$(awk '/change only with a restart:/ { on = 1; next }
+		on && /^  -/ { exit } on { print }' <<<"$help" | tr ' ' '\n' | grep . | sort)
+restart_readme=$(tr '\n' ' ' <"$top/README.md" |
+	grep -oE 'These need a restart \([^)]*\): [^.]*' | grep -oE '`[a-z-]+`' | tr -d '`' | sort)
+restart_man=$(awk '/^Only a restart changes/ { on = 1; next } on && !/^[.]B/ && !/^and$/ { exit }
+		on { print }' "$man8" | grep -oE '\\-\\-[a-z\\-]+' | sed 's/\\-/-/g; s/^--//' | sort)
+for pair in "README:$restart_readme" "pgoffd.8:$restart_man"; do
+	doc=${pair%%:*} names=${pair#*:}
+	if [ -n "$restart_help" ] && [ "$names" = "$restart_help" ]; then
+		ok "$doc names the settings that need a restart as the table does ($(echo $names))"
+	else
+		not_ok "$doc names the settings that need a restart as the table does (doc: $(echo $names); table: $(echo $restart_help))"
+	fi
+done
+
+# --- docs by reader: README short, every relative link found -----------------
+
+lines=$(wc -l <"$top/README.md")
+check "README.md is for users, under 600 lines ($lines)" [ "$lines" -lt 600 ]
+broken=
+for doc in "$top/README.md" "$top/CONTRIBUTING.md" "$top"/docs/*.md; do
+	for link in $(grep -oE '\]\([^)#][^)]*\)' "$doc" | sed 's/^](//; s/)$//; s/#.*//' | grep -v '^https\?:'); do
+		[ -e "$(dirname "$doc")/$link" ] || broken+=" ${doc#"$top"/}:$link"
+	done
+	for ref in $(grep -oE 'docs/[A-Z]+\.md' "$doc"); do
+		[ -e "$top/$ref" ] || broken+=" ${doc#"$top"/}:$ref"
+	done
+done
+check "every relative link and docs/ file the docs name exists${broken:+ (missing:$broken)}" [ -z "$broken" ]
+
 # --- completion ---------------------------------------------------------------
 
 # complete WORD...: COMPREPLY, one per line, for the command line WORD...
