@@ -111,7 +111,7 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 		s.flags |= PGOFF_F_PREEMPTED;
 		s.syscall = PGOFF_AGG_NO_SYSCALL;
 	} else {
-		s.syscall = current_syscall();
+		s.syscall = current_syscall(btf ? prev : NULL);
 	}
 	if (!owner_runs(prev, t, btf)) {
 		s.flags |= PGOFF_F_PG_NOT_OWNER;
