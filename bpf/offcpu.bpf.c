@@ -579,14 +579,19 @@ int pg_usdt(struct pt_regs *ctx)
 {
 	/* one call for current: ids and credentials are loads from it */
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 kind = bpf_get_attach_cookie(ctx), id = task_pid_tgid(task, true);
+	__u64 id = task_pid_tgid(task, true), kind, now;
 	__u32 tgid = id >> 32, pid = (__u32)id;
-	struct pgoff_target *t = bpf_map_lookup_elem(&targets, &tgid);
-	__u64 now = bpf_ktime_get_ns();
+	struct pgoff_target *t;
 	struct thread *th;
 
-	if (!t || kind >= PGOFF_USDT__KINDS)
+	/* a process not traced (another cluster's, a binary shared with
+	 * one) costs the array slot only, as in the scheduler's hooks */
+	if (!maybe_target(tgid) || !(t = bpf_map_lookup_elem(&targets, &tgid)))
 		return 0;
+	kind = bpf_get_attach_cookie(ctx);
+	if (kind >= PGOFF_USDT__KINDS)
+		return 0;
+	now = bpf_ktime_get_ns();
 	count(PGOFF_CNT_USDT_LOCK_START + (__u32)kind);
 	th = thread_get(t, pid, task->pid);
 	if (!th)
