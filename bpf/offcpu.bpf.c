@@ -87,6 +87,7 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	struct pgoff_target *t;
 	struct pgoff_start s = {};
 	struct thread *th;
+	bool own;
 	__u64 now;
 
 	if (!maybe_target(tgid))
@@ -120,14 +121,17 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	}
 	if (t->flags & PGOFF_T_TITLE_PENDING)
 		send_title(prev, t, tgid, title_whole(&s), btf);
+	/* the status entry first: whether it is the backend's own says
+	 * whether the wait event's pointer may be kept */
+	own = t->status_ptr &&
+	      read_status(prev, t, &th->status_entry, &th->status_pid, &s);
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
-	else if (read_pg_u32(t->wait_event_ptr, &s.pg_wait_event_info))
+	else if (read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
+				 &s.pg_wait_event_info))
 		s.flags |= PGOFF_F_PG_WAIT;
 	else
 		count(PGOFF_CNT_PG_READ_FAIL);
-	if (t->status_ptr)
-		read_status(prev, t, &th->status_entry, &th->status_pid, &s);
 	if (!(s.flags & PGOFF_F_PG_STATUS)) {
 		if (t->query_ptr)
 			s.flags |= save_query(pid, t->query_ptr);

@@ -155,6 +155,8 @@ struct thread {
 					 * once it is set; 0: not yet */
 	__u32 status_pid;		/* the st_procpid that makes it its own:
 					 * its pid in its own namespace */
+	__u64 wait_event_at;		/* my_wait_event_info's value, kept while
+					 * the status entry is its own; 0: none */
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
 	/* while subscribers want episodes */
