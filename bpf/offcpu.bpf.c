@@ -132,12 +132,15 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 		s.flags |= PGOFF_F_PG_WAIT;
 	else
 		count(PGOFF_CNT_PG_READ_FAIL);
+	if (!want_query || !(s.flags & PGOFF_F_PG_STATUS))
+		drop_kept_query(pid, th);
 	if (!(s.flags & PGOFF_F_PG_STATUS)) {
 		if (t->query_ptr)
 			s.flags |= save_query(pid, t->query_ptr);
 	} else if ((s.flags & PGOFF_F_IN_STATEMENT) && t->query_ptr) {
 		/* the entry said a statement runs: its text, if wanted */
-		s.flags |= want_query ? save_query(pid, t->query_ptr) :
+		s.flags |= want_query ? keep_query(pid, th, t->query_ptr,
+						   s.changecount) :
 					PGOFF_F_QUERY_UNSEEN;
 		if (want_query_texts && s.query_id)
 			save_query_text(&s, t->query_ptr);
@@ -344,7 +347,7 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	count(PGOFF_CNT_EVENTS);
 done:
-	if (s->flags & PGOFF_F_QUERY)
+	if ((s->flags & PGOFF_F_QUERY) && !th->query_kept)
 		bpf_map_delete_elem(&queries, &pid);
 	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
 }

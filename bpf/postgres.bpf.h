@@ -211,6 +211,35 @@ static __always_inline bool read_wait_event(__u64 var_addr, __u64 *at,
 	return bpf_probe_read_user(out, sizeof(*out), (void *)ptr) == 0;
 }
 
+/* A text kept for a statement goes (nobody may see SQL, or no status). */
+static __always_inline void drop_kept_query(__u32 pid, struct thread *th)
+{
+	if (!th->query_kept)
+		return;
+	th->query_kept = 0;
+	bpf_map_delete_elem(&queries, &pid);
+}
+
+/*
+ * The running statement's text, read once a statement: st_changecount
+ * (cc) moves at every statement's start and end, so while it is the one
+ * the text was read at, the copy in `queries` is still the statement's,
+ * and a switch-out in the middle of it makes no read, no copy and no
+ * map update. The switch-in leaves a kept text in place.
+ */
+static __always_inline __u32 keep_query(__u32 pid, struct thread *th,
+					__u64 var_addr, __u32 cc)
+{
+	__u32 f;
+
+	if (th->query_kept && th->query_cc == cc)
+		return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY;
+	f = save_query(pid, var_addr);
+	th->query_kept = (f & PGOFF_F_QUERY) != 0;
+	th->query_cc = cc;
+	return f;
+}
+
 /*
  * The running statement's text by its query id, if none is kept yet
  * (debug_query_string: the text of the statement the backend was sent,
