@@ -53,17 +53,19 @@ static __always_inline bool syscalls_told(void)
  * The system call current is blocked in, from its saved user registers.
  * On x86 orig_ax holds the number, but an exception (a page fault) puts
  * its error code there; the entry code sets ax to -ENOSYS only for a
- * system call, and the result replaces it only on return.
+ * system call, and the result replaces it only on return. cur: current
+ * as a typed pointer (sched_switch's prev), or NULL to ask for it (one
+ * more helper call).
  */
-static __always_inline __s16 current_syscall(void)
+static __always_inline __s16 current_syscall(struct task_struct *cur)
 {
-	struct task_struct *task;
 	struct pt_regs *regs;
 
 	if (!syscalls_told())
 		return PGOFF_AGG_NO_SYSCALL;
-	task = bpf_get_current_task_btf();
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!cur)
+		cur = bpf_get_current_task_btf();
+	regs = (struct pt_regs *)bpf_task_pt_regs(cur);
 	if (!regs)
 		return PGOFF_AGG_NO_SYSCALL;
 #if defined(__TARGET_ARCH_x86)

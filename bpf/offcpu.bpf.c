@@ -82,11 +82,12 @@ static __always_inline __u64 switch_time(__u64 *now)
 static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 					  bool preempt, __u64 *clock, bool btf)
 {
-	__u64 id = current_pid_tgid();	/* prev is current */
+	__u64 id = task_pid_tgid(prev, btf);	/* prev is current */
 	__u32 tgid = id >> 32, pid = (__u32)id;
 	struct pgoff_target *t;
 	struct pgoff_start s = {};
 	struct thread *th;
+	bool own;
 	__u64 now;
 
 	if (!maybe_target(tgid))
@@ -111,7 +112,7 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 		s.flags |= PGOFF_F_PREEMPTED;
 		s.syscall = PGOFF_AGG_NO_SYSCALL;
 	} else {
-		s.syscall = current_syscall();
+		s.syscall = current_syscall(btf ? prev : NULL);
 	}
 	if (!owner_runs(prev, t, btf)) {
 		s.flags |= PGOFF_F_PG_NOT_OWNER;
@@ -120,20 +121,26 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	}
 	if (t->flags & PGOFF_T_TITLE_PENDING)
 		send_title(prev, t, tgid, title_whole(&s), btf);
+	/* the status entry first: whether it is the backend's own says
+	 * whether the wait event's pointer may be kept */
+	own = t->status_ptr &&
+	      read_status(prev, t, &th->status_entry, &th->status_pid, &s);
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
-	else if (read_pg_u32(t->wait_event_ptr, &s.pg_wait_event_info))
+	else if (read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
+				 &s.pg_wait_event_info))
 		s.flags |= PGOFF_F_PG_WAIT;
 	else
 		count(PGOFF_CNT_PG_READ_FAIL);
-	if (t->status_ptr)
-		read_status(prev, t, &th->status_entry, &th->status_pid, &s);
+	if (!want_query || !(s.flags & PGOFF_F_PG_STATUS))
+		drop_kept_query(pid, th);
 	if (!(s.flags & PGOFF_F_PG_STATUS)) {
 		if (t->query_ptr)
 			s.flags |= save_query(pid, t->query_ptr);
 	} else if ((s.flags & PGOFF_F_IN_STATEMENT) && t->query_ptr) {
 		/* the entry said a statement runs: its text, if wanted */
-		s.flags |= want_query ? save_query(pid, t->query_ptr) :
+		s.flags |= want_query ? keep_query(pid, th, t->query_ptr,
+						   s.changecount) :
 					PGOFF_F_QUERY_UNSEEN;
 		if (want_query_texts && s.query_id)
 			save_query_text(&s, t->query_ptr);
@@ -340,7 +347,7 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	count(PGOFF_CNT_EVENTS);
 done:
-	if (s->flags & PGOFF_F_QUERY)
+	if ((s->flags & PGOFF_F_QUERY) && !th->query_kept)
 		bpf_map_delete_elem(&queries, &pid);
 	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
 }
@@ -372,6 +379,7 @@ static __always_inline bool blocking(struct task_struct *p, bool btf)
 static __always_inline void on_waking(struct task_struct *p, bool btf)
 {
 	__u8 wake = PGOFF_F_WOKEN;
+	struct task_struct *cur = NULL;	/* the waker: typed (btf) */
 	struct pgoff_start *s;
 	__u64 start;
 	struct pgoff_target *t;
@@ -412,28 +420,30 @@ static __always_inline void on_waking(struct task_struct *p, bool btf)
 	 * count as blocked after the waker had acted.
 	 */
 	s->wake_ns = bpf_ktime_get_ns();
-	id = current_pid_tgid();
+	/*
+	 * The typed current, one call, gives the ids, comm and (a traced
+	 * waker) its credentials by loads. comm in two loads: the helper's
+	 * string copy took about 50 of this program's 250 ns
+	 * (results-floor.md). comm's last byte is always NUL; a rename
+	 * racing the copy may mix two names, as it may with the helper.
+	 */
+	if (btf) {
+		cur = bpf_get_current_task_btf();
+		id = task_pid_tgid(cur, true);
+		__builtin_memcpy(s->waker_comm, cur->comm, sizeof(s->waker_comm));
+	} else {
+		id = current_pid_tgid();
+		bpf_get_current_comm(s->waker_comm, sizeof(s->waker_comm));
+	}
 	s->waker_pid = (__u32)id;
 	s->waker_tgid = id >> 32;
-	/*
-	 * Two loads where the typed task allows them: the helper's string
-	 * copy took about 50 of this program's 250 ns (results-floor.md).
-	 * comm's last byte is always NUL; a rename racing the copy may mix
-	 * two names, as it may with the helper.
-	 */
-	if (btf)
-		__builtin_memcpy(s->waker_comm, bpf_get_current_task_btf()->comm,
-				 sizeof(s->waker_comm));
-	else
-		bpf_get_current_comm(s->waker_comm, sizeof(s->waker_comm));
 	/* only wakeups of waiting targets get here: the lookup is rare */
 	if (!maybe_target(s->waker_tgid) ||
 	    !(t = bpf_map_lookup_elem(&targets, &s->waker_tgid)))
 		goto done;
 	wake |= PGOFF_F_WAKER_TRACED;
 	if (t->wait_event_ptr &&
-	    owner_runs(btf ? bpf_get_current_task_btf() :
-			     (struct task_struct *)bpf_get_current_task(),
+	    owner_runs(btf ? cur : (struct task_struct *)bpf_get_current_task(),
 		       t, btf) &&
 	    read_pg_u32(t->wait_event_ptr, &s->waker_pg_wait_event_info))
 		wake |= PGOFF_F_WAKER_PG_WAIT;
@@ -519,13 +529,12 @@ static __always_inline void on_exec(void)
  * A wait begins (lock__wait__start, lwlock__wait__start): the one before
  * it is over, however little the thread left the CPU between them.
  */
-static __always_inline void pair_start(__u32 pid, __u32 tgid, struct thread *th,
+static __always_inline void pair_start(struct task_struct *task, __u32 pid,
+				       __u32 tgid, struct thread *th,
 				       struct pg_pair *p, struct episode *e,
 				       __u32 pair, const struct pgoff_target *t,
 				       __u64 now)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-
 	if (p->start_ns)	/* the last one ended in an ERROR: no DONE */
 		pair_close(pid, e, pair, 0);
 	if (th->e.gen == episode_gen && !th->e.pair) {
@@ -575,29 +584,36 @@ static __always_inline void pair_done(__u32 pid, struct pg_pair *p,
 SEC("uprobe")
 int pg_usdt(struct pt_regs *ctx)
 {
-	__u64 kind = bpf_get_attach_cookie(ctx), id = current_pid_tgid();
+	/* one call for current: ids and credentials are loads from it */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = task_pid_tgid(task, true), kind, now;
 	__u32 tgid = id >> 32, pid = (__u32)id;
-	struct pgoff_target *t = bpf_map_lookup_elem(&targets, &tgid);
-	__u64 now = bpf_ktime_get_ns();
+	struct pgoff_target *t;
 	struct thread *th;
 
-	if (!t || kind >= PGOFF_USDT__KINDS)
+	/* a process not traced (another cluster's, a binary shared with
+	 * one) costs the array slot only, as in the scheduler's hooks */
+	if (!maybe_target(tgid) || !(t = bpf_map_lookup_elem(&targets, &tgid)))
 		return 0;
+	kind = bpf_get_attach_cookie(ctx);
+	if (kind >= PGOFF_USDT__KINDS)
+		return 0;
+	now = bpf_ktime_get_ns();
 	count(PGOFF_CNT_USDT_LOCK_START + (__u32)kind);
-	th = thread_get(t, pid, (__u32)bpf_get_current_pid_tgid());
+	th = thread_get(t, pid, task->pid);
 	if (!th)
 		return 0;
 	switch (kind) {
 	case PGOFF_USDT_LOCK_START:
-		pair_start(pid, tgid, th, &th->lock_pair, &th->e, PAIR_LOCK,
-			   t, now);
+		pair_start(task, pid, tgid, th, &th->lock_pair, &th->e,
+			   PAIR_LOCK, t, now);
 		break;
 	case PGOFF_USDT_LOCK_DONE:
 		pair_done(pid, &th->lock_pair, &th->e, PAIR_LOCK, now);
 		break;
 	case PGOFF_USDT_LWLOCK_START:
-		pair_start(pid, tgid, th, &th->lw_pair, &th->lw, PAIR_LWLOCK,
-			   t, now);
+		pair_start(task, pid, tgid, th, &th->lw_pair, &th->lw,
+			   PAIR_LWLOCK, t, now);
 		break;
 	default:
 		pair_done(pid, &th->lw_pair, &th->lw, PAIR_LWLOCK, now);

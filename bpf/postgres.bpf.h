@@ -145,9 +145,10 @@ static __always_inline __u32 own_tgid(struct task_struct *task)
  * while its st_procpid is the backend's own pid: until the backend fills
  * it, the slot holds its last owner's. The entry's address is read once
  * a thread (MyBEEntry is set once). Sets PGOFF_F_PG_STATUS when read,
- * and PGOFF_F_IN_STATEMENT when a statement runs.
+ * and PGOFF_F_IN_STATEMENT when a statement runs. Returns whether the
+ * entry was read and is the backend's own (whatever it says).
  */
-static __always_inline void read_status(struct task_struct *task,
+static __always_inline bool read_status(struct task_struct *task,
 					const struct pgoff_target *t,
 					__u64 *entry, __u32 *entry_pid,
 					struct pgoff_start *s)
@@ -162,7 +163,7 @@ static __always_inline void read_status(struct task_struct *task,
 		/* not set up yet, or never (the postmaster, the logger) */
 		if (bpf_probe_read_user(&p, sizeof(p), (void *)t->status_ptr) ||
 		    !p)
-			return;
+			return false;
 		*entry = p;
 		*entry_pid = own_tgid(task);
 	}
@@ -171,11 +172,11 @@ static __always_inline void read_status(struct task_struct *task,
 	    soff > PGOFF_STATUS_MAX - 4 || qoff > PGOFF_STATUS_MAX - 8 ||
 	    bpf_probe_read_user(b->b, len, (void *)*entry) ||
 	    *(__u32 *)&b->b[4] != *entry_pid)
-		return;
+		return false;
 	state = *(__u32 *)&b->b[soff];
 	if (state > PGOFF_AGG_PG_STATE_MASK ||
 	    (t->status_ignored & (1u << state)))
-		return;		/* it says nothing (track_activities off) */
+		return true;	/* it says nothing (track_activities off) */
 	s->flags |= PGOFF_F_PG_STATUS;
 	s->changecount = *(__u32 *)&b->b[0];
 	s->pg_state = state;
@@ -184,6 +185,59 @@ static __always_inline void read_status(struct task_struct *task,
 		if (qoff)
 			s->query_id = *(__u64 *)&b->b[qoff];
 	}
+	return true;
+}
+
+/*
+ * The backend's wait event, through my_wait_event_info, which points
+ * into its PGPROC from InitProcess to ProcKill. Its status entry is its
+ * own (own: read_status) only inside that span: pgstat_bestart comes
+ * after InitProcess, and at exit pgstat_beshutdown_hook (registered
+ * later) runs before ProcKill. So while it is, the pointer read once is
+ * still the one, and the wait event costs one read, not two; otherwise
+ * both are read and nothing is kept. *at: the thread's kept pointer.
+ */
+static __always_inline bool read_wait_event(__u64 var_addr, __u64 *at,
+					    bool own, __u32 *out)
+{
+	__u64 ptr = own ? *at : 0;
+
+	if (!ptr) {
+		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)var_addr) ||
+		    !ptr)
+			return false;
+		*at = own ? ptr : 0;
+	}
+	return bpf_probe_read_user(out, sizeof(*out), (void *)ptr) == 0;
+}
+
+/* A text kept for a statement goes (nobody may see SQL, or no status). */
+static __always_inline void drop_kept_query(__u32 pid, struct thread *th)
+{
+	if (!th->query_kept)
+		return;
+	th->query_kept = 0;
+	bpf_map_delete_elem(&queries, &pid);
+}
+
+/*
+ * The running statement's text, read once a statement: st_changecount
+ * (cc) moves at every statement's start and end, so while it is the one
+ * the text was read at, the copy in `queries` is still the statement's,
+ * and a switch-out in the middle of it makes no read, no copy and no
+ * map update. The switch-in leaves a kept text in place.
+ */
+static __always_inline __u32 keep_query(__u32 pid, struct thread *th,
+					__u64 var_addr, __u32 cc)
+{
+	__u32 f;
+
+	if (th->query_kept && th->query_cc == cc)
+		return PGOFF_F_IN_STATEMENT | PGOFF_F_QUERY;
+	f = save_query(pid, var_addr);
+	th->query_kept = (f & PGOFF_F_QUERY) != 0;
+	th->query_cc = cc;
+	return f;
 }
 
 /*

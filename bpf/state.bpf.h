@@ -159,6 +159,11 @@ struct thread {
 					 * once it is set; 0: not yet */
 	__u32 status_pid;		/* the st_procpid that makes it its own:
 					 * its pid in its own namespace */
+	__u64 wait_event_at;		/* my_wait_event_info's value, kept while
+					 * the status entry is its own; 0: none */
+	__u32 query_cc;			/* st_changecount its text in `queries`
+					 * was read at, if query_kept */
+	__u32 query_kept;		/* 1: that text stays across switches */
 	__u16 quota;			/* its user's slot in `quotas` */
 	__u16 slot;			/* its count in `thread_slots` */
 	/* while subscribers want episodes */
@@ -220,9 +225,10 @@ struct {
 } watch_pids SEC(".maps");
 
 /*
- * The SQL of threads off the CPU: written at switch-out,
- * deleted at switch-in; only the thread itself ever touches its key.
- * Not preallocated: entries exist only while someone may see SQL.
+ * The SQL of threads off the CPU: written at switch-out, deleted at
+ * switch-in, or kept while its statement runs (struct thread's
+ * query_kept); only the thread itself ever touches its key. Not
+ * preallocated: entries exist only while someone may see SQL.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

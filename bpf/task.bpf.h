@@ -79,4 +79,18 @@ static __always_inline __u64 current_pid_tgid(void)
 	return (__u64)task_tgid(t, false) << 32 | task_pid(t, false);
 }
 
+/*
+ * The same for cur, which is current: from a typed pointer (btf) two
+ * plain loads instead of a helper call, which costs more than the loads
+ * where calls are dear (retpolines, return thunks; tests/bench/
+ * helper-calls.md). Untyped (raw_tp), the helper: one call, where a
+ * CO-RE read of each field would be a call each.
+ */
+static __always_inline __u64 task_pid_tgid(struct task_struct *cur, bool btf)
+{
+	if (!btf)
+		return current_pid_tgid();
+	return (__u64)task_tgid(cur, true) << 32 | task_pid(cur, true);
+}
+
 #endif
