@@ -149,6 +149,52 @@ static int past_window(struct top_opts *o, const char *since,
 	return EXIT_OK;
 }
 
+/* --pid, --db and --query-id: the rows top keeps (checked on the client,
+ * as the stats reply has them all); 0 or -EINVAL, said. */
+static int add_row_filter(struct top_opts *o, int opt, char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'p':
+		if (pgoff_parse_u64(arg, 1, PGOFF_PID_MAX, &v) ||
+		    o->npids == sizeof(o->pids) / sizeof(o->pids[0])) {
+			log_warnx("--pid: '%s' is not a process id (at "
+				  "most 64)", arg);
+			return -EINVAL;
+		}
+		o->pids[o->npids++] = (uint32_t)v;
+		return 0;
+	case 'D':
+		for (char *p = arg, *tok; (tok = strsep(&p, ","));) {
+			if (!*tok || strlen(tok) >= sizeof(o->dbs[0]) ||
+			    o->ndbs == sizeof(o->dbs) / sizeof(o->dbs[0])) {
+				log_warnx("--db: '%s' is not a list of at "
+					  "most 16 names", arg);
+				return -EINVAL;
+			}
+			strcpy(o->dbs[o->ndbs++], tok);
+		}
+		return 0;
+	case 'Q':
+		for (char *p = arg, *tok; (tok = strsep(&p, ","));) {
+			if (o->nquery_ids == sizeof(o->query_ids) /
+					     sizeof(o->query_ids[0]) ||
+			    pgoff_parse_query_id(tok,
+				    &o->query_ids[o->nquery_ids])) {
+				log_warnx("--query-id: '%s' is not a list "
+					  "of at most 16 query ids (as "
+					  "pg_stat_statements shows "
+					  "queryid: -42)", arg);
+				return -EINVAL;
+			}
+			o->nquery_ids++;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int parse_top(int argc, char **argv, struct top_opts *o,
 		     const char **sock)
 {
@@ -170,7 +216,6 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 		{ 0 }
 	};
 	const char *since = NULL, *until = NULL, *at = NULL, *window = NULL;
-	uint64_t v;
 	int opt, ret;
 
 	o->interval_ns = 2000000000ULL;
@@ -199,39 +244,10 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 			o->json = true;
 			break;
 		case 'p':
-			if (pgoff_parse_u64(optarg, 1, PGOFF_PID_MAX, &v) ||
-			    o->npids == sizeof(o->pids) / sizeof(o->pids[0])) {
-				log_warnx("--pid: '%s' is not a process id (at "
-					  "most 64)", optarg);
-				return EXIT_USAGE;
-			}
-			o->pids[o->npids++] = (uint32_t)v;
-			break;
 		case 'D':
-			for (char *p = optarg, *tok; (tok = strsep(&p, ","));) {
-				if (!*tok || strlen(tok) >= sizeof(o->dbs[0]) ||
-				    o->ndbs == sizeof(o->dbs) / sizeof(o->dbs[0])) {
-					log_warnx("--db: '%s' is not a list of at "
-						  "most 16 names", optarg);
-					return EXIT_USAGE;
-				}
-				strcpy(o->dbs[o->ndbs++], tok);
-			}
-			break;
 		case 'Q':
-			for (char *p = optarg, *tok; (tok = strsep(&p, ","));) {
-				if (o->nquery_ids == sizeof(o->query_ids) /
-						     sizeof(o->query_ids[0]) ||
-				    pgoff_parse_query_id(tok,
-					    &o->query_ids[o->nquery_ids])) {
-					log_warnx("--query-id: '%s' is not a list "
-						  "of at most 16 query ids (as "
-						  "pg_stat_statements shows "
-						  "queryid: -42)", optarg);
-					return EXIT_USAGE;
-				}
-				o->nquery_ids++;
-			}
+			if (add_row_filter(o, opt, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'l':
 			if (pgoff_parse_u64(optarg, 1, 1000000, &o->limit)) {
