@@ -112,6 +112,34 @@ static int parse_window(const char *arg, int64_t w[2])
 	return 0;
 }
 
+/* What the options ask for together: one output on stdout, and windows
+ * that go together (--since [--until], or --diff A B). */
+static int check_outputs_and_windows(struct flame_opts *o, const char *since,
+				     const char *until)
+{
+	if (o->diff && o->pprof) {
+		log_warnx("flame: --pprof writes one window's profile, not --diff");
+		return EXIT_USAGE;
+	}
+	if (o->folded && o->pprof && strcmp(o->pprof, "-") == 0) {
+		log_warnx("flame: --folded and --pprof - would both write to "
+			  "standard output; give --pprof a file");
+		return EXIT_USAGE;
+	}
+	if ((until && !since) || (o->diff && (since || o->win[1][0] == 0))) {
+		log_warnx("flame: --until goes with --since; --diff takes two "
+			  "windows and no --since");
+		return EXIT_USAGE;
+	}
+	if (since) {
+		o->past = true;
+		if (cli_parse_window("flame", since, until, &o->win[0][0],
+				     &o->win[0][1]))
+			return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 static int parse_flame(int argc, char **argv, struct flame_opts *o,
 		       const char **sock)
 {
@@ -203,27 +231,7 @@ static int parse_flame(int argc, char **argv, struct flame_opts *o,
 	ret = cli_no_args("flame", argc, argv);
 	if (ret != EXIT_OK)
 		return ret;
-	if (o->diff && o->pprof) {
-		log_warnx("flame: --pprof writes one window's profile, not --diff");
-		return EXIT_USAGE;
-	}
-	if (o->folded && o->pprof && strcmp(o->pprof, "-") == 0) {
-		log_warnx("flame: --folded and --pprof - would both write to "
-			  "standard output; give --pprof a file");
-		return EXIT_USAGE;
-	}
-	if ((until && !since) || (o->diff && (since || o->win[1][0] == 0))) {
-		log_warnx("flame: --until goes with --since; --diff takes two "
-			  "windows and no --since");
-		return EXIT_USAGE;
-	}
-	if (since) {
-		o->past = true;
-		if (cli_parse_window("flame", since, until, &o->win[0][0],
-				     &o->win[0][1]))
-			return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return check_outputs_and_windows(o, since, until);
 }
 
 /* One event into the graph (and the profile); -errno from flame_add or
