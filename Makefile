@@ -37,7 +37,7 @@ LDFLAGS   += $(HARDEN_LDFLAGS)
 # -mcpu=v3: the BPF atomics that return the old value (quotas)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
-BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap
+BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap -lnettle
 CLIENT_LIBS := -ljson-c -lz
 EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 
@@ -53,7 +53,7 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 # browser (tests/e2e/test_flame_browser.sh). golang-go: go tool pprof
 # reads the pprof profiles in the tests (the package build runs none of
 # those, so debian/control does not list it).
-DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev \
+DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev nettle-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
@@ -82,7 +82,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
 	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
 	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c \
-	broker/pg_shmem_names.c broker/pg_names.c
+	broker/pg_shmem_names.c broker/pg_names.c broker/cluster_ident.c broker/container.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/event_frames.c client/pprof.c client/json_out.c
