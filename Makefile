@@ -175,10 +175,11 @@ TEST_NEEDS_pprof := client/pprof.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
-	broker/uelf.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
+	broker/uelf.c broker/syscall_wait.c broker/cluster_ident.c broker/container.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
-TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c $(PG_NAMES)
+TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c \
+	broker/cluster_ident.c broker/container.c $(PG_NAMES)
 TEST_NEEDS_pg_status_layout := broker/pg_status_layout_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
