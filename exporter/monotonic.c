@@ -5,13 +5,23 @@
 #include <string.h>
 #include "exporter/monotonic.h"
 
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* A series: every label of a row (pgoffd's rows by labels, by pid with
+ * --metrics.per-pid, or by statement). */
 static int cmp_labels(const void *a, const void *b)
 {
 	const struct sv_row *x = a, *y = b;
 	int c;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+	if ((c = cmp_u64(x->pid, y->pid)) ||
+	    (c = cmp_u64(x->idle, y->idle)) ||
+	    (c = cmp_u64(x->query_id, y->query_id)) ||
+	    (c = cmp_u64(x->query_folded, y->query_folded)))
+		return c;
 	if ((c = strcmp(x->data_dir, y->data_dir)) ||
 	    (c = strcmp(x->database, y->database)) ||
 	    (c = strcmp(x->backend_type, y->backend_type)) ||

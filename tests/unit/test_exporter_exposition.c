@@ -363,6 +363,39 @@ static void test_monotonic(void)
 	mono_reset(&m);
 }
 
+/* Rows that differ in idle only (a backend's waits for its client between
+ * statements and in one), or in their statement only (by query), are
+ * series of their own, each held on its own. */
+static void test_monotonic_keeps_series_apart(void)
+{
+	const char *text =
+		"{\"now_ns\":1,\"rows\":["
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"wait_event_type\":\"Client\","
+		"\"wait_event\":\"ClientRead\",\"wait\":\"net\",\"count\":1,\"time_ns\":10},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"wait_event_type\":\"Client\","
+		"\"wait_event\":\"ClientRead\",\"wait\":\"net\",\"idle\":true,\"count\":1,"
+		"\"time_ns\":900},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"42\","
+		"\"wait_event_type\":\"Lock\",\"wait_event\":\"tuple\",\"wait\":\"lock\","
+		"\"count\":1,\"time_ns\":20},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"-7\","
+		"\"wait_event_type\":\"Lock\",\"wait_event\":\"tuple\",\"wait\":\"lock\","
+		"\"count\":1,\"time_ns\":30}]}";
+	struct mono_state m = { 0 };
+	struct sv_snapshot s;
+	uint64_t idle = 0, busy = 0;
+
+	CHECK(parse(text, &s) == 0);
+	CHECK(mono_apply(&m, &s) == 0);
+	CHECK(s.n == 4 && m.n == 4);
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(s.rows[i].wait, "net"))
+			*(s.rows[i].idle ? &idle : &busy) += s.rows[i].time_ns;
+	CHECK(idle == 900 && busy == 10);
+	sv_free(&s);
+	mono_reset(&m);
+}
+
 /* pid 10 waits for a lock across three snapshots (the deadlock check
  * splits it into intervals: two kernel wait types); pid 11 waits for
  * the same lock for half of the second window only; pid 12 is idle. */
@@ -423,6 +456,7 @@ int main(void)
 	RUN(test_http_counts);
 	RUN(test_broker_up);
 	RUN(test_monotonic);
+	RUN(test_monotonic_keeps_series_apart);
 	RUN(test_streaks);
 	free(page);
 	return CHECK_DONE();
