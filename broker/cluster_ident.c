@@ -35,18 +35,3 @@ void cluster_id_make(bool has_sysid, uint64_t sysid, uint64_t dev,
 	}
 	out[CLUSTER_ID_LEN] = '\0';
 }
-
-int cluster_ident_cmp(const struct cluster_ident *a,
-		      const struct cluster_ident *b)
-{
-	int d;
-
-	if ((d = strcmp(a->id, b->id)))
-		return d;
-	if (a->owner != b->owner)
-		return a->owner < b->owner ? -1 : 1;
-	if ((d = strcmp(a->container.id, b->container.id)) ||
-	    (d = strcmp(a->container.pod_uid, b->container.pod_uid)))
-		return d;
-	return strcmp(a->container.runtime, b->container.runtime);
-}

@@ -29,6 +29,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "broker/container.h"
 
 #define CLUSTER_ID_LEN	16	/* hex digits */
@@ -47,8 +48,21 @@ struct cluster_ident {
 void cluster_id_make(bool has_sysid, uint64_t sysid, uint64_t dev,
 		     uint64_t ino, char out[CLUSTER_ID_LEN + 1]);
 
-/* Order of two identities (id, owner, container): 0 when the same. */
-int cluster_ident_cmp(const struct cluster_ident *a,
-		      const struct cluster_ident *b);
+/* Order of two identities (id, owner, container): 0 when the same.
+ * (Inline: the aggregation's records compare them without the hash.) */
+static inline int cluster_ident_cmp(const struct cluster_ident *a,
+				    const struct cluster_ident *b)
+{
+	int d;
+
+	if ((d = strcmp(a->id, b->id)))
+		return d;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if ((d = strcmp(a->container.id, b->container.id)) ||
+	    (d = strcmp(a->container.pod_uid, b->container.pod_uid)))
+		return d;
+	return strcmp(a->container.runtime, b->container.runtime);
+}
 
 #endif
