@@ -251,14 +251,15 @@ binary-test: all $(TEST_TOOLS)
 # libFuzzer targets (clang): the request decoder, the client's renderers
 # (with the flame graph writer), the pprof encoder, pgoff_exporter's parser and page, the
 # ELF symbol reader of user stacks, the flight recorder's aggregation
-# records and batch records, its SQL redactor and the writer of event
-# lines.
+# records and batch records, its SQL redactor, the writer of event
+# lines and the cgroup file parser.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_client \
 	$(BUILD)/fuzz/fuzz_web_config $(BUILD)/fuzz/fuzz_exporter $(BUILD)/fuzz/fuzz_uelf \
 	$(BUILD)/fuzz/fuzz_agg_record $(BUILD)/fuzz/fuzz_sql_redact $(BUILD)/fuzz/fuzz_json_writer \
-	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof $(BUILD)/fuzz/fuzz_shmem_names
+	$(BUILD)/fuzz/fuzz_store_batch $(BUILD)/fuzz/fuzz_pprof $(BUILD)/fuzz/fuzz_shmem_names \
+	$(BUILD)/fuzz/fuzz_container
 FUZZ_SECONDS ?= 60
 
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(PROTOCOL_SRCS) broker/filter.c \
@@ -293,6 +294,12 @@ $(BUILD)/fuzz/fuzz_pprof: tests/fuzz/fuzz_pprof.c client/pprof.c protocol/utf8.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -lz -o $@
+
+# The cgroup file parser: what names a cluster's container.
+$(BUILD)/fuzz/fuzz_container: tests/fuzz/fuzz_container.c broker/container.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 # The redactor of SQL the flight recorder stores: any query text.
 $(BUILD)/fuzz/fuzz_sql_redact: tests/fuzz/fuzz_sql_redact.c broker/sql_redact.c broker/grow_buf.c
