@@ -297,6 +297,13 @@ for m in $(sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$E2E_DIR/after.prom"); do
 done
 check "every metric on the page is in pgoff_exporter.1 and the README${undocumented:+ (missing:$undocumented)}" \
 	[ -z "$undocumented" ]
+undocumented=
+page=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g' "$E2E_TOP/man/pgoff_exporter.1")
+for l in $(grep -v '^#' "$E2E_DIR/after.prom" | grep -o '[{,][a-z_]*="' | tr -d '{,="' | sort -u); do
+	grep -qw -- "$l" <<<"$page" || undocumented+=" $l"
+done
+check "every label on the page is in pgoff_exporter.1${undocumented:+ (missing:$undocumented)}" \
+	[ -z "$undocumented" ]
 series=$(grep -vc '^#' "$E2E_DIR/after.prom")
 note "series on this host's page: $series ($(grep -c '^pgoff_wait_duration_seconds' "$E2E_DIR/after.prom") histogram, $(grep -c '^pgoff_offcpu_' "$E2E_DIR/after.prom") counters)"
 
@@ -337,7 +344,8 @@ bad=
 n=0
 while IFS= read -r expr; do
 	n=$((n + 1))
-	q=$(sed -e 's/\$__rate_interval/1m/g' -e 's/\$instance/.*/g' -e 's/\$cluster/.*/g' \
+	q=$(sed -e 's/\$__rate_interval/1m/g' -e 's/\$instance/.*/g' -e 's/\$cluster_id/.*/g' \
+		-e 's/\$container/.*/g' -e 's/\$cluster/.*/g' \
 		-e 's/\$backend_type/.*/g' -e 's/\$wait_event_type/.*/g' <<<"$expr")
 	# template variables' queries are label_values(): run their selector
 	q=$(sed -E 's/^label_values\((.*), *[a-z_]+\)$/\1/' <<<"$q")
@@ -350,7 +358,7 @@ hm=$(promql 'sum by (le) (increase(pgoff_wait_duration_seconds_bucket{wait_event
 	jq '.data.result | length')
 check "the heatmap's query has one series per bucket (32, got $hm)" [ "$hm" = 32 ]
 rules=$(curl -s "$PROM/api/v1/rules" | jq -r '[.data.groups[].rules[] | select(.health == "ok")] | length')
-check "Prometheus loaded the 5 alert rules of alerts.yml, all healthy ($rules)" [ "$rules" = 5 ]
+check "Prometheus loaded the 6 alert rules of alerts.yml, all healthy ($rules)" [ "$rules" = 6 ]
 
 # --- HTTPS with basic auth ----------------------------------------------------
 code=$(curl -s -o "$E2E_DIR/noauth.out" -D "$E2E_DIR/noauth.h" -w '%{http_code}' \
