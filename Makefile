@@ -171,7 +171,7 @@ TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
 	$(PG_NAMES)
 TEST_NEEDS_flame := client/flame.c
-TEST_NEEDS_pprof := client/pprof.c
+TEST_NEEDS_pprof := client/pprof.c client/event_frames.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
