@@ -37,7 +37,7 @@ LDFLAGS   += $(HARDEN_LDFLAGS)
 # -mcpu=v3: the BPF atomics that return the old value (quotas)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror
 
-BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap
+BROKER_LIBS := -lbpf -lelf -lz -lzstd -ljson-c -lcap -lnettle
 CLIENT_LIBS := -ljson-c -lz
 EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 
@@ -53,7 +53,7 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 # browser (tests/e2e/test_flame_browser.sh). golang-go: go tool pprof
 # reads the pprof profiles in the tests (the package build runs none of
 # those, so debian/control does not list it).
-DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev \
+DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev nettle-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux \
 	tmux libxml2-utils groff-base \
@@ -82,7 +82,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
 	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
 	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c broker/replies.c broker/cmdline.c \
-	broker/pg_shmem_names.c broker/pg_names.c
+	broker/pg_shmem_names.c broker/pg_names.c broker/cluster_ident.c broker/container.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/event_frames.c client/pprof.c client/json_out.c
@@ -171,14 +171,15 @@ TEST_NEEDS_stats_view := client/stats_view.c
 TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
 	$(PG_NAMES)
 TEST_NEEDS_flame := client/flame.c
-TEST_NEEDS_pprof := client/pprof.c
+TEST_NEEDS_pprof := client/pprof.c client/event_frames.c
 TEST_NEEDS_usyms := broker/uelf.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
-	broker/uelf.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
+	broker/uelf.c broker/syscall_wait.c broker/cluster_ident.c broker/container.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
-TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c $(PG_NAMES)
+TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c \
+	broker/cluster_ident.c broker/container.c $(PG_NAMES)
 TEST_NEEDS_pg_status_layout := broker/pg_status_layout_data.c
 TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
@@ -251,15 +252,15 @@ binary-test: all $(TEST_TOOLS)
 # libFuzzer targets (clang): the request decoder, the client's renderers
 # (with the flame graph writer), the pprof encoder, pgoff_exporter's parser and page, the
 # ELF symbol reader of user stacks, the flight recorder's aggregation
-# records and batch records, its SQL redactor and the writer of event
-# lines.
+# records and batch records, its SQL redactor, the writer of event
+# lines and the cgroup file parser.
 FUZZ_CFLAGS := -g -O1 -std=gnu11 $(WARN) -I. -I$(BUILD) -DPGOFF_VERSION='"$(VERSION)"' \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 # A fuzz target is tests/fuzz/fuzz_NAME.c, built by the pattern rule below
 # with what FUZZ_NEEDS_NAME lists (sources, and anything else it must be
 # rebuilt after) and FUZZ_LIBS_NAME; every header rebuilds them all.
 FUZZ_NAMES := request client web_config exporter uelf agg_record sql_redact \
-	json_writer store_batch pprof shmem_names
+	json_writer store_batch pprof shmem_names container
 FUZZ_TARGETS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
@@ -275,6 +276,8 @@ FUZZ_LIBS_store_batch := -lz -lzstd -ljson-c
 # The pprof encoder: any frames, labels and weights, read back strictly.
 FUZZ_NEEDS_pprof := client/pprof.c protocol/utf8.c
 FUZZ_LIBS_pprof := -lz
+# The cgroup file parser: what names a cluster's container.
+FUZZ_NEEDS_container := broker/container.c
 # The redactor of SQL the flight recorder stores: any query text.
 FUZZ_NEEDS_sql_redact := broker/sql_redact.c broker/grow_buf.c
 # The writer of event lines without json-c: json-c's text for any bytes.

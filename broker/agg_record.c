@@ -133,6 +133,7 @@ static bool same_proc(const struct agg_row *a, const struct agg_row *b)
 	return a->pid == b->pid && a->cluster == b->cluster &&
 	       a->pg_major == b->pg_major &&
 	       !strcmp(a->data_dir, b->data_dir) &&
+	       !cluster_ident_cmp(&a->ident, &b->ident) &&
 	       !memcmp(&a->title, &b->title, sizeof(a->title));
 }
 
@@ -145,7 +146,8 @@ static bool same_proc(const struct agg_row *a, const struct agg_row *b)
 /*
  * Layout: version, interval_ns, then the processes (pid, cluster,
  * PostgreSQL major, data directory, cluster_name, backend type, user,
- * database), then the rows (index of their process, pg_known, wait event
+ * database, and from version 3 the cluster's id, owner, container
+ * runtime, id and pod UID), then the rows (index of their process, pg_known, wait event
  * info, wait, query id and statement bits (from version 2), count,
  * time, then the histogram's non-empty buckets as (bucket, count)
  * pairs). Numbers are LEB128, strings length-prefixed.
@@ -182,6 +184,13 @@ int aggrec_encode(const struct agg_row *rows, size_t n, uint64_t interval_ns,
 		put_s(&b, r->title.backend_type, sizeof(r->title.backend_type));
 		put_s(&b, r->title.user, sizeof(r->title.user));
 		put_s(&b, r->title.database, sizeof(r->title.database));
+		put_s(&b, r->ident.id, sizeof(r->ident.id));
+		put_u(&b, r->ident.owner);
+		put_s(&b, r->ident.container.runtime,
+		      sizeof(r->ident.container.runtime));
+		put_s(&b, r->ident.container.id, sizeof(r->ident.container.id));
+		put_s(&b, r->ident.container.pod_uid,
+		      sizeof(r->ident.container.pod_uid));
 	}
 	put_u(&b, n);
 	for (size_t i = 0; i < n; i++) {
@@ -298,6 +307,15 @@ int aggrec_decode(const void *buf, size_t len, uint64_t *interval_ns,
 		get_s(&r, p->title.backend_type, sizeof(p->title.backend_type));
 		get_s(&r, p->title.user, sizeof(p->title.user));
 		get_s(&r, p->title.database, sizeof(p->title.database));
+		if (version < 3)
+			continue;
+		get_s(&r, p->ident.id, sizeof(p->ident.id));
+		p->ident.owner = (uint32_t)get_u(&r, UINT32_MAX);
+		get_s(&r, p->ident.container.runtime,
+		      sizeof(p->ident.container.runtime));
+		get_s(&r, p->ident.container.id, sizeof(p->ident.container.id));
+		get_s(&r, p->ident.container.pod_uid,
+		      sizeof(p->ident.container.pod_uid));
 	}
 	nrows = (size_t)get_u(&r, len);
 	for (size_t i = 0; i < nrows && !r.bad; i++) {

@@ -13,8 +13,10 @@
 #include <stdint.h>
 #include "broker/aggregate.h"
 
-/* 2: rows carry their statement (query id, status); 1 is still read */
-#define AGGREC_VERSION	2
+/* 2: rows carry their statement (query id, status); 3: processes their
+ * cluster's identity (id, owner, container). 1 and 2 are still read:
+ * their rows have no identity, as a cluster pgoffd does not know. */
+#define AGGREC_VERSION	3
 
 /* A growing array of rows. */
 struct agg_vec {

@@ -37,6 +37,7 @@ void agg_row_make(struct agg_row *row, const struct pgoff_agg_key *k,
 		row->pg_major = c->info.major;
 		memcpy(row->data_dir, c->info.data_dir, sizeof(row->data_dir));
 		row->data_dir[sizeof(row->data_dir) - 1] = '\0';
+		row->ident = c->ident;
 	}
 	if (p && p->titled)
 		row->title = p->title;
@@ -82,6 +83,16 @@ static int cmp_u32(uint32_t a, uint32_t b)
 	return a < b ? -1 : a > b;
 }
 
+/* One cluster: its identity (two at one path differ) and its path (a
+ * cluster moved keeps its id, and its series before the move are the
+ * path's). */
+static int cmp_cluster(const struct agg_row *a, const struct agg_row *b)
+{
+	int d = cluster_ident_cmp(&a->ident, &b->ident);
+
+	return d ? d : strcmp(a->data_dir, b->data_dir);
+}
+
 /* Identity of a row: what two rows must share to be one. */
 static int cmp_identity(const struct agg_row *a, const struct agg_row *b,
 			enum pgoff_stats_by by)
@@ -92,14 +103,14 @@ static int cmp_identity(const struct agg_row *a, const struct agg_row *b,
 		if ((d = cmp_u32(a->pid, b->pid)))
 			return d;
 		/* pid 0: (other) rows, one a cluster (agg_rows_keep) */
-		if (!a->pid && (d = strcmp(a->data_dir, b->data_dir)))
+		if (!a->pid && (d = cmp_cluster(a, b)))
 			return d;
 		/* which statement: top by query reads rows by pid */
 		if ((d = cmp_u64(a->query_id, b->query_id)) ||
 		    (d = cmp_u32(a->query_folded, b->query_folded)))
 			return d;
 	} else {
-		if ((d = strcmp(a->data_dir, b->data_dir)) ||
+		if ((d = cmp_cluster(a, b)) ||
 		    (d = strcmp(a->title.database, b->title.database)) ||
 		    (d = strcmp(a->title.backend_type, b->title.backend_type)) ||
 		    (d = a->pg_major - b->pg_major))
@@ -195,18 +206,26 @@ static void make_other(struct agg_row *row)
  * share one more (other) row. */
 #define KEEP_CLUSTERS 64
 
+/* A cluster as rows are kept by it: as cmp_cluster tells them apart. */
+struct keep_key {
+	struct cluster_ident ident;
+	char data_dir[256];
+};
+
 /* The cluster of row in the table (added if there is room), or the
  * index past the table for all the others. */
-static size_t keep_cluster(char (*dirs)[256], size_t *n,
+static size_t keep_cluster(struct keep_key *keys, size_t *n,
 			   const struct agg_row *row)
 {
 	for (size_t i = 0; i < *n; i++)
-		if (!strcmp(dirs[i], row->data_dir))
+		if (!cluster_ident_cmp(&keys[i].ident, &row->ident) &&
+		    !strcmp(keys[i].data_dir, row->data_dir))
 			return i;
 	if (*n == KEEP_CLUSTERS)
 		return KEEP_CLUSTERS;
-	memcpy(dirs[*n], row->data_dir, sizeof(dirs[*n]));
-	dirs[*n][sizeof(dirs[*n]) - 1] = '\0';
+	keys[*n].ident = row->ident;
+	memcpy(keys[*n].data_dir, row->data_dir, sizeof(keys[*n].data_dir));
+	keys[*n].data_dir[sizeof(keys[*n].data_dir) - 1] = '\0';
 	return (*n)++;
 }
 
@@ -234,28 +253,28 @@ size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
 {
 	size_t count[KEEP_CLUSTERS + 1] = { 0 }, kept[KEEP_CLUSTERS + 1] = { 0 };
 	size_t nc = 0, out = 0, cap, budget;
-	char (*dirs)[256];
+	struct keep_key *keys;
 	struct agg_row *other;
 	bool *has_other;
 
 	if (n <= keep || keep <= KEEP_CLUSTERS + 1)
 		return n;
-	dirs = calloc(KEEP_CLUSTERS, sizeof(*dirs));
+	keys = calloc(KEEP_CLUSTERS, sizeof(*keys));
 	other = calloc(KEEP_CLUSTERS + 1, sizeof(*other));
 	has_other = calloc(KEEP_CLUSTERS + 1, sizeof(*has_other));
-	if (!dirs || !other || !has_other) {
-		free(dirs);
+	if (!keys || !other || !has_other) {
+		free(keys);
 		free(other);
 		free(has_other);
 		return n;	/* kept whole: merged again later */
 	}
 	for (size_t i = 0; i < n; i++)
-		count[keep_cluster(dirs, &nc, &rows[i])]++;
+		count[keep_cluster(keys, &nc, &rows[i])]++;
 	/* one place each for the (other) rows */
 	budget = keep - (nc + 1);
 	cap = keep_cap(count, KEEP_CLUSTERS + 1, budget);
 	for (size_t i = 0; i < n; i++) {
-		size_t c = keep_cluster(dirs, &nc, &rows[i]);
+		size_t c = keep_cluster(keys, &nc, &rows[i]);
 
 		if (!is_other(&rows[i]) && kept[c] < cap) {
 			kept[c]++;
@@ -267,7 +286,9 @@ size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
 			other[c] = rows[i];
 			make_other(&other[c]);
 			if (c < KEEP_CLUSTERS) {	/* its cluster's */
-				strcpy(other[c].data_dir, dirs[c]);
+				memcpy(other[c].data_dir, keys[c].data_dir,
+				       sizeof(other[c].data_dir));
+				other[c].ident = keys[c].ident;
 				other[c].cluster = rows[i].cluster;
 				other[c].pg_major = rows[i].pg_major;
 			}
@@ -280,7 +301,7 @@ size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
 		if (has_other[c])
 			rows[out++] = other[c];
 	qsort(rows, out, sizeof(*rows), cmp_time_desc);
-	free(dirs);
+	free(keys);
 	free(other);
 	free(has_other);
 	return out;
@@ -400,6 +421,7 @@ static json_object *encode_row(const struct agg_row *row,
 	if (by == PGOFF_STATS_BY_PID)
 		json_object_object_add(o, "pid", json_object_new_int64(row->pid));
 	json_object_object_add(o, "cluster", json_object_new_int64(row->cluster));
+	json_add_ident(o, &row->ident);
 	json_add_text(o, "data_dir", row->data_dir, sizeof(row->data_dir));
 	if (t->backend_type[0])
 		json_add_text(o, "backend_type", t->backend_type,

@@ -18,6 +18,7 @@
 #include <linux/types.h>
 #include "bpf/offcpu.h"
 #include "broker/classify.h"
+#include "broker/cluster_ident.h"
 #include "broker/pg_shmem_names.h"
 #include "broker/pg_title.h"
 #include "protocol/protocol.h"
@@ -48,6 +49,8 @@ struct agg_row {
 	bool idle;			/* idle time, not an active session's
 					 * (pgoff_wait_idle) */
 	char data_dir[256];		/* "" when the cluster is unknown */
+	struct cluster_ident ident;	/* its id, owner, container: rows of
+					 * two clusters at one path differ */
 	struct pg_title title;		/* empty when the process is unknown */
 	uint64_t count;
 	uint64_t total_ns;
@@ -71,14 +74,15 @@ void agg_row_to(struct agg_row *row, enum pgoff_stats_by by);
 
 /*
  * Sort rows by identity and merge equal ones (same pid and wait, or the
- * same labels); then order by total time, longest first. Returns the
- * number of rows left.
+ * same labels: a cluster's are its identity and its data directory);
+ * then order by total time, longest first. Returns the number of rows
+ * left.
  */
 size_t agg_rows_merge(struct agg_row *rows, size_t n, enum pgoff_stats_by by);
 
 /*
  * Rows as agg_rows_merge left them (longest first), at most keep of them
- * kept: each cluster (data directory) keeps its busiest rows, as many as
+ * kept: each cluster (identity and data directory) keeps its busiest rows, as many as
  * it has up to a cap shared fairly among the clusters, and the rest of
  * each cluster's rows are folded into one row of that cluster with
  * backend type "(other)", their time kept, their labels not (clusters

@@ -338,6 +338,8 @@ void event_meta_of(const struct event *e, struct event_meta *meta)
 	meta->backend_type = t ? t->backend_type : NULL;
 	meta->database = t && t->database[0] ? t->database : NULL;
 	meta->query_id = e->query_id;
+	meta->container = e->cluster && e->cluster->ident.container.id[0] ?
+			  e->cluster->ident.container.id : NULL;
 }
 
 const char *event_names_missing(const struct pg_cluster *c, char *buf,
@@ -358,10 +360,34 @@ json_object *event_encode_cluster(const struct pg_cluster *c)
 	json_object *cl = json_object_new_object();
 
 	json_add_int(cl, "id", c->id);
+	json_add_ident(cl, &c->ident);
 	json_add_text(cl, "data_dir", c->info.data_dir, sizeof(c->info.data_dir));
 	json_add_int(cl, "port", c->info.port);
 	json_add_str(cl, "version", c->info.version);
+	if (c->unit[0])
+		json_add_str(cl, "unit", c->unit);
 	return cl;
+}
+
+/* json_add_ident's fields, for a line written as text. */
+static void write_ident(struct json_writer *w, const struct cluster_ident *id)
+{
+	const struct container *c = &id->container;
+
+	json_write_str(w, "cluster_id", id->id[0] ? id->id : NULL);
+	if (!id->id[0])
+		return;
+	json_write_int(w, "owner", id->owner);
+	if (!c->id[0] && !c->pod_uid[0])
+		return;
+	json_write_object(w, "container");
+	if (c->runtime[0])
+		json_write_str(w, "runtime", c->runtime);
+	if (c->id[0])
+		json_write_str(w, "id", c->id);
+	if (c->pod_uid[0])
+		json_write_str(w, "pod_uid", c->pod_uid);
+	json_write_end_object(w);
 }
 
 /* PostgreSQL's wait event as pg_stat_activity names it (json_add_pg_wait) */
@@ -382,10 +408,13 @@ static void write_cluster(struct json_writer *w, const struct pg_cluster *c)
 {
 	json_write_object(w, "cluster");
 	json_write_int(w, "id", c->id);
+	write_ident(w, &c->ident);
 	json_write_text(w, "data_dir", c->info.data_dir,
 			sizeof(c->info.data_dir));
 	json_write_int(w, "port", c->info.port);
 	json_write_str(w, "version", c->info.version);
+	if (c->unit[0])
+		json_write_str(w, "unit", c->unit);
 	json_write_end_object(w);
 }
 

@@ -77,6 +77,12 @@ int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 				   "signed 64-bit number, as pg_stat_statements "
 				   "shows queryid)", req->query_ids.v[i]);
 	out->nquery_ids = req->query_ids.n;
+	for (size_t i = 0; i < req->containers.n; i++)
+		if (!pgoff_container_prefix_valid(req->containers.v[i]))
+			return bad(err, "\"%.70s\" is not a container id (12 to "
+				   "64 hex digits: its start, as docker ps shows "
+				   "it, or all of it)", req->containers.v[i]);
+	out->containers = req->containers;
 	out->user_stack = req->user_stack;
 	if (out->user_stack && out->view == PGOFF_VIEW_WAITS)
 		return bad(err, "%s", "user_stack is on intervals: it needs "
@@ -129,6 +135,14 @@ static bool name_in(const struct pgoff_names *names, const char *v)
 	return false;
 }
 
+static bool container_in(const struct filter *f, const char *id)
+{
+	for (size_t i = 0; id && i < f->containers.n; i++)
+		if (pgoff_container_matches(id, f->containers.v[i]))
+			return true;
+	return false;
+}
+
 static bool query_id_in(const struct filter *f, uint64_t id)
 {
 	for (size_t i = 0; id && i < f->nquery_ids; i++)
@@ -168,6 +182,8 @@ bool filter_match(const struct filter *f, const struct event_meta *m)
 	if (f->backend_types.n && !name_in(&f->backend_types, m->backend_type))
 		return false;
 	if (f->nquery_ids && !query_id_in(f, m->query_id))
+		return false;
+	if (f->containers.n && !container_in(f, m->container))
 		return false;
 	return true;
 }

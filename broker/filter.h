@@ -40,6 +40,7 @@ struct filter {
 	struct pgoff_names backend_types;
 	uint64_t query_ids[PGOFF_MAX_FILTER_NAMES];	/* none: any statement */
 	size_t nquery_ids;
+	struct pgoff_names containers;		/* id prefixes; none: anywhere */
 	bool user_stack;			/* its "offcpu" events want user stacks */
 };
 
@@ -57,6 +58,7 @@ struct event_meta {
 	const char *database;			/* NULL: unknown */
 	const char *backend_type;		/* NULL: unknown */
 	uint64_t query_id;			/* 0: none */
+	const char *container;			/* its cluster's; NULL: the host */
 };
 
 /*

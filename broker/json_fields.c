@@ -58,6 +58,27 @@ const char *pg_wait_labels(int major, uint32_t info, const char *run_name,
 	return *name;
 }
 
+void json_add_ident(json_object *o, const struct cluster_ident *id)
+{
+	const struct container *c = &id->container;
+	json_object *co;
+
+	json_add_str(o, "cluster_id", id->id[0] ? id->id : NULL);
+	if (!id->id[0])
+		return;
+	json_add_int(o, "owner", id->owner);
+	if (!c->id[0] && !c->pod_uid[0])
+		return;
+	co = json_object_new_object();
+	if (c->runtime[0])
+		json_add_str(co, "runtime", c->runtime);
+	if (c->id[0])
+		json_add_str(co, "id", c->id);
+	if (c->pod_uid[0])
+		json_add_str(co, "pod_uid", c->pod_uid);
+	json_object_object_add(o, "container", co);
+}
+
 /* PostgreSQL's wait event as pg_stat_activity names it, into o. */
 void json_add_query_id(json_object *o, uint64_t id)
 {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
+#include "broker/cluster_ident.h"
 
 /* key: v, or null when v is NULL */
 void json_add_str(json_object *o, const char *key, const char *v);
@@ -25,6 +26,13 @@ void json_add_text(json_object *o, const char *key, const char *v,
  */
 const char *json_add_pg_wait(json_object *o, int major, uint32_t info,
 			     const char *run_name);
+/*
+ * A cluster's identity: "cluster_id" (null when the cluster is not
+ * known), "owner" (its uid) and "container" ({"runtime","id","pod_uid"},
+ * what is known of it; absent on the host). The same fields in the same
+ * order for writers without json-c objects: json_write_ident (event.c).
+ */
+void json_add_ident(json_object *o, const struct cluster_ident *id);
 /* "query_id": id as PostgreSQL shows it, a string (pgoff_format_query_id) */
 void json_add_query_id(json_object *o, uint64_t id);
 /*

@@ -127,6 +127,59 @@ static int read_lockfile(const char *proc_root, int cwd,
 }
 
 /*
+ * The system identifier: the first 8 bytes of global/pg_control (its
+ * ControlFileData begins with it), with postmaster.pid's rules: the
+ * directory "global" opened O_PATH|O_NOFOLLOW|O_DIRECTORY in the data
+ * directory (a symbolic link is refused there too), then pg_control in
+ * it, a regular file of the postmaster's uid, at most
+ * PG_PROBE_MAX_CONTROL bytes, read with pread. What cannot be read is
+ * said in sysid_missing: the id is then made without it.
+ */
+static void read_sysid(int cwd, struct pg_cluster_info *c)
+{
+	struct stat st;
+	uint64_t id;
+	int dir, fd;
+	ssize_t n;
+
+	dir = openat(cwd, "global", O_PATH | O_NOFOLLOW | O_DIRECTORY |
+		     O_CLOEXEC);
+	if (dir < 0) {
+		snprintf(c->sysid_missing, sizeof(c->sysid_missing),
+			 "global in the data directory: %s", errno == ENOTDIR ?
+			 "not a directory (or a symbolic link)" : strerror(errno));
+		return;
+	}
+	fd = procfs_open_regular(dir, "pg_control", 0, PG_PROBE_MAX_CONTROL,
+				 &st);
+	close(dir);
+	if (fd < 0) {
+		snprintf(c->sysid_missing, sizeof(c->sysid_missing),
+			 "global/pg_control: %s", fd == -ELOOP || fd == -EINVAL ||
+			 fd == -EFBIG ? "not a regular file of at most 8 KiB" :
+			 strerror(-fd));
+		return;
+	}
+	if (st.st_uid != c->uid) {
+		close(fd);
+		snprintf(c->sysid_missing, sizeof(c->sysid_missing),
+			 "global/pg_control belongs to uid %u, not to the "
+			 "postmaster's", (unsigned int)st.st_uid);
+		return;
+	}
+	n = pread(fd, &id, sizeof(id), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(id)) {
+		snprintf(c->sysid_missing, sizeof(c->sysid_missing),
+			 "global/pg_control: %s", n < 0 ? strerror(errno) :
+			 "shorter than 8 bytes");
+		return;
+	}
+	c->system_identifier = id;
+	c->has_sysid = 1;
+}
+
+/*
  * Where the executable is mapped: the start of its offset-0 mapping,
  * found by device and inode (the path differs inside a container), or
  * by path where the two do not show the same inode (overlayfs).
@@ -299,7 +352,7 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 	char path[96], exe[PATH_MAX], why[160];
 	const char *base, *refusal;
 	uint32_t uids[4];
-	struct stat st;
+	struct stat st, dir;
 	int exe_fd = -1, cwd = -1, err;
 	ssize_t n;
 
@@ -346,7 +399,15 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 		err = refuse(c, -EPERM, "%s", refusal);
 		goto out;
 	}
+	if (fstat(cwd, &dir)) {
+		err = refuse(c, -ENOENT, "gone");
+		goto out;
+	}
+	c->dir_dev = dir.st_dev;
+	c->dir_ino = dir.st_ino;
 	err = read_lockfile(proc_root, cwd, c);
+	if (!err)	/* its own data directory: what is in it is its own */
+		read_sysid(cwd, c);
 	if (!err)
 		err = read_binary(proc_root, exe_fd, exe, c);
 out:

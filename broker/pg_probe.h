@@ -56,6 +56,12 @@ struct pg_cluster_info {
 					 * read (status_missing says why) */
 	uint64_t tranches_ptr;		/* NamedLWLockTrancheArray, 14-18 */
 	uint64_t ntranches_ptr;		/* NamedLWLockTrancheRequests; 0: none */
+	/* what the cluster's id is made of (cluster_ident.h) */
+	uint64_t dir_dev, dir_ino;	/* the data directory (its cwd) */
+	uint64_t system_identifier;	/* global/pg_control's first 8 bytes */
+	uint32_t has_sysid;		/* 1: read; else sysid_missing says why */
+	uint32_t pad2;
+	char sysid_missing[96];
 	char data_dir[256];
 	char version[32];
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable */
@@ -69,6 +75,7 @@ struct pg_cluster_info {
 /* Caps on what a hostile process can make the prober read. */
 #define PG_PROBE_MAX_BINARY	(256 << 20)
 #define PG_PROBE_MAX_LOCKFILE	4096
+#define PG_PROBE_MAX_CONTROL	8192	/* PG_CONTROL_FILE_SIZE */
 
 /*
  * Probe pid (needs the prober's privileges). Fills out; returns 0 or

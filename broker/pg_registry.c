@@ -62,6 +62,10 @@ struct pg_registry {
 	uint64_t asked_start;		/* and its start time */
 	uint32_t asked_uid;		/* and its user, as /proc said */
 	size_t next_names;		/* clusters are read in turn */
+	/* lines of a cgroup file here (pgoffd's own): one more in a
+	 * postmaster's is a newline in a cgroup's name; 0: unknown, no
+	 * container is named */
+	size_t cgroup_lines;
 };
 
 /* One process named postgres seen in a scan. */
@@ -69,6 +73,47 @@ struct seen {
 	uint32_t pid, ppid;
 	uint64_t start;		/* its start time: tells a reused pid */
 };
+
+/* A cgroup file, whole: up to a line of PATH_MAX for each of the
+ * hierarchies; cut short, it names nothing (container_parse). */
+#define CGROUP_MAX	(64 * 1024)
+
+static ssize_t read_cgroup(const char *proc_root, const char *who, char **text)
+{
+	char path[96];
+	size_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/cgroup", proc_root, who);
+	*text = malloc(CGROUP_MAX);
+	fd = *text ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	if (fd < 0) {
+		free(*text);
+		*text = NULL;
+		return -1;
+	}
+	for (;;) {
+		ssize_t got = read(fd, *text + n, CGROUP_MAX - n);
+
+		if (got <= 0 || (n += (size_t)got) == CGROUP_MAX)
+			break;
+	}
+	close(fd);
+	return (ssize_t)n;
+}
+
+static size_t own_cgroup_lines(const char *proc_root)
+{
+	char *text;
+	ssize_t n = read_cgroup(proc_root, "self", &text);
+	size_t lines = n > 0 ? container_cgroup_lines(text, (size_t)n) : 0;
+
+	free(text);
+	if (!lines)
+		log_warnx("cannot read %s/self/cgroup: no cluster's container "
+			  "will be named", proc_root);
+	return lines;
+}
 
 int pg_registry_new(struct pg_registry **out, const char *proc_root,
 		    uint32_t max_clusters_per_uid)
@@ -84,6 +129,7 @@ int pg_registry_new(struct pg_registry **out, const char *proc_root,
 		return -ENOMEM;
 	}
 	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root);
+	r->cgroup_lines = own_cgroup_lines(proc_root);
 	r->log_limit.about = "processes named postgres of";
 	r->max_clusters_per_uid = max_clusters_per_uid;
 	*out = r;
@@ -168,6 +214,24 @@ const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
 		if (r->clusters[i].id == id)
 			return &r->clusters[i];
 	return NULL;
+}
+
+size_t pg_registry_same_path(const struct pg_registry *r,
+			     const struct pg_cluster *c,
+			     const struct pg_cluster **others, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nclusters; i++) {
+		const struct pg_cluster *o = &r->clusters[i];
+
+		if (o == c || strcmp(o->info.data_dir, c->info.data_dir))
+			continue;
+		if (n < max)
+			others[n] = o;
+		n++;
+	}
+	return n;
 }
 
 static size_t clusters_of(const struct pg_registry *r, uint32_t uid)
@@ -618,6 +682,32 @@ static void back_off(struct pg_registry *r, const struct pg_cluster_info *info,
 	}
 }
 
+/*
+ * The container and service of a cluster just found, from its
+ * postmaster's cgroup file (world-readable: pgoffd reads it itself), if
+ * the postmaster is still the one asked about (its start time).
+ */
+static void name_container(struct pg_registry *r, struct pg_cluster *c)
+{
+	char who[16], *text;
+	uint32_t ppid;
+	uint64_t start;
+	ssize_t n;
+
+	if (!r->cgroup_lines)
+		return;
+	snprintf(who, sizeof(who), "%u", c->info.postmaster_pid);
+	n = read_cgroup(r->proc_root, who, &text);
+	if (n > 0 && !read_stat(r, c->info.postmaster_pid, &ppid, &start) &&
+	    start == c->start &&
+	    container_parse(text, (size_t)n, r->cgroup_lines,
+			    &c->ident.container, c->unit, sizeof(c->unit)))
+		log_warnx("cluster %u: its postmaster's cgroup file is not one "
+			  "the kernel wrote (a newline in a cgroup's name?): no "
+			  "container is named", c->id);
+	free(text);
+}
+
 const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 					    const struct pg_cluster_info *info,
 					    const uint32_t *pids, size_t npids,
@@ -683,12 +773,22 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 			 "keeps no names pgoff reads in shared memory",
 			 info->version[0] ? info->version : "?");
 	}
-	log_info("cluster %u: postmaster %u (uid %u), %s, port %d, PostgreSQL "
-		 "%s, %u processes traced%s%s%s%s", c->id, info->postmaster_pid,
-		 info->uid, info->data_dir[0] ? info->data_dir : "?", info->port,
-		 info->version[0] ? info->version : "?", info->traced,
+	cluster_id_make(info->has_sysid, info->system_identifier,
+			info->dir_dev, info->dir_ino, c->ident.id);
+	c->ident.owner = info->uid;
+	name_container(r, c);
+	log_info("cluster %u (%s): postmaster %u (uid %u), %s, port %d, "
+		 "PostgreSQL %s%s%s%s%s, %u processes traced%s%s%s%s%s%s",
+		 c->id, c->ident.id, info->postmaster_pid, info->uid,
+		 info->data_dir[0] ? info->data_dir : "?", info->port,
+		 info->version[0] ? info->version : "?",
+		 c->ident.container.id[0] ? ", " : "", c->ident.container.runtime,
+		 c->ident.container.id[0] ? " container " : "",
+		 c->ident.container.id, info->traced,
 		 info->pg_missing[0] ? "; " : "", info->pg_missing,
-		 info->why[0] ? "; " : "", info->why);
+		 info->why[0] ? "; " : "", info->why,
+		 info->has_sysid ? "" : "; its id is made without its system "
+		 "identifier: ", info->sysid_missing);
 	add_proc(r, info->postmaster_pid, c->id);
 	for (size_t i = 0; i < npids; i++)
 		pg_registry_learn(r, pids[i], c->id);

@@ -23,6 +23,7 @@
 #include <linux/types.h>
 #include "bpf/offcpu.h"
 #include "broker/pg_names.h"
+#include "broker/cluster_ident.h"
 #include "broker/pg_probe.h"
 #include "broker/pg_title.h"
 
@@ -31,6 +32,11 @@ struct pg_cluster {
 	uint64_t start;			/* the postmaster's start time (/proc/PID/stat) */
 	struct pg_cluster_info info;	/* what the prober found */
 	struct pg_names names;		/* what its server named at run time */
+	/* what tells it from every other cluster, across restarts (its id
+	 * from the prober's facts, its owner, and the container its
+	 * postmaster's cgroup names, read when it was found) */
+	struct cluster_ident ident;
+	char unit[CONTAINER_UNIT_LEN];	/* its systemd service; "" */
 };
 
 struct pg_proc {
@@ -107,6 +113,14 @@ void pg_registry_names_answer(struct pg_registry *r, uint32_t cluster,
 const struct pg_proc *pg_registry_proc(struct pg_registry *r, uint32_t pid);
 const struct pg_cluster *pg_registry_cluster(const struct pg_registry *r,
 					     uint32_t id);
+/*
+ * The other clusters traced now whose data directory has c's path (a
+ * container's, a look-alike's): up to max of them into others; how many
+ * there are.
+ */
+size_t pg_registry_same_path(const struct pg_registry *r,
+			     const struct pg_cluster *c,
+			     const struct pg_cluster **others, size_t max);
 size_t pg_registry_proc_count(const struct pg_registry *r);
 /* All known processes, by pid; valid until the next scan or lookup. */
 const struct pg_proc *pg_registry_procs(const struct pg_registry *r,

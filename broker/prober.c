@@ -596,6 +596,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 	c->data_dir[sizeof(c->data_dir) - 1] = '\0';
 	c->version[sizeof(c->version) - 1] = '\0';
 	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
+	c->sysid_missing[sizeof(c->sysid_missing) - 1] = '\0';
 	c->why[sizeof(c->why) - 1] = '\0';
 	if (a->npids > PROBER_MAX_PIDS)
 		a->npids = 0;
@@ -918,6 +919,7 @@ int prober_answer(struct prober *p, struct prober_answer *out)
 	c->data_dir[sizeof(c->data_dir) - 1] = '\0';
 	c->version[sizeof(c->version) - 1] = '\0';
 	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
+	c->sysid_missing[sizeof(c->sysid_missing) - 1] = '\0';
 	c->why[sizeof(c->why) - 1] = '\0';
 	return 0;
 }

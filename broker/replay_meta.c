@@ -11,7 +11,7 @@ int replay_meta(json_object *ev, struct event_meta *m)
 {
 	const char *type, *wait, *s;
 	int64_t pid, dur, info;
-	json_object *pg;
+	json_object *pg, *cl, *co;
 
 	memset(m, 0, sizeof(*m));
 	if (!json_object_is_type(ev, json_type_object) ||
@@ -50,6 +50,11 @@ int replay_meta(json_object *ev, struct event_meta *m)
 	if (pgoff_get_string(pg, "query_id", &s) &&
 	    pgoff_parse_query_id(s, &m->query_id))
 		m->query_id = 0;
+	/* (stored before clusters had containers: none) */
+	if (json_object_object_get_ex(pg, "cluster", &cl) &&
+	    json_object_object_get_ex(cl, "container", &co) &&
+	    pgoff_get_string(co, "id", &s))
+		m->container = s;
 	return 0;
 }
 

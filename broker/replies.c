@@ -3,6 +3,7 @@
  * past) and history, from its parts' state; see broker.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "broker/broker.h"
@@ -117,6 +118,42 @@ static json_object *run_names_status(const struct broker *b, bool *truncated)
 		json_object_array_add(arr, o);
 	}
 	return arr;
+}
+
+/* Look-alikes: the other clusters traced at this one's path. */
+#define SAME_PATH_SHOWN 8
+
+/* What a cluster's id is made of, and the clusters it could be taken
+ * for, for ps. */
+static void add_identity_facts(const struct broker *b, json_object *o,
+			       const struct pg_cluster *c)
+{
+	const struct pg_cluster *others[SAME_PATH_SHOWN];
+	size_t n = pg_registry_same_path(b->registry, c, others,
+					 SAME_PATH_SHOWN);
+	char sysid[24];
+
+	if (c->info.has_sysid) {
+		snprintf(sysid, sizeof(sysid), "%" PRIu64,
+			 c->info.system_identifier);
+		json_object_object_add(o, "system_identifier",
+				       json_object_new_string(sysid));
+	} else {
+		json_object_object_add(o, "system_identifier", NULL);
+		json_add_text(o, "system_identifier_missing",
+			      c->info.sysid_missing,
+			      sizeof(c->info.sysid_missing));
+	}
+	if (n) {
+		json_object *arr = json_object_new_array();
+
+		json_object_object_add(o, "path_shared",
+				       json_object_new_int64((int64_t)n));
+		for (size_t i = 0; i < n && i < SAME_PATH_SHOWN; i++)
+			json_object_array_add(arr, json_object_new_string(
+						      others[i]->ident.id));
+		json_object_object_add(o, "path_shared_with", arr);
+	}
 }
 
 /* Clusters whose wait events cannot be named, for status. */
@@ -273,6 +310,7 @@ static void ps_hook(void *ctx, json_object *r)
 					       json_object_new_int64(c->info.postmaster_pid));
 			add_names_source(o, c);
 			add_run_names(o, c, true);
+			add_identity_facts(b, o, c);
 			cluster_bytes += strlen(pgoff_json_line(o, NULL)) + 1;
 			if (cluster_bytes > CLUSTERS_BUDGET)
 				json_object_put(o);

@@ -20,6 +20,7 @@
 	{ "db", required_argument, NULL, 'D' }, \
 	{ "backend-type", required_argument, NULL, 'B' }, \
 	{ "query-id", required_argument, NULL, 'Q' }, \
+	{ "container", required_argument, NULL, 'C' }, \
 	{ "min", required_argument, NULL, 'm' }, \
 	{ "user-stack", no_argument, NULL, 'U' }
 

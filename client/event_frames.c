@@ -109,10 +109,10 @@ int event_pprof_add(struct pprof *p, json_object *ev, bool user, bool by_query)
 	};
 	struct pprof_label labels[PPROF_MAX_LABELS];
 	struct event_frames f;
-	json_object *pg = pg_of(ev), *cluster;
+	json_object *pg = pg_of(ev), *cluster = NULL, *ct;
 	const char *s;
 	size_t n = 0;
-	int64_t pid;
+	int64_t pid, owner;
 
 	if (!event_frames(ev, user, by_query, &f))
 		return 0;
@@ -122,9 +122,23 @@ int event_pprof_add(struct pprof *p, json_object *ev, bool user, bool by_query)
 	if (pgoff_get_string(ev, "wait", &s))
 		labels[n++] = (struct pprof_label){ "wait", s, 0 };
 	if (pg && json_object_object_get_ex(pg, "cluster", &cluster) &&
-	    json_object_is_type(cluster, json_type_object) &&
-	    pgoff_get_string(cluster, "data_dir", &s))
+	    !json_object_is_type(cluster, json_type_object))
+		cluster = NULL;
+	/* the cluster as the exporter's series name it: two at one path
+	 * are two clusters in a profile too */
+	if (cluster && pgoff_get_string(cluster, "data_dir", &s))
 		labels[n++] = (struct pprof_label){ "cluster", s, 0 };
+	if (cluster && pgoff_get_string(cluster, "cluster_id", &s))
+		labels[n++] = (struct pprof_label){ "cluster_id", s, 0 };
+	if (cluster && pgoff_get_int64(cluster, "owner", &owner))
+		labels[n++] = (struct pprof_label){ "owner", NULL, owner };
+	if (cluster && json_object_object_get_ex(cluster, "container", &ct) &&
+	    json_object_is_type(ct, json_type_object)) {
+		if (pgoff_get_string(ct, "id", &s))
+			labels[n++] = (struct pprof_label){ "container", s, 0 };
+		if (pgoff_get_string(ct, "pod_uid", &s))
+			labels[n++] = (struct pprof_label){ "pod_uid", s, 0 };
+	}
 	if (event_is_idle(ev))
 		labels[n++] = (struct pprof_label){ "idle", "true", 0 };
 	if (pgoff_get_int64(ev, "pid", &pid))

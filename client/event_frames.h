@@ -33,8 +33,8 @@ bool event_is_idle(json_object *ev);
 /*
  * ev as one sample of p: its frames, and the labels wait_event_type,
  * wait_event, wait, backend_type, database, cluster (the data
- * directory), query_id, idle where the event has them, and pid (a
- * number). Returns 0 (also for an event that is no sample), or what
+ * directory), cluster_id, container, pod_uid, query_id, idle where the
+ * event has them, and pid and owner (numbers). Returns 0 (also for an event that is no sample), or what
  * pprof_add returns.
  */
 int event_pprof_add(struct pprof *p, json_object *ev, bool user, bool by_query);

@@ -70,6 +70,18 @@ int filter_option(int opt, const char *arg, struct pgoff_filter *f)
 				return -1;
 			}
 		return 1;
+	case 'C':
+		if (add_names("--container", arg, &f->containers))
+			return -1;
+		for (size_t i = 0; i < f->containers.n; i++)
+			if (!pgoff_container_prefix_valid(f->containers.v[i])) {
+				log_warnx("--container: '%s' is not a container "
+					  "id (12 to 64 hex digits: its start, "
+					  "as docker ps shows it, or all of it)",
+					  f->containers.v[i]);
+				return -1;
+			}
+		return 1;
 	case 'm':
 		if (pgoff_parse_duration(arg, &f->min_duration_ns)) {
 			log_warnx("--min: '%s' is not a duration such as 500us, "

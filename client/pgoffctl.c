@@ -47,6 +47,8 @@ static void watch_usage(FILE *f)
 "                    autovacuum worker, …, as in pg_stat_activity)\n"
 "  --query-id LIST   only waits in these statements, by query id as\n"
 "                    pg_stat_statements.queryid shows it (-42)\n"
+"  --container LIST  only clusters in these containers: their ids, or\n"
+"                    the first 12 digits or more (as docker ps shows them)\n"
 "  --min DURATION    only waits and intervals at least this long (default 1ms);\n"
 "                    units ns, us, ms, s, m: 500us, 5ms, 1.5s\n"
 "  --user-stack      intervals also carry PostgreSQL's own call path\n"
@@ -74,6 +76,7 @@ static void watch_usage(FILE *f)
 "  pgoffctl watch --pid 4242 --min 100ms\n"
 "  pgoffctl watch --db shop --pg-wait Lock --min 50ms\n"
 "  pgoffctl watch --type io,lock --backend-type 'client backend'\n"
+"  pgoffctl watch --container 3f1c2b9a8e7d --pg-wait Lock\n"
 "  pgoffctl watch --pid 4242 --min 1s --count 1 --timeout 60s --json\n");
 }
 
@@ -95,7 +98,10 @@ static void ps_usage(FILE *f)
 {
 	fputs("usage: pgoffctl ps [--json] [--socket PATH]\n"
 	      "The PostgreSQL processes pgoffd traces, as of its last scan of /proc\n"
-	      "(once a second).\n", f);
+	      "(once a second), and their clusters: each one's id (what tells it\n"
+	      "apart from every other, across restarts), owner (uid), data\n"
+	      "directory, container and systemd service; and which clusters share\n"
+	      "one path (other containers', or a look-alike's).\n", f);
 }
 
 static void history_usage(FILE *f)

@@ -210,6 +210,69 @@ static void render_untraced(FILE *out, json_object *ps)
 	}
 }
 
+/*
+ * A cluster's container as operators name it: its runtime and the first
+ * 12 digits of its id (as docker ps shows them), its pod; into buf, ""
+ * on the host.
+ */
+static const char *container_cell(json_object *c, char buf[CELL_MAX])
+{
+	json_object *co = member(c, "container", json_type_object);
+	char rt[24], id[13], pod[48];
+
+	buf[0] = '\0';
+	if (!co)
+		return buf;
+	pgoff_utf8_cell(str_or(co, "runtime", "container"), rt, sizeof(rt), NULL);
+	pgoff_utf8_cell(str_or(co, "id", ""), id, sizeof(id), NULL);
+	pgoff_utf8_cell(str_or(co, "pod_uid", ""), pod, sizeof(pod), NULL);
+	snprintf(buf, CELL_MAX, "%s%s%s%s%s%s", id[0] ? rt : "", id[0] ? " " : "",
+		 id, id[0] && pod[0] ? ", " : "", pod[0] ? "pod " : "", pod);
+	return buf;
+}
+
+/* One cluster's line, and one more for clusters at its path. */
+static void render_cluster(FILE *out, json_object *c)
+{
+	char c1[CELL_MAX], c2[CELL_MAX], c3[CELL_MAX], c4[CELL_MAX],
+	     c5[CELL_MAX];
+	json_object *same = member(c, "path_shared_with", json_type_array);
+	int64_t id = 0, port = 0, pm = 0, uid = -1, shared = 0, run = 0;
+
+	pgoff_get_int64(c, "id", &id);
+	pgoff_get_int64(c, "port", &port);
+	pgoff_get_int64(c, "postmaster_pid", &pm);
+	pgoff_get_int64(c, "owner", &uid);
+	fprintf(out, "cluster %" PRId64 " %s: PostgreSQL %s, port %" PRId64
+		", postmaster %" PRId64 ", uid %" PRId64 ", %s", id,
+		cell(c, "cluster_id", "?", c1), cell(c, "version", "?", c2),
+		port, pm, uid, cell(c, "data_dir", "?", c3));
+	if (container_cell(c, c4)[0])
+		fprintf(out, ", %s", c4);
+	if (str_or(c, "unit", NULL))
+		fprintf(out, ", %s", cell(c, "unit", "", c5));
+	pgoff_get_int64(c, "run_time_names", &run);
+	if (member(c, "run_time_names_missing", json_type_string))
+		fprintf(out, ", run-time names: %s\n",
+			cell(c, "run_time_names_missing", "?", c5));
+	else
+		fprintf(out, ", %" PRId64 " run-time name%s\n", run,
+			run == 1 ? "" : "s");
+	if (!pgoff_get_int64(c, "path_shared", &shared) || shared <= 0)
+		return;
+	fprintf(out, "  the same path as %" PRId64 " other cluster%s (", shared,
+		shared == 1 ? "" : "s");
+	for (size_t i = 0; same && i < json_object_array_length(same); i++) {
+		const char *o = json_object_get_string(
+			json_object_array_get_idx(same, i));
+
+		pgoff_utf8_cell(o ? o : "?", c1, sizeof(c1), NULL);
+		fprintf(out, "%s%s", i ? ", " : "", c1);
+	}
+	fprintf(out, "): another container's, or a look-alike; told apart "
+		"by their ids\n");
+}
+
 void render_ps(FILE *out, json_object *ps)
 {
 	json_object *clusters = NULL, *procs = NULL;
@@ -217,27 +280,8 @@ void render_ps(FILE *out, json_object *ps)
 
 	clusters = member(ps, "clusters", json_type_array);
 	procs = member(ps, "processes", json_type_array);
-	for (size_t i = 0; clusters && i < json_object_array_length(clusters); i++) {
-		json_object *c = json_object_array_get_idx(clusters, i);
-		int64_t id = 0, port = 0, pm = 0;
-
-		pgoff_get_int64(c, "id", &id);
-		pgoff_get_int64(c, "port", &port);
-		pgoff_get_int64(c, "postmaster_pid", &pm);
-		int64_t run = 0;
-
-		pgoff_get_int64(c, "run_time_names", &run);
-		fprintf(out, "cluster %" PRId64 ": PostgreSQL %s, port %" PRId64
-			", postmaster %" PRId64 ", %s", id,
-			cell(c, "version", "?", c1), port, pm,
-			cell(c, "data_dir", "?", c2));
-		if (member(c, "run_time_names_missing", json_type_string))
-			fprintf(out, ", run-time names: %s\n",
-				cell(c, "run_time_names_missing", "?", c3));
-		else
-			fprintf(out, ", %" PRId64 " run-time name%s\n", run,
-				run == 1 ? "" : "s");
-	}
+	for (size_t i = 0; clusters && i < json_object_array_length(clusters); i++)
+		render_cluster(out, json_object_array_get_idx(clusters, i));
 	fprintf(out, "%7s %7s  %-28s %-16s %s\n", "PID", "CLUSTER",
 		"BACKEND TYPE", "DATABASE", "USER");
 	for (size_t i = 0; procs && i < json_object_array_length(procs); i++) {

@@ -41,6 +41,30 @@ static bool get_u64(json_object *o, const char *key, uint64_t *out)
 	return true;
 }
 
+/* "cluster_id", "owner", "container" (PROTOCOL.md); what is missing or
+ * of another type is not known. */
+static void parse_ident(json_object *o, struct sv_ident *id)
+{
+	json_object *co;
+	int64_t owner;
+
+	copy_str(o, "cluster_id", id->cluster_id, sizeof(id->cluster_id));
+	id->owner = pgoff_get_int64(o, "owner", &owner) && owner >= 0 &&
+		    owner <= UINT32_MAX ? owner : -1;
+	if (!json_object_object_get_ex(o, "container", &co) ||
+	    !json_object_is_type(co, json_type_object))
+		return;
+	copy_str(co, "runtime", id->runtime, sizeof(id->runtime));
+	copy_str(co, "id", id->container, sizeof(id->container));
+	copy_str(co, "pod_uid", id->pod_uid, sizeof(id->pod_uid));
+}
+
+void sv_parse_cluster(json_object *o, struct sv_row *r)
+{
+	copy_str(o, "data_dir", r->data_dir, sizeof(r->data_dir));
+	parse_ident(o, &r->ident);
+}
+
 static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 {
 	json_object *hist, *known;
@@ -75,7 +99,7 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 	copy_str(o, "state", r->state, sizeof(r->state));
 	if (!get_u64(o, "count", &r->count) || !get_u64(o, "time_ns", &r->time_ns))
 		return fail(err, len, "a row has no count or time_ns");
-	copy_str(o, "data_dir", r->data_dir, sizeof(r->data_dir));
+	sv_parse_cluster(o, r);
 	copy_str(o, "backend_type", r->backend_type, sizeof(r->backend_type));
 	copy_str(o, "database", r->database, sizeof(r->database));
 	copy_str(o, "user", r->user, sizeof(r->user));
@@ -165,6 +189,25 @@ void sv_free(struct sv_snapshot *s)
 	s->n = 0;
 }
 
+bool sv_same_ident(const struct sv_ident *a, const struct sv_ident *b)
+{
+	return strcmp(a->cluster_id, b->cluster_id) == 0 &&
+	       a->owner == b->owner && strcmp(a->runtime, b->runtime) == 0 &&
+	       strcmp(a->container, b->container) == 0 &&
+	       strcmp(a->pod_uid, b->pod_uid) == 0;
+}
+
+bool sv_same_cluster(const struct sv_row *a, const struct sv_row *b)
+{
+	return sv_same_ident(&a->ident, &b->ident) &&
+	       strcmp(a->data_dir, b->data_dir) == 0;
+}
+
+bool sv_in_container(const struct sv_row *r, const char *prefix)
+{
+	return pgoff_container_matches(r->ident.container, prefix);
+}
+
 static bool same_row(const struct sv_row *a, const struct sv_row *b)
 {
 	return a->pid == b->pid && a->query_id == b->query_id &&
@@ -175,7 +218,7 @@ static bool same_row(const struct sv_row *a, const struct sv_row *b)
 	       a->pg_known == b->pg_known &&
 	       strcmp(a->wait_event_type, b->wait_event_type) == 0 &&
 	       strcmp(a->wait_event, b->wait_event) == 0 &&
-	       strcmp(a->data_dir, b->data_dir) == 0 &&
+	       sv_same_cluster(a, b) &&
 	       strcmp(a->database, b->database) == 0 &&
 	       strcmp(a->backend_type, b->backend_type) == 0;
 }
@@ -234,6 +277,8 @@ const char *sv_by_name(enum sv_by by)
 		return "query";
 	case SV_BY_QUERY_WAIT:
 		return "query,wait";
+	case SV_BY_CLUSTER_WAIT:
+		return "cluster,wait";
 	default:
 		return "backend";
 	}
@@ -281,8 +326,7 @@ static bool same_wait(const struct sv_row *k, const struct sv_row *r)
 static bool same_query(const struct sv_row *k, const struct sv_row *r)
 {
 	return k->query_id == r->query_id &&
-	       k->query_folded == r->query_folded &&
-	       strcmp(k->data_dir, r->data_dir) == 0;
+	       k->query_folded == r->query_folded && sv_same_cluster(k, r);
 }
 
 static bool same_group(const struct sv_row *k, const struct sv_row *r,
@@ -290,16 +334,18 @@ static bool same_group(const struct sv_row *k, const struct sv_row *r,
 {
 	switch (by) {
 	case SV_BY_BACKEND:
-		return k->pid == r->pid && strcmp(k->data_dir, r->data_dir) == 0;
+		return k->pid == r->pid && sv_same_cluster(k, r);
 	case SV_BY_WAIT:
 		return same_wait(k, r);
 	case SV_BY_DATABASE:
 		return strcmp(k->database, r->database) == 0 &&
-		       strcmp(k->data_dir, r->data_dir) == 0;
+		       sv_same_cluster(k, r);
 	case SV_BY_QUERY:
 		return same_query(k, r);
 	case SV_BY_QUERY_WAIT:
 		return same_query(k, r) && same_wait(k, r);
+	case SV_BY_CLUSTER_WAIT:
+		return sv_same_cluster(k, r) && same_wait(k, r);
 	}
 	return false;
 }
@@ -435,32 +481,63 @@ static void put_cell(FILE *out, const char *fmt, size_t width, const char *s)
 	fprintf(out, fmt, clean);
 }
 
+/* The cluster's cells: its id, and its container's first 12 digits (as
+ * docker ps shows them) when a row of the table has one. */
+static void cluster_heads(FILE *out, bool containers)
+{
+	fprintf(out, "%-16s ", "CLUSTER");
+	if (containers)
+		fprintf(out, "%-12s ", "CONTAINER");
+}
+
+static void cluster_cells(FILE *out, const struct sv_row *k, bool containers)
+{
+	put_cell(out, "%-16s ", 16, k->ident.cluster_id[0] ?
+		 k->ident.cluster_id : "-");
+	if (containers)
+		put_cell(out, "%-12s ", 12, k->ident.container[0] ?
+			 k->ident.container : "-");
+}
+
 void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 		   enum sv_by by, uint64_t interval_ns, uint64_t unit_ns,
 		   size_t limit)
 {
 	double secs = interval_ns ? (double)interval_ns / 1e9 : 1.0;
 	char b1[32], b2[32], b3[32], pg[100], qid[PGOFF_QUERY_ID_BUFSZ];
+	bool containers = false;
 
-	if (by == SV_BY_QUERY)
-		fprintf(out, "%-20s %-14s %6s %9s %7s %8s %8s  %-32s %s\n",
-			"QUERY ID", "DATABASE", "AAS", "OFF-CPU", "COUNT", "P50",
-			"P99", "TOP WAIT", "QUERY");
-	else if (by == SV_BY_QUERY_WAIT)
-		fprintf(out, "%-20s %-34s %-6s %6s %9s %7s %8s %8s\n",
-			"QUERY ID", "PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU",
-			"COUNT", "P50", "P99");
-	else if (by == SV_BY_BACKEND)
-		fprintf(out, "%7s %-14s %-12s %-20s %6s %9s %7s %8s %8s  %s\n",
-			"PID", "DATABASE", "USER", "BACKEND", "OFF%",
-			"OFF-CPU", "COUNT", "P50", "P99", "TOP WAIT");
-	else if (by == SV_BY_WAIT)
+	for (size_t i = 0; i < n && (!limit || i < limit); i++)
+		containers |= g[i].key.ident.container[0] != '\0';
+	if (by == SV_BY_QUERY) {
+		fprintf(out, "%-20s ", "QUERY ID");
+		cluster_heads(out, containers);
+		fprintf(out, "%-14s %6s %9s %7s %8s %8s  %-32s %s\n",
+			"DATABASE", "AAS", "OFF-CPU", "COUNT", "P50", "P99",
+			"TOP WAIT", "QUERY");
+	} else if (by == SV_BY_QUERY_WAIT) {
+		fprintf(out, "%-20s ", "QUERY ID");
+		cluster_heads(out, containers);
+		fprintf(out, "%-34s %-6s %6s %9s %7s %8s %8s\n",
+			"PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU", "COUNT",
+			"P50", "P99");
+	} else if (by == SV_BY_BACKEND) {
+		fprintf(out, "%7s ", "PID");
+		cluster_heads(out, containers);
+		fprintf(out, "%-14s %-12s %-20s %6s %9s %7s %8s %8s  %s\n",
+			"DATABASE", "USER", "BACKEND", "OFF%", "OFF-CPU",
+			"COUNT", "P50", "P99", "TOP WAIT");
+	} else if (by == SV_BY_WAIT || by == SV_BY_CLUSTER_WAIT) {
+		if (by == SV_BY_CLUSTER_WAIT)
+			cluster_heads(out, containers);
 		fprintf(out, "%-34s %-6s %6s %9s %7s %8s %8s %8s\n",
 			"PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU", "COUNT",
 			"P50", "P99", "BACKENDS");
-	else
+	} else {
+		cluster_heads(out, containers);
 		fprintf(out, "%-20s %6s %9s %7s %8s %8s %8s\n", "DATABASE",
 			"AAS", "OFF-CPU", "COUNT", "P50", "P99", "BACKENDS");
+	}
 	for (size_t i = 0; i < n && (!limit || i < limit); i++) {
 		const struct sv_group *x = &g[i];
 		double share = (double)x->time_ns / 1e9 / secs;
@@ -470,6 +547,7 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 		fmt_dur(sv_quantile_ns(x->hist, unit_ns, 0.99), b3, sizeof(b3));
 		if (by == SV_BY_BACKEND) {
 			fprintf(out, "%7" PRIu32 " ", x->key.pid);
+			cluster_cells(out, &x->key, containers);
 			put_cell(out, "%-14s ", 14, x->key.database[0] ?
 				 x->key.database : "-");
 			put_cell(out, "%-12s ", 12, x->key.user[0] ?
@@ -481,6 +559,7 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 			put_cell(out, "%s\n", 0, x->top_wait);
 		} else if (by == SV_BY_QUERY) {
 			fprintf(out, "%-20s ", query_label(&x->key, qid, sizeof(qid)));
+			cluster_cells(out, &x->key, containers);
 			put_cell(out, "%-14s ", 14, x->key.database[0] ?
 				 x->key.database : "-");
 			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s  ",
@@ -489,19 +568,23 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 			/* the text only members of the query group get */
 			put_cell(out, "%s\n", 100, x->key.query[0] ?
 				 x->key.query : "-");
-		} else if (by == SV_BY_WAIT || by == SV_BY_QUERY_WAIT) {
+		} else if (by == SV_BY_WAIT || by == SV_BY_QUERY_WAIT ||
+			   by == SV_BY_CLUSTER_WAIT) {
 			if (by == SV_BY_QUERY_WAIT)
 				fprintf(out, "%-20s ", query_label(&x->key, qid,
 								    sizeof(qid)));
+			if (by != SV_BY_WAIT)
+				cluster_cells(out, &x->key, containers);
 			pg_wait_label(&x->key, pg, sizeof(pg));
 			put_cell(out, "%-34s ", 34, pg);
 			put_cell(out, "%-6s ", 0, x->key.wait);
 			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s", share, b1,
 				x->count, b2, b3);
-			if (by == SV_BY_WAIT)	/* rows by query have no pid */
+			if (by != SV_BY_QUERY_WAIT)	/* rows by query have no pid */
 				fprintf(out, " %8zu", x->backends);
 			fputc('\n', out);
 		} else {
+			cluster_cells(out, &x->key, containers);
 			put_cell(out, "%-20s ", 20, x->key.database[0] ?
 				 x->key.database : "(no database)");
 			fprintf(out, "%6.2f %9s %7" PRIu64 " %8s %8s %8zu\n",
@@ -534,6 +617,27 @@ static void add_query(json_object *o, const struct sv_row *k)
 	if (k->query_folded)
 		json_object_object_add(o, "query_folded",
 				       json_object_new_boolean(true));
+}
+
+/* A row's cluster, as pgoffd tells it: "cluster_id" (null: not known),
+ * "owner", and "container" when it runs in one. */
+static void add_ident(json_object *o, const struct sv_ident *id)
+{
+	json_object *co;
+
+	add_str(o, "cluster_id", id->cluster_id);
+	if (id->owner >= 0)
+		json_object_object_add(o, "owner", json_object_new_int64(id->owner));
+	if (!id->container[0] && !id->pod_uid[0])
+		return;
+	co = json_object_new_object();
+	if (id->runtime[0])
+		add_str(co, "runtime", id->runtime);
+	if (id->container[0])
+		add_str(co, "id", id->container);
+	if (id->pod_uid[0])
+		add_str(co, "pod_uid", id->pod_uid);
+	json_object_object_add(o, "container", co);
 }
 
 /* A quantile: null when no interval finished (or in the open bucket). */
@@ -570,7 +674,8 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 			add_str(r, "user", x->key.user);
 			add_str(r, "backend_type", x->key.backend_type);
 			add_str(r, "top_wait", x->top_wait);
-		} else if (by == SV_BY_WAIT || by == SV_BY_QUERY_WAIT) {
+		} else if (by == SV_BY_WAIT || by == SV_BY_QUERY_WAIT ||
+			   by == SV_BY_CLUSTER_WAIT) {
 			if (by == SV_BY_QUERY_WAIT)
 				add_query(r, &x->key);
 			add_str(r, "wait_event_type", x->key.wait_event_type);
@@ -591,6 +696,8 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 			add_str(r, "database", x->key.database);
 		}
 		add_str(r, "data_dir", x->key.data_dir);
+		if (by != SV_BY_WAIT)	/* rows of one cluster */
+			add_ident(r, &x->key.ident);
 		add_u64(r, "time_ns", x->time_ns);
 		json_object_object_add(r, "share",
 				       json_object_new_double(round4(x->time_ns / 1e9 / secs)));
@@ -654,10 +761,30 @@ static bool put_label(char *buf, size_t size, size_t *len, const char *name,
 	return true;
 }
 
+bool sv_label(char *buf, size_t size, size_t *len, const char *name,
+	      const char *v)
+{
+	return put_label(buf, size, len, name, v);
+}
+
+bool sv_cluster_labels(char *buf, size_t size, size_t *len,
+		       const struct sv_row *r)
+{
+	char owner[24] = "";
+
+	if (r->ident.owner >= 0)
+		snprintf(owner, sizeof(owner), "%" PRId64, r->ident.owner);
+	return put_label(buf, size, len, "cluster", r->data_dir) &&
+	       put_label(buf, size, len, "cluster_id", r->ident.cluster_id) &&
+	       put_label(buf, size, len, "owner", owner) &&
+	       put_label(buf, size, len, "container", r->ident.container) &&
+	       put_label(buf, size, len, "pod_uid", r->ident.pod_uid);
+}
+
 /* Room for every label at its longest, escaped (each byte may double). */
 struct series {
-	char labels[2 * (sizeof(((struct sv_row *)0)->data_dir) +
-			 sizeof(((struct sv_row *)0)->database) +
+	char labels[SV_CLUSTER_LABELS +
+		    2 * (sizeof(((struct sv_row *)0)->database) +
 			 sizeof(((struct sv_row *)0)->backend_type) +
 			 sizeof(((struct sv_row *)0)->wait_event_type) +
 			 sizeof(((struct sv_row *)0)->wait_event) +
@@ -700,7 +827,7 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 		size_t len = 0, size = sizeof(v[n].labels);
 
 		snprintf(pid, sizeof(pid), "%" PRIu32, r->pid);
-		if (!put_label(b, size, &len, "cluster", r->data_dir) ||
+		if (!sv_cluster_labels(b, size, &len, r) ||
 		    !put_label(b, size, &len, "database", r->database) ||
 		    !put_label(b, size, &len, "backend_type", r->backend_type) ||
 		    !put_label(b, size, &len, "wait_event_type",

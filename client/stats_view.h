@@ -16,9 +16,19 @@
 
 #define SV_BUCKETS 32		/* as the kernel's log2 histogram */
 
+/* A cluster's identity as pgoffd tells it (PROTOCOL.md, stats). */
+struct sv_ident {
+	char cluster_id[24];	/* "" when pgoffd did not know the cluster */
+	int64_t owner;		/* its uid; -1: not told */
+	char runtime[16];	/* its container's; "" on the host */
+	char container[72];	/* the container's id */
+	char pod_uid[48];	/* the Kubernetes pod's UID */
+};
+
 struct sv_row {
 	uint32_t pid;		/* 0 in rows by labels */
 	char data_dir[256];
+	struct sv_ident ident;
 	char backend_type[64];
 	char database[64];
 	char user[64];
@@ -63,9 +73,10 @@ int sv_delta(const struct sv_snapshot *prev, const struct sv_snapshot *cur,
 	     struct sv_snapshot *out);
 
 /* SV_BY_QUERY: one row per statement (query id); SV_BY_QUERY_WAIT: per
- * statement and wait. */
+ * statement and wait; SV_BY_CLUSTER_WAIT (no top view: the exporter's
+ * gauges) per cluster and wait. */
 enum sv_by { SV_BY_BACKEND, SV_BY_WAIT, SV_BY_DATABASE, SV_BY_QUERY,
-	     SV_BY_QUERY_WAIT };
+	     SV_BY_QUERY_WAIT, SV_BY_CLUSTER_WAIT };
 
 struct sv_group {
 	struct sv_row key;	/* the fields the grouping keeps */
@@ -94,11 +105,35 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 			 uint64_t interval_ns, uint64_t unit_ns, size_t limit);
 
+/* A cluster as pgoffd describes it (a ps reply's cluster, a stats row):
+ * its data directory and identity into r (the rest left as it is). */
+void sv_parse_cluster(json_object *o, struct sv_row *r);
+/* Whether two rows are of one cluster: its identity and data directory. */
+bool sv_same_cluster(const struct sv_row *a, const struct sv_row *b);
+bool sv_same_ident(const struct sv_ident *a, const struct sv_ident *b);
+/* Whether row's container id starts with prefix (pgoff_container_matches). */
+bool sv_in_container(const struct sv_row *r, const char *prefix);
+
+/*
+ * A cluster's labels, as every per-cluster series carries them: cluster
+ * (the data directory), cluster_id, owner, container and pod_uid
+ * (empty on the host), escaped for the text format and made printable;
+ * into buf (size bytes, at least SV_CLUSTER_LABELS), after len bytes of
+ * labels already there (a comma between). False when they do not fit.
+ */
+#define SV_CLUSTER_LABELS (2 * (sizeof(((struct sv_row *)0)->data_dir) + \
+				sizeof(struct sv_ident)) + 96)
+bool sv_cluster_labels(char *buf, size_t size, size_t *len,
+		       const struct sv_row *r);
+/* One more label, escaped the same way. */
+bool sv_label(char *buf, size_t size, size_t *len, const char *name,
+	      const char *v);
+
 /*
  * Prometheus text format from a snapshot (by labels, or by pid with
  * per_pid) and a status reply (loss counters, gauges; may be NULL).
  * Series with the same labels are summed: a restarted cluster keeps its
- * data directory. Returns 0, or -ENOMEM.
+ * identity and its data directory. Returns 0, or -ENOMEM.
  */
 int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 		      json_object *status, bool per_pid);

@@ -44,6 +44,8 @@ static void top_usage(FILE *f)
 "  --pid N           only this process (repeatable)\n"
 "  --db LIST         only these databases (comma-separated)\n"
 "  --query-id LIST   only these statements (query ids, comma-separated)\n"
+"  --container LIST  only clusters in these containers: their ids, or\n"
+"                    the first 12 digits or more (as docker ps shows them)\n"
 "  --limit N         at most N rows (default: what the terminal holds)\n"
 "  --idle            also the idle time (left out by default, as ASH does):\n"
 "                    background processes waiting for work (PostgreSQL's\n"
@@ -72,6 +74,7 @@ static void top_usage(FILE *f)
 "\n"
 "examples:\n"
 "  pgoffctl top --by wait\n"
+"  pgoffctl top --container 3f1c2b9a8e7d --by database\n"
 "  pgoffctl top --once --json --interval 5s | jq '.rows[0]'\n"
 "  pgoffctl top --since 2026-12-04T02:50:00Z --until 2026-12-04T03:00:00Z\n"
 "  pgoffctl top --at 10m --window 2m --by wait\n");
@@ -83,8 +86,10 @@ static void metrics_usage(FILE *f)
 "usage: pgoffctl metrics [--per-pid] [--socket PATH]\n"
 "pgoffd's totals since it started, in the Prometheus text format:\n"
 "pgoff_offcpu_seconds_total and pgoff_offcpu_intervals_total by cluster\n"
-"(data directory), database, backend_type, wait_event_type, wait_event,\n"
-"wait and idle (true: waiting for work, or a client between statements); pgoff_lost_events_total by cause; pgoff_traced_processes;\n"
+"(data directory), cluster_id (what tells two clusters at one path apart),\n"
+"owner (uid), container, pod_uid, database, backend_type, wait_event_type,\n"
+"wait_event, wait and idle (true: waiting for work, or a client between\n"
+"statements); pgoff_lost_events_total by cause; pgoff_traced_processes;\n"
 "pgoff_clients. Processes that exited stay counted.\n"
 "\n"
 "  --per-pid         one series per process too (label pid): unbounded\n"
@@ -104,6 +109,7 @@ struct top_opts {
 	size_t ndbs;
 	uint64_t query_ids[16];
 	size_t nquery_ids;
+	struct pgoff_names containers;	/* id prefixes (--container) */
 	bool idle;			/* --idle: show the idle time too */
 	/* on a terminal, changed by keys */
 	enum top_sort { SORT_TIME, SORT_COUNT, SORT_P99, SORT_P50,
@@ -206,6 +212,7 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 		{ "pid", required_argument, NULL, 'p' },
 		{ "db", required_argument, NULL, 'D' },
 		{ "query-id", required_argument, NULL, 'Q' },
+		{ "container", required_argument, NULL, 'C' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "idle", no_argument, NULL, 'I' },
 		{ "since", required_argument, NULL, 'S' },
@@ -249,6 +256,15 @@ static int parse_top(int argc, char **argv, struct top_opts *o,
 			if (add_row_filter(o, opt, optarg))
 				return EXIT_USAGE;
 			break;
+		case 'C': {
+			/* watch's parser and checks, into a filter of its own */
+			struct pgoff_filter f = { .containers = o->containers };
+
+			if (filter_option('C', optarg, &f) < 0)
+				return EXIT_USAGE;
+			o->containers = f.containers;
+			break;
+		}
 		case 'l':
 			if (pgoff_parse_u64(optarg, 1, 1000000, &o->limit)) {
 				log_warnx("--limit: '%s' is not a positive number",
@@ -299,6 +315,11 @@ static bool row_wanted(const struct top_opts *o, const struct sv_row *r)
 	ok = !o->nquery_ids;
 	for (size_t i = 0; i < o->nquery_ids && !ok; i++)
 		ok = r->query_id == o->query_ids[i];
+	if (!ok)
+		return false;
+	ok = !o->containers.n;
+	for (size_t i = 0; i < o->containers.n && !ok; i++)
+		ok = sv_in_container(r, o->containers.v[i]);
 	return ok;
 }
 

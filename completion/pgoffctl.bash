@@ -10,13 +10,13 @@
 _pgoffctl_options() {
 	case $1 in
 	status | ps | history) opts=(--json --socket --help) ;;
-	watch) opts=(--view --pid --type --pg-wait --db --backend-type --query-id --min
+	watch) opts=(--view --pid --type --pg-wait --db --backend-type --query-id --container --min
 		--user-stack --since --resume --count --timeout --follow --json --socket
 		--help) ;;
-	top) opts=(--interval --by --once --json --pid --db --query-id --limit --idle --since --until
+	top) opts=(--interval --by --once --json --pid --db --query-id --container --limit --idle --since --until
 		--at --window --socket --help) ;;
 	flame) opts=(--duration --folded --min --pid --type --pg-wait --db
-		--backend-type --query-id --user-stack --by --idle --title --pprof --since --until --diff
+		--backend-type --query-id --container --user-stack --by --idle --title --pprof --since --until --diff
 		--socket --help) ;;
 	metrics) opts=(--per-pid --socket --help) ;;
 	"") opts=(--socket --help --version) ;;

@@ -26,6 +26,8 @@ static void forget_answers(struct broker_client *b)
 {
 	json_object_put(b->status);
 	b->status = NULL;
+	json_object_put(b->ps);
+	b->ps = NULL;
 	sv_free(&b->labels);
 	sv_free(&b->queries);
 }
@@ -81,16 +83,21 @@ static int stats(struct broker_client *b, enum pgoff_stats_by by,
 	return ret;
 }
 
-/* status, stats by labels, stats by pid: all or nothing. */
+/* status, ps, stats by labels, stats by pid: all or nothing. */
 static int ask(struct broker_client *b)
 {
 	struct pgoff_request req = { .op = PGOFF_OP_STATUS };
+	struct pgoff_request ps = { .op = PGOFF_OP_PS };
 	struct sv_snapshot pids;
 	int ret;
 
 	forget_answers(b);
 	if (conn_request(&b->conn, &req, &b->status) != EXIT_OK) {
 		b->status = NULL;
+		return -EPIPE;
+	}
+	if (conn_request(&b->conn, &ps, &b->ps) != EXIT_OK) {
+		b->ps = NULL;
 		return -EPIPE;
 	}
 	ret = stats(b, PGOFF_STATS_BY_LABELS, &b->labels);
@@ -154,6 +161,7 @@ void broker_client_scrape(struct broker_client *b, struct ex_scrape *s)
 		forget_answers(b);
 	}
 	s->status = s->up ? b->status : NULL;
+	s->ps = s->up ? b->ps : NULL;
 	s->labels = s->up ? &b->labels : NULL;
 	s->queries = s->up && b->top_queries ? &b->queries : NULL;
 	s->top_queries = b->top_queries;

@@ -2,8 +2,9 @@
 /*
  * broker_client.h - the exporter's connection to pgoffd: one connection,
  * kept between scrapes and made again when pgoffd went away; each scrape
- * asks afresh (status, stats by labels, stats by pid: no cache here;
- * pgoffd itself reuses one reading of the kernel maps for 100 ms).
+ * asks afresh (status, ps for the clusters, stats by labels, stats by
+ * pid: no cache here; pgoffd itself reuses one reading of the kernel
+ * maps for 100 ms, and its ps reply for a second).
  */
 #ifndef PGOFF_EXPORTER_BROKER_CLIENT_H
 #define PGOFF_EXPORTER_BROKER_CLIENT_H
@@ -27,7 +28,7 @@ struct broker_client {
 	size_t top_queries;		/* > 0: stats by query too (opt-in) */
 	struct mono_state mono_q;	/* those counters, held */
 	/* the last scrape's answers, borrowed by the ex_scrape it filled */
-	json_object *status;
+	json_object *status, *ps;
 	struct sv_snapshot labels, pids, pids_prev, queries;
 	bool have_pids, have_prev;
 	struct streaks streaks;		/* one backend in one wait */

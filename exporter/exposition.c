@@ -165,16 +165,34 @@ static void render_stats_health(FILE *out, const struct ex_scrape *s)
 			s->pids->truncated ? 1 : 0);
 }
 
+/* A cluster's labels (sv_cluster_labels) as text for a series. */
+struct cluster_text {
+	char t[SV_CLUSTER_LABELS];
+};
+
+static void cluster_text(const struct sv_row *r, struct cluster_text *c)
+{
+	size_t len = 0;
+
+	/* (sv_row's sizes always fit: a row that did not would be left
+	 * without its cluster's labels, never given another's) */
+	if (!sv_cluster_labels(c->t, sizeof(c->t), &len, r))
+		c->t[0] = '\0';
+}
+
 struct hgroup {
 	const struct sv_row *key;
+	struct cluster_text cluster;
 	uint64_t count, time_ns, hist[SV_BUCKETS];
 };
 
 static int cmp_hgroup(const void *a, const void *b)
 {
 	const struct hgroup *x = a, *y = b;
-	int c = strcmp(x->key->wait, y->key->wait);
+	int c = strcmp(x->cluster.t, y->cluster.t);
 
+	if (!c)
+		c = strcmp(x->key->wait, y->key->wait);
 	return c ? c : strcmp(x->key->wait_event_type, y->key->wait_event_type);
 }
 
@@ -183,12 +201,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
-static void hist_labels(FILE *out, const struct sv_row *k)
+static void hist_labels(FILE *out, const struct hgroup *g)
 {
-	fputs("{wait=\"", out);
-	ex_put_value(out, k->wait);
+	fprintf(out, "{%s,wait=\"", g->cluster.t);
+	ex_put_value(out, g->key->wait);
 	fputs("\",wait_event_type=\"", out);
-	ex_put_value(out, k->wait_event_type);
+	ex_put_value(out, g->key->wait_event_type);
 	fputc('"', out);
 }
 
@@ -213,11 +231,13 @@ int ex_render_histogram(FILE *out, const struct sv_snapshot *rows)
 		for (size_t k = 0; k < ng && !x; k++)
 			if (strcmp(g[k].key->wait, r->wait) == 0 &&
 			    strcmp(g[k].key->wait_event_type,
-				   r->wait_event_type) == 0)
+				   r->wait_event_type) == 0 &&
+			    sv_same_cluster(g[k].key, r))
 				x = &g[k];
 		if (!x) {
 			x = &g[ng++];
 			x->key = r;
+			cluster_text(r, &x->cluster);
 		}
 		x->time_ns = sat_add(x->time_ns, r->time_ns);
 		for (size_t b = 0; b < SV_BUCKETS; b++)
@@ -225,41 +245,56 @@ int ex_render_histogram(FILE *out, const struct sv_snapshot *rows)
 	}
 	qsort(g, ng, sizeof(*g), cmp_hgroup);
 	head(out, "pgoff_wait_duration_seconds", "histogram",
-	     "Off-CPU intervals of PostgreSQL processes by length, by kernel "
-	     "wait type and PostgreSQL wait event type; le bounds are the "
-	     "kernel's log2 buckets, exact; _sum also has the time of intervals "
-	     "not over yet.");
+	     "Off-CPU intervals of PostgreSQL processes by length, by cluster, "
+	     "kernel wait type and PostgreSQL wait event type; le bounds are "
+	     "the kernel's log2 buckets, exact; _sum also has the time of "
+	     "intervals not over yet.");
 	for (size_t k = 0; k < ng; k++) {
 		uint64_t cum[EXH_BUCKETS];
 
 		exh_cumulate(g[k].hist, cum);
 		for (size_t b = 0; b < EXH_BUCKETS; b++) {
 			fputs("pgoff_wait_duration_seconds_bucket", out);
-			hist_labels(out, g[k].key);
+			hist_labels(out, &g[k]);
 			fprintf(out, ",le=\"%s\"} %" PRIu64 "\n", le[b], cum[b]);
 		}
 		exh_seconds(g[k].time_ns, secs, sizeof(secs));
 		fputs("pgoff_wait_duration_seconds_sum", out);
-		hist_labels(out, g[k].key);
+		hist_labels(out, &g[k]);
 		fprintf(out, "} %s\n", secs);
 		fputs("pgoff_wait_duration_seconds_count", out);
-		hist_labels(out, g[k].key);
+		hist_labels(out, &g[k]);
 		fprintf(out, "} %" PRIu64 "\n", cum[EXH_BUCKETS - 1]);
 	}
 	free(g);
 	return 0;
 }
 
-static int cmp_wait_group(const void *a, const void *b)
+/* Groups by cluster and wait, in the order of their labels' text. */
+struct wait_series {
+	const struct sv_group *g;
+	struct cluster_text cluster;
+};
+
+static int cmp_wait_series(const void *a, const void *b)
 {
-	const struct sv_row *x = &((const struct sv_group *)a)->key;
-	const struct sv_row *y = &((const struct sv_group *)b)->key;
+	const struct wait_series *xs = a, *ys = b;
+	const struct sv_row *x = &xs->g->key, *y = &ys->g->key;
 	int c;
 
-	if ((c = strcmp(x->wait_event_type, y->wait_event_type)) ||
+	if ((c = strcmp(xs->cluster.t, ys->cluster.t)) ||
+	    (c = strcmp(x->wait_event_type, y->wait_event_type)) ||
 	    (c = strcmp(x->wait_event, y->wait_event)))
 		return c;
 	return strcmp(x->wait, y->wait);
+}
+
+static bool same_cluster_wait(const struct sv_row *x, const struct sv_row *y)
+{
+	return sv_same_cluster(x, y) &&
+	       strcmp(x->wait_event_type, y->wait_event_type) == 0 &&
+	       strcmp(x->wait_event, y->wait_event) == 0 &&
+	       strcmp(x->wait, y->wait) == 0;
 }
 
 /* Statements by time, longest first (the query ids' order breaks ties). */
@@ -297,11 +332,11 @@ int ex_render_top_queries(FILE *out, const struct sv_snapshot *rows, size_t n)
 	     "Time the statements with the most of it (--metrics.top-queries) "
 	     "spent off the CPU, by query id as pg_stat_statements names it.");
 	for (size_t i = 0; i < (size_t)ng && i < n; i++) {
+		struct cluster_text c;
 		char secs[32];
 
-		fputs("pgoff_query_offcpu_seconds_total{cluster=\"", out);
-		ex_put_value(out, g[i].key.data_dir);
-		fputs("\",database=\"", out);
+		cluster_text(&g[i].key, &c);
+		fprintf(out, "pgoff_query_offcpu_seconds_total{%s,database=\"", c.t);
 		ex_put_value(out, g[i].key.database);
 		fprintf(out, "\",query_id=\"%s\"} ",
 			pgoff_format_query_id(g[i].key.query_id, id, sizeof(id)));
@@ -312,27 +347,72 @@ int ex_render_top_queries(FILE *out, const struct sv_snapshot *rows, size_t n)
 	return 0;
 }
 
-/* Idle rows out of s (their time into *idle_ns): AAS counts active
- * sessions, as top does. */
-static void drop_idle(struct sv_snapshot *s, uint64_t *idle_ns)
+/* Idle rows out of s: AAS counts active sessions, as top does. */
+static void drop_idle(struct sv_snapshot *s)
 {
 	size_t keep = 0;
 
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->rows[i].idle)
-			*idle_ns += s->rows[i].time_ns;
-		else
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->rows[i].idle)
 			s->rows[keep++] = s->rows[i];
-	}
 	s->n = keep;
+}
+
+/* Each cluster in cur with its idle time in d, for pgoff_backends_idle. */
+struct idle_of {
+	const struct sv_row *key;
+	struct cluster_text cluster;
+	uint64_t ns;
+};
+
+static int cmp_idle_of(const void *a, const void *b)
+{
+	return strcmp(((const struct idle_of *)a)->cluster.t,
+		      ((const struct idle_of *)b)->cluster.t);
+}
+
+static int render_idle(FILE *out, const struct sv_snapshot *d,
+		       const struct sv_snapshot *cur, uint64_t window)
+{
+	struct idle_of *c = calloc(cur->n ? cur->n : 1, sizeof(*c));
+	size_t nc = 0;
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < cur->n; i++) {
+		size_t k;
+
+		for (k = 0; k < nc && !sv_same_cluster(c[k].key, &cur->rows[i]); k++)
+			;
+		if (k == nc) {
+			c[nc].key = &cur->rows[i];
+			cluster_text(&cur->rows[i], &c[nc++].cluster);
+		}
+	}
+	for (size_t i = 0; i < d->n; i++)
+		for (size_t k = 0; d->rows[i].idle && k < nc; k++)
+			if (sv_same_cluster(c[k].key, &d->rows[i]))
+				c[k].ns = sat_add(c[k].ns, d->rows[i].time_ns);
+	qsort(c, nc, sizeof(*c), cmp_idle_of);
+	head(out, "pgoff_backends_idle", "gauge",
+	     "Average PostgreSQL processes of the cluster idle since the "
+	     "previous scrape: waiting for work (Activity waits, the "
+	     "postmaster) or clients between statements, left out of "
+	     "pgoff_backends_waiting.");
+	for (size_t k = 0; k < nc; k++)
+		fprintf(out, "pgoff_backends_idle{%s} %.6g\n", c[k].cluster.t,
+			(double)c[k].ns / (double)window);
+	free(c);
+	return 0;
 }
 
 int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 		  const struct sv_snapshot *cur)
 {
-	struct sv_snapshot d, seen;
+	struct sv_snapshot d, busy_rows, seen;
 	struct sv_group *all = NULL, *busy = NULL;
-	uint64_t window, idle_ns = 0, ignored = 0;
+	struct wait_series *v = NULL;
+	uint64_t window;
 	int na, nb, ret = 0;
 
 	if (cur->now_ns <= prev->now_ns)
@@ -340,50 +420,144 @@ int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 	window = cur->now_ns - prev->now_ns;
 	if (sv_delta(prev, cur, &d))
 		return -ENOMEM;
-	drop_idle(&d, &idle_ns);
-	nb = sv_group(&d, SV_BY_WAIT, &busy);
-	sv_free(&d);
-	/* every active wait seen: 0 or more */
-	if (sv_delta(NULL, cur, &seen))
+	if (sv_delta(NULL, &d, &busy_rows)) {	/* a copy, to drop idle from */
+		sv_free(&d);
 		return -ENOMEM;
-	drop_idle(&seen, &ignored);
-	na = sv_group(&seen, SV_BY_WAIT, &all);
+	}
+	drop_idle(&busy_rows);
+	nb = sv_group(&busy_rows, SV_BY_CLUSTER_WAIT, &busy);
+	sv_free(&busy_rows);
+	/* every active wait seen: 0 or more */
+	if (sv_delta(NULL, cur, &seen)) {
+		sv_free(&d);
+		free(busy);
+		return -ENOMEM;
+	}
+	drop_idle(&seen);
+	na = sv_group(&seen, SV_BY_CLUSTER_WAIT, &all);
 	sv_free(&seen);
-	if (na < 0 || nb < 0) {
+	v = calloc(na > 0 ? (size_t)na : 1, sizeof(*v));
+	if (na < 0 || nb < 0 || !v) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	qsort(all, (size_t)na, sizeof(*all), cmp_wait_group);
-	head(out, "pgoff_backends_waiting", "gauge",
-	     "Average active PostgreSQL sessions in this wait since the "
-	     "previous scrape (AAS, as pgoffctl top --by wait shows it; idle "
-	     "time is in pgoff_backends_idle).");
 	for (int i = 0; i < na; i++) {
+		v[i].g = &all[i];
+		cluster_text(&all[i].key, &v[i].cluster);
+	}
+	qsort(v, (size_t)na, sizeof(*v), cmp_wait_series);
+	head(out, "pgoff_backends_waiting", "gauge",
+	     "Average active PostgreSQL sessions of the cluster in this wait "
+	     "since the previous scrape (AAS, as pgoffctl top --by wait shows "
+	     "it; idle time is in pgoff_backends_idle).");
+	for (int i = 0; i < na; i++) {
+		const struct sv_row *k = &v[i].g->key;
 		double aas = 0;
 
 		for (int j = 0; j < nb; j++)
-			if (cmp_wait_group(&all[i], &busy[j]) == 0)
+			if (same_cluster_wait(k, &busy[j].key))
 				aas = (double)busy[j].time_ns / (double)window;
-		fputs("pgoff_backends_waiting{wait_event_type=\"", out);
-		ex_put_value(out, all[i].key.wait_event_type);
+		fprintf(out, "pgoff_backends_waiting{%s,wait_event_type=\"",
+			v[i].cluster.t);
+		ex_put_value(out, k->wait_event_type);
 		fputs("\",wait_event=\"", out);
-		ex_put_value(out, all[i].key.wait_event);
+		ex_put_value(out, k->wait_event);
 		fputs("\",wait=\"", out);
-		ex_put_value(out, all[i].key.wait);
+		ex_put_value(out, k->wait);
 		fprintf(out, "\"} %.6g\n", aas);
 	}
-	gauge(out, "pgoff_backends_idle",
-	      "Average PostgreSQL processes idle since the previous scrape: "
-	      "waiting for work (Activity waits, the postmaster) or clients "
-	      "between statements, left out of pgoff_backends_waiting.",
-	      (double)idle_ns / (double)window);
-	gauge(out, "pgoff_backends_waiting_window_seconds",
-	      "The time pgoff_backends_waiting averages over.",
-	      (double)window / 1e9);
+	ret = render_idle(out, &d, cur, window);
+	if (!ret)
+		gauge(out, "pgoff_backends_waiting_window_seconds",
+		      "The time pgoff_backends_waiting averages over.",
+		      (double)window / 1e9);
 out:
+	sv_free(&d);
+	free(v);
 	free(all);
 	free(busy);
 	return ret;
+}
+
+/* One label of a ps reply's cluster, escaped as the others. */
+static bool info_label(char *b, size_t size, size_t *len, json_object *c,
+		       const char *key, const char *name)
+{
+	json_object *v;
+	const char *s = "";
+	char num[24];
+
+	if (json_object_object_get_ex(c, key, &v) && v) {
+		if (json_object_is_type(v, json_type_int)) {
+			snprintf(num, sizeof(num), "%" PRId64,
+				 json_object_get_int64(v));
+			s = num;
+		} else if (json_object_is_type(v, json_type_string)) {
+			s = json_object_get_string(v);
+		}
+	}
+	return sv_label(b, size, len, name, s);
+}
+
+int ex_render_clusters(FILE *out, json_object *ps)
+{
+	json_object *arr, *co;
+	size_t n;
+	struct cluster_series {
+		struct cluster_text cluster;	/* its labels */
+		char info[512];		/* and pgoff_cluster_info's */
+		int64_t shared;
+	} *v;
+
+	if (!ps || !json_object_object_get_ex(ps, "clusters", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return 0;
+	n = json_object_array_length(arr);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(arr, i);
+		struct sv_row r;
+		size_t len = 0;
+
+		memset(&r, 0, sizeof(r));
+		sv_parse_cluster(c, &r);
+		cluster_text(&r, &v[i].cluster);
+		if (!json_object_object_get_ex(c, "container", &co) ||
+		    !json_object_is_type(co, json_type_object))
+			co = NULL;
+		if (!info_label(v[i].info, sizeof(v[i].info), &len, co,
+				"runtime", "runtime") ||
+		    !info_label(v[i].info, sizeof(v[i].info), &len, c,
+				"unit", "unit") ||
+		    !info_label(v[i].info, sizeof(v[i].info), &len, c,
+				"version", "version") ||
+		    !info_label(v[i].info, sizeof(v[i].info), &len, c,
+				"port", "port"))
+			v[i].cluster.t[0] = '\0';	/* not shown */
+		if (!pgoff_get_int64(c, "path_shared", &v[i].shared) ||
+		    v[i].shared < 0)
+			v[i].shared = 0;
+	}
+	head(out, "pgoff_cluster_info", "gauge",
+	     "1 for each PostgreSQL cluster pgoffd traces: its labels (the data "
+	     "directory, its id, owner, container and pod), its container "
+	     "runtime, systemd unit, version and port.");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].cluster.t[0])
+			fprintf(out, "pgoff_cluster_info{%s,%s} 1\n",
+				v[i].cluster.t, v[i].info);
+	head(out, "pgoff_cluster_path_shared", "gauge",
+	     "How many other clusters pgoffd traces have this cluster's data "
+	     "directory path (other containers', or a look-alike's): their "
+	     "series stay their own, told apart by cluster_id and owner.");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].cluster.t[0])
+			fprintf(out, "pgoff_cluster_path_shared{%s} %" PRId64 "\n",
+				v[i].cluster.t, v[i].shared);
+	free(v);
+	return 0;
 }
 
 static void render_self(FILE *out, const struct ex_scrape *s)
@@ -485,6 +659,8 @@ int ex_render(FILE *out, const struct ex_scrape *s)
 			ret = streaks_render(out, s->streaks);
 		if (!ret && s->queries)
 			ret = ex_render_top_queries(out, s->queries, s->top_queries);
+		if (!ret)
+			ret = ex_render_clusters(out, s->ps);
 		if (ret)
 			return ret;
 	}

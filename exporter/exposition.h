@@ -44,6 +44,7 @@ struct ex_scrape {
 	bool up;			/* pgoffd answered every request */
 	/* when up (borrowed): */
 	json_object *status;		/* the status reply */
+	json_object *ps;		/* the ps reply: the clusters */
 	const struct sv_snapshot *labels;	/* stats by labels */
 	/* stats by pid now and at the previous scrape (pids_prev NULL when
 	 * there is none to compare with): backends waiting, as top --by wait */
@@ -69,21 +70,30 @@ struct ex_scrape {
 int ex_render(FILE *out, const struct ex_scrape *s);
 
 /*
- * Histogram series from rows: grouped by kernel wait type and PostgreSQL
- * wait event type, summed. Exposed for the tests. Returns 0, -ENOMEM or
- * -ERANGE.
+ * Histogram series from rows: grouped by cluster (its labels: cluster,
+ * cluster_id, owner, container, pod_uid), kernel wait type and
+ * PostgreSQL wait event type, summed. Exposed for the tests. Returns 0,
+ * -ENOMEM or -ERANGE.
  */
 int ex_render_histogram(FILE *out, const struct sv_snapshot *rows);
 
-/* The AAS gauge: the per-wait share of the time between prev and cur. */
+/* The AAS gauge: each cluster's per-wait share of the time between prev
+ * and cur; and its idle time. */
 int ex_render_aas(FILE *out, const struct sv_snapshot *prev,
 		  const struct sv_snapshot *cur);
 
 /*
  * pgoff_query_offcpu_seconds_total: the n statements (query ids) of rows
  * by query with the most off-CPU time, summed over their waits, by
- * cluster, database and query_id. Returns 0 or -ENOMEM.
+ * cluster (its labels), database and query_id. Returns 0 or -ENOMEM.
  */
+/*
+ * pgoff_cluster_info (1 for each cluster pgoffd traces, with its labels
+ * and its runtime, unit, version and port) and pgoff_cluster_path_shared
+ * (how many other clusters traced have its data directory's path), from
+ * the ps reply's clusters. Returns 0 or -ENOMEM.
+ */
+int ex_render_clusters(FILE *out, json_object *ps);
 int ex_render_top_queries(FILE *out, const struct sv_snapshot *rows, size_t n);
 
 /* A label value as the text format wants it: \\, \" and \n escaped. */

@@ -5,14 +5,29 @@
 #include <string.h>
 #include "exporter/monotonic.h"
 
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* A series: every label of a row (pgoffd's rows by labels, by pid with
+ * --metrics.per-pid, or by statement), its cluster's identity included. */
 static int cmp_labels(const void *a, const void *b)
 {
 	const struct sv_row *x = a, *y = b;
 	int c;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+	if ((c = cmp_u64(x->pid, y->pid)) ||
+	    (c = cmp_u64(x->idle, y->idle)) ||
+	    (c = cmp_u64(x->query_id, y->query_id)) ||
+	    (c = cmp_u64(x->query_folded, y->query_folded)) ||
+	    (c = cmp_u64((uint64_t)x->ident.owner, (uint64_t)y->ident.owner)))
+		return c;
 	if ((c = strcmp(x->data_dir, y->data_dir)) ||
+	    (c = strcmp(x->ident.cluster_id, y->ident.cluster_id)) ||
+	    (c = strcmp(x->ident.container, y->ident.container)) ||
+	    (c = strcmp(x->ident.pod_uid, y->ident.pod_uid)) ||
+	    (c = strcmp(x->ident.runtime, y->ident.runtime)) ||
 	    (c = strcmp(x->database, y->database)) ||
 	    (c = strcmp(x->backend_type, y->backend_type)) ||
 	    (c = strcmp(x->wait_event_type, y->wait_event_type)) ||

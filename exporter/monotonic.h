@@ -25,11 +25,11 @@ struct mono_state {
 };
 
 /*
- * Sum s's rows with the same labels (pid included), then raise each value
- * to the highest seen for its labels. Series missing from s are
- * remembered only if s->truncated (the reply left them out). Returns 0 or
- * -ENOMEM (m is then as it was; s's rows may be sorted and merged, which
- * changes no sum).
+ * Sum s's rows with the same labels (pid, idle and statement included),
+ * then raise each value to the highest seen for its labels. Series
+ * missing from s are remembered only if s->truncated (the reply left
+ * them out). Returns 0 or -ENOMEM (m is then as it was; s's rows may be
+ * sorted and merged, which changes no sum).
  */
 int mono_apply(struct mono_state *m, struct sv_snapshot *s);
 /* Forget every series (pgoffd restarted); decreases stays counted. */

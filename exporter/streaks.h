@@ -21,6 +21,8 @@
 
 struct streak {
 	uint32_t pid;
+	char data_dir[256];	/* its cluster, as sv_row has it */
+	struct sv_ident ident;
 	char wait_event_type[32], wait_event[64];
 	uint64_t since_ns;	/* the broker's CLOCK_MONOTONIC */
 };
@@ -37,7 +39,8 @@ int streaks_update(struct streaks *s, const struct sv_snapshot *prev,
 		   const struct sv_snapshot *cur);
 void streaks_reset(struct streaks *s);
 
-/* pgoff_wait_longest_seconds: per wait event, the longest streak. */
+/* pgoff_wait_longest_seconds: per cluster and wait event, the longest
+ * streak. Returns 0 or -ENOMEM. */
 int streaks_render(FILE *out, const struct streaks *s);
 
 #endif

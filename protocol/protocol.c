@@ -212,7 +212,8 @@ static int decode_subscribe(json_object *obj, struct pgoff_filter *f,
 	    get_names(obj, "pg_waits", &f->pg_waits, err) ||
 	    get_names(obj, "databases", &f->databases, err) ||
 	    get_names(obj, "backend_types", &f->backend_types, err) ||
-	    get_names(obj, "query_ids", &f->query_ids, err))
+	    get_names(obj, "query_ids", &f->query_ids, err) ||
+	    get_names(obj, "containers", &f->containers, err))
 		return -EINVAL;
 	if (!json_object_object_get_ex(obj, "pids", &pids))
 		return 0;
@@ -412,6 +413,7 @@ json_object *pgoff_request_encode(const struct pgoff_request *req)
 		put_names(obj, "databases", &f->databases);
 		put_names(obj, "backend_types", &f->backend_types);
 		put_names(obj, "query_ids", &f->query_ids);
+		put_names(obj, "containers", &f->containers);
 		if (f->user_stack)
 			json_object_object_add(obj, "user_stack",
 					       json_object_new_boolean(1));

@@ -88,6 +88,7 @@ struct pgoff_filter {
 	struct pgoff_names databases;
 	struct pgoff_names backend_types;	/* "client backend", … */
 	struct pgoff_names query_ids;		/* "-42": as PostgreSQL shows them */
+	struct pgoff_names containers;		/* container ids or prefixes of 12+ */
 	bool user_stack;			/* "offcpu" events carry user_stack */
 	bool has_since;				/* replay the store first */
 	int64_t since_ns;			/* wall clock, ns since the epoch */

@@ -165,6 +165,38 @@ int pgoff_parse_query_id(const char *s, uint64_t *id)
 	return 0;
 }
 
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	       (c >= 'A' && c <= 'F');
+}
+
+bool pgoff_container_prefix_valid(const char *s)
+{
+	size_t n = 0;
+
+	for (; s && s[n]; n++)
+		if (!is_hex(s[n]) || n == PGOFF_CONTAINER_ID_MAX)
+			return false;
+	return n >= PGOFF_CONTAINER_PREFIX_MIN;
+}
+
+bool pgoff_container_matches(const char *id, const char *prefix)
+{
+	size_t i = 0;
+
+	if (!id || !id[0] || !pgoff_container_prefix_valid(prefix))
+		return false;
+	for (; prefix[i]; i++) {
+		char c = prefix[i] >= 'A' && prefix[i] <= 'F' ?
+			 (char)(prefix[i] - 'A' + 'a') : prefix[i];
+
+		if (id[i] != c)
+			return false;
+	}
+	return true;
+}
+
 /* n / d rounded half up, for n small enough that n + d / 2 cannot wrap. */
 static uint64_t div_round(uint64_t n, uint64_t d)
 {

@@ -6,6 +6,7 @@
 #ifndef PGOFF_PROTOCOL_UNITS_H
 #define PGOFF_PROTOCOL_UNITS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -48,6 +49,18 @@ const char *pgoff_format_duration(uint64_t ns, char *buf, size_t len);
 #define PGOFF_QUERY_ID_BUFSZ 24
 const char *pgoff_format_query_id(uint64_t id, char *buf, size_t len);
 int pgoff_parse_query_id(const char *s, uint64_t *id);
+
+/*
+ * A container id or its prefix, as --container and a subscription's
+ * "containers" take it: 12 (as docker ps shows them) to 64 hex digits,
+ * any case. pgoff_container_matches: whether id (64 lowercase hex digits,
+ * as pgoffd sends it) starts with prefix; an empty id (the host) never
+ * matches.
+ */
+#define PGOFF_CONTAINER_PREFIX_MIN 12
+#define PGOFF_CONTAINER_ID_MAX 64
+bool pgoff_container_prefix_valid(const char *s);
+bool pgoff_container_matches(const char *id, const char *prefix);
 
 /* Enough for any uint64_t: "307445734m34s". */
 #define PGOFF_DURATION_BUFSZ 24

@@ -223,7 +223,8 @@ pg_root_ensure() {	# MAJOR: sets PGROOT_NAME
 
 # bookworm with systemd as init, for pgoffd under a real systemd
 # (systemd-nspawn -b); with what the Debian packages depend on
-# (test_deb.sh installs them there without a network)
+# (test_deb.sh installs them there without a network; libnettle8, for
+# the cluster ids, comes with libmicrohttpd12's GnuTLS)
 systemd_root_ensure() {
 	root_ensure bookworm-systemd bookworm systemd systemd-sysv dbus libbpf1 libelf1 libcap2 \
 		libjson-c5 postgresql-15 libmicrohttpd12 libyaml-0-2

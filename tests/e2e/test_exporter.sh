@@ -232,8 +232,11 @@ note "B's statement took ${wait_ms:-?} ms"
 check "B waited about 3 s (psql's \\timing: ${wait_ms:-none} ms)" between "${wait_ms:-0}" 2900 4000
 lock_expr='sum(pgoff_offcpu_seconds_total{job="pgoff",backend_type="client backend",wait_event_type="Lock",wait_event="transactionid"})'
 # until a scrape after the end of the wait is stored (a scrape may time
-# out on a busy machine: the next one counts)
-await "$lock_expr >= $(awk -v w="${wait_ms:-0}" 'BEGIN { print w / 1000 * 0.95 }')" 20 ||
+# out on a busy machine: the next one counts). The counter has the time
+# of an interval not over yet, so it may be high enough a scrape before
+# the end: the interval counted in the histogram says it ended.
+await "$lock_expr >= $(awk -v w="${wait_ms:-0}" 'BEGIN { print w / 1000 * 0.95 }') and on()
+	sum(pgoff_wait_duration_seconds_count{job=\"pgoff\",wait=\"lock\",wait_event_type=\"Lock\"}) >= 1" 20 ||
 	note "Prometheus: up=$(value 'up{job="pgoff"}'), scrape_duration_seconds=$(value 'scrape_duration_seconds{job="pgoff"}')"
 lock_s=$(value "$lock_expr")
 note "PromQL $lock_expr = ${lock_s:-nothing}"
@@ -297,6 +300,13 @@ for m in $(sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$E2E_DIR/after.prom"); do
 done
 check "every metric on the page is in pgoff_exporter.1 and docs/MONITORING.md${undocumented:+ (missing:$undocumented)}" \
 	[ -z "$undocumented" ]
+undocumented=
+page=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g' "$E2E_TOP/man/pgoff_exporter.1")
+for l in $(grep -v '^#' "$E2E_DIR/after.prom" | grep -o '[{,][a-z_]*="' | tr -d '{,="' | sort -u); do
+	grep -qw -- "$l" <<<"$page" || undocumented+=" $l"
+done
+check "every label on the page is in pgoff_exporter.1${undocumented:+ (missing:$undocumented)}" \
+	[ -z "$undocumented" ]
 series=$(grep -vc '^#' "$E2E_DIR/after.prom")
 note "series on this host's page: $series ($(grep -c '^pgoff_wait_duration_seconds' "$E2E_DIR/after.prom") histogram, $(grep -c '^pgoff_offcpu_' "$E2E_DIR/after.prom") counters)"
 
@@ -337,7 +347,8 @@ bad=
 n=0
 while IFS= read -r expr; do
 	n=$((n + 1))
-	q=$(sed -e 's/\$__rate_interval/1m/g' -e 's/\$instance/.*/g' -e 's/\$cluster/.*/g' \
+	q=$(sed -e 's/\$__rate_interval/1m/g' -e 's/\$instance/.*/g' -e 's/\$cluster_id/.*/g' \
+		-e 's/\$container/.*/g' -e 's/\$cluster/.*/g' \
 		-e 's/\$backend_type/.*/g' -e 's/\$wait_event_type/.*/g' <<<"$expr")
 	# template variables' queries are label_values(): run their selector
 	q=$(sed -E 's/^label_values\((.*), *[a-z_]+\)$/\1/' <<<"$q")
@@ -350,7 +361,7 @@ hm=$(promql 'sum by (le) (increase(pgoff_wait_duration_seconds_bucket{wait_event
 	jq '.data.result | length')
 check "the heatmap's query has one series per bucket (32, got $hm)" [ "$hm" = 32 ]
 rules=$(curl -s "$PROM/api/v1/rules" | jq -r '[.data.groups[].rules[] | select(.health == "ok")] | length')
-check "Prometheus loaded the 5 alert rules of alerts.yml, all healthy ($rules)" [ "$rules" = 5 ]
+check "Prometheus loaded the 6 alert rules of alerts.yml, all healthy ($rules)" [ "$rules" = 6 ]
 
 # --- HTTPS with basic auth ----------------------------------------------------
 code=$(curl -s -o "$E2E_DIR/noauth.out" -D "$E2E_DIR/noauth.h" -w '%{http_code}' \

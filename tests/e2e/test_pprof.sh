@@ -6,7 +6,7 @@
 # - flame --pprof FILE recording live across the wait: -raw has the
 #   sample types off_cpu/nanoseconds then count/count, B's lock wait with
 #   the labels wait_event_type, wait_event, wait, backend_type,
-#   database, cluster, query_id and pid (a number), period type and
+#   database, cluster, cluster_id, query_id, and pid and owner (numbers), period type and
 #   duration; -top's heaviest frame is the leaf of B's kernel stack; the
 #   kernel wait type and the wait event are frames at the root;
 # - totals agree for one recorded window (flame --since T0 --until T1):
@@ -116,7 +116,7 @@ b_lock=$(awk -v pid="pid:[$B_PID]" '/^Samples:/ { s = 1 } /^Locations/ { s = 0 }
 	s && /wait_event:\[transactionid\]/ { lab = $0; getline; if (index($0, pid)) { print cur; print lab; print $0 } }' "$LR")
 note "B's lock sample: $(tr -s ' ' <<<"$b_lock" | head -c 600)"
 check "B's lock wait is a sample labelled wait_event_type Lock, wait lock, client backend, database postgres, the cluster's data directory, a query id, and pid $B_PID" \
-	bash -c "grep -q 'backend_type:\[client backend\] cluster:\[$PGDATA_DIR\] database:\[postgres\] query_id:\[-\?[0-9]\+\] wait:\[lock\] wait_event:\[transactionid\] wait_event_type:\[Lock\]' <<<'$b_lock'"
+	bash -c "grep -q 'backend_type:\[client backend\] cluster:\[$PGDATA_DIR\] cluster_id:\[[0-9a-f]\{16\}\] database:\[postgres\] query_id:\[-\?[0-9]\+\] wait:\[lock\] wait_event:\[transactionid\] wait_event_type:\[Lock\]' <<<'$b_lock'"
 b_lock_ns=$(awk -v pid="pid:[$B_PID]" '/^Samples:/ { s = 1 } /^Locations/ { s = 0 }
 	s && $2 ~ /^[0-9]+:$/ { v = $1; next }
 	s && /wait_event:\[transactionid\]/ { getline; if (index($0, pid)) t += v } END { printf "%.0f", t }' "$LR")
@@ -244,7 +244,7 @@ want_b=$(jq -s '[.[] | select(.type == "offcpu") | .duration_ns] | add // 0' "$E
 check "its Lock:transactionid samples of pid $B_PID are B's lock intervals, to the ns ($exp_b = $want_b)" \
 	[ -n "$exp_b" -a "$exp_b" = "$want_b" ]
 check "... labelled in PostgreSQL's terms, the cluster by its data directory" \
-	grep -q "cluster:\[$PGDATA_DIR\] database:\[postgres\] query_id:\[-\?[0-9]*\] wait:\[lock\] wait_event:\[transactionid\] wait_event_type:\[Lock\]" "$PROF/exp.pb.gz.raw"
+	grep -q "cluster:\[$PGDATA_DIR\] cluster_id:\[[0-9a-f]\{16\}\] database:\[postgres\] query_id:\[-\?[0-9]*\] wait:\[lock\] wait_event:\[transactionid\] wait_event_type:\[Lock\]" "$PROF/exp.pb.gz.raw"
 go tool pprof -top "$PROF/exp.pb.gz" >"$PROF/exp.top" 2>&1
 check "go tool pprof -top reads it too" grep -q 'Type: off_cpu' "$PROF/exp.top"
 bad=

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_exporter.c - libFuzzer target for what pgoff_exporter does with
- * pgoffd's replies: a line, strictly parsed, taken as a status reply and
- * as a stats reply; the counters held across two scrapes (monotonic.c),
+ * pgoffd's replies: a line, strictly parsed, taken as a status reply, a
+ * ps reply (the clusters) and a stats reply; the counters held across two scrapes (monotonic.c),
  * the AAS gauge and the longest waits between the reply and itself, and
  * the whole page rendered. Nothing from the broker is trusted.
  */
@@ -46,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();	/* a reply is never below itself */
 		streaks_update(&st, &s, &later);
 		sc.status = obj;
+		sc.ps = obj;
 		sc.labels = &s;
 		sc.pids_prev = &again;
 		sc.pids = &later;

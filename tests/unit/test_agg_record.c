@@ -29,6 +29,15 @@ static struct agg_row row(uint32_t pid, uint32_t wei, enum pgoff_wait w,
 	strcpy(r.title.backend_type, "client backend");
 	strcpy(r.title.database, pid == 7 ? "shop" : "bench");
 	strcpy(r.title.user, "alice");
+	/* its cluster's identity: 9 runs in a container at the same path */
+	strcpy(r.ident.id, pid == 9 ? "9c1de0a7b3f24e61" : "13e382a564cd7b20");
+	r.ident.owner = pid == 9 ? 999 : 105;
+	if (pid == 9) {
+		strcpy(r.ident.container.runtime, "containerd");
+		memset(r.ident.container.id, 'a', CONTAINER_ID_LEN);
+		strcpy(r.ident.container.pod_uid,
+		       "0f8b9c2e-4d1a-4b7e-9c3f-1a2b3c4d5e6f");
+	}
 	return r;
 }
 
@@ -83,8 +92,9 @@ static void test_round_trip(void)
 	rows[1].hist[31] = 1ull << 40;
 	aggrec_sort(rows, 3);	/* as the recorder does */
 	CHECK(aggrec_encode(rows, 3, 1000000000ull, &buf, &len) == 0);
-	/* two processes' labels once each, three rows: compact */
-	CHECK(len < 200);
+	/* two processes' labels once each (a container's id is 64 bytes),
+	 * three rows: compact */
+	CHECK(len < 360);
 	CHECK(aggrec_decode(buf, len, &iv, &out) == 0);
 	CHECK(iv == 1000000000ull && out.n == 3);
 	for (size_t i = 0; i < 3; i++)
@@ -159,6 +169,34 @@ static void test_version_1(void)
 	agg_vec_free(&out);
 }
 
+/* A record of version 2 (rows with statements, processes without their
+ * cluster's identity) still reads: no identity, as an unknown cluster. */
+static void test_version_2(void)
+{
+	static const unsigned char v2[] = {
+		2,			/* version */
+		0xe8, 0x07,		/* interval: 1000 ns */
+		1,			/* a process: */
+		7, 1, 16, 1, '/', 0, 1, 'x', 0, 0,	/* as version 1's */
+		1,			/* a row: */
+		0, 1, 4, 1, 42, 2, 3, 0x90, 0x03, 1, 3, 3,	/* process 0,
+						   known, info 4, wait,
+						   query id 42, status
+						   read, count 3, 400 ns,
+						   bucket 3: 3 */
+	};
+	struct agg_vec out = { 0 };
+	uint64_t iv = 0;
+
+	CHECK(aggrec_decode(v2, sizeof(v2), &iv, &out) == 0);
+	CHECK(out.n == 1 && out.v[0].pid == 7 && out.v[0].query_id == 42 &&
+	      out.v[0].pg_status && out.v[0].count == 3 &&
+	      out.v[0].total_ns == 400 && out.v[0].hist[3] == 3);
+	CHECK(out.n == 1 && !out.v[0].ident.id[0] && !out.v[0].ident.owner &&
+	      !out.v[0].ident.container.id[0]);
+	agg_vec_free(&out);
+}
+
 static void test_empty(void)
 {
 	struct agg_vec out = { 0 };
@@ -219,6 +257,7 @@ int main(void)
 	RUN(test_round_trip);
 	RUN(test_statements);
 	RUN(test_version_1);
+	RUN(test_version_2);
 	RUN(test_empty);
 	RUN(test_damaged);
 	return CHECK_DONE();

@@ -71,6 +71,71 @@ static void test_merge(void)
 	      !rows[0].title.user[0]);
 }
 
+/* The identity of cluster n (1, 2: two containers' at /data; 3: a
+ * look-alike of another owner with 1's id) on a row. */
+static struct agg_row in_cluster(struct agg_row r, int n)
+{
+	snprintf(r.ident.id, sizeof(r.ident.id), "%s",
+		 n == 2 ? "9c1de0a7b3f24e61" : "13e382a564cd7b20");
+	r.ident.owner = n == 3 ? 1001 : 999;
+	if (n == 2)
+		snprintf(r.ident.container.runtime,
+			 sizeof(r.ident.container.runtime), "docker");
+	return r;
+}
+
+/*
+ * Clusters at one path (two containers', and a look-alike another user
+ * started there) are never one row: by labels, by query, and when rows
+ * are kept, each has its own (other) row.
+ */
+static void test_clusters_at_one_path(void)
+{
+	struct agg_row rows[6];
+	size_t n;
+
+	for (int i = 0; i < 6; i++) {
+		rows[i] = in_cluster(row(10 + (uint32_t)i, "postgres",
+					 0x03000005u, 1, 100 + (uint64_t)i),
+				     i % 3 + 1);
+		agg_row_to_labels(&rows[i]);
+	}
+	n = agg_rows_merge(rows, 6, PGOFF_STATS_BY_LABELS);
+	CHECK(n == 3);
+	for (size_t i = 0; i < n; i++)
+		CHECK(rows[i].count == 2);
+	for (int i = 0; i < 6; i++)
+		rows[i] = in_cluster(row(10 + (uint32_t)i, "postgres",
+					 0x03000005u, 1, 100 + (uint64_t)i),
+				     i % 3 + 1);
+	for (int i = 0; i < 6; i++)
+		agg_row_to_query(&rows[i]);
+	CHECK(agg_rows_merge(rows, 6, PGOFF_STATS_BY_QUERY) == 3);
+}
+
+/* Kept rows: each cluster's (other) row is its own, identity and all. */
+static void test_keep_by_identity(void)
+{
+	struct agg_row rows[200];
+	uint64_t folded = 0, other = 0;
+	size_t n;
+
+	for (int i = 0; i < 200; i++)
+		rows[i] = in_cluster(row(10 + (uint32_t)i, "postgres",
+					 0x03000005u, 1, 100 + (uint64_t)i),
+				     i % 3 + 1);
+	n = agg_rows_merge(rows, 200, PGOFF_STATS_BY_PID);
+	n = agg_rows_keep(rows, n, 100, &folded);
+	CHECK(n <= 100 && folded > 0);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(rows[i].title.backend_type, AGG_OTHER))
+			continue;
+		other++;
+		CHECK(rows[i].ident.id[0] && !strcmp(rows[i].data_dir, "/data"));
+	}
+	CHECK(other == 3);
+}
+
 /* Past the label limit, time goes to "(other)": none of it is lost. */
 static void test_retire_keeps_time_past_the_limit(void)
 {
@@ -186,6 +251,8 @@ int main(void)
 {
 	RUN(test_row_from_kernel_key);
 	RUN(test_merge);
+	RUN(test_clusters_at_one_path);
+	RUN(test_keep_by_identity);
 	RUN(test_retire_keeps_time_past_the_limit);
 	RUN(test_counters_never_go_back);
 	RUN(test_held_labels_are_capped);

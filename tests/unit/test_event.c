@@ -78,6 +78,10 @@ static int probe_one(void)
 	if (asked == POSTMASTER) {
 		info.id = 1;
 		info.major = 15;
+		info.has_sysid = 1;
+		info.system_identifier = 7321456789012345678ull;
+		info.dir_dev = 0x10301;
+		info.dir_ino = 131074;
 		snprintf(info.data_dir, sizeof(info.data_dir), "/data");
 		snprintf(info.version, sizeof(info.version), "15.8");
 		pids[0] = BACKEND;
@@ -86,6 +90,8 @@ static int probe_one(void)
 	} else {
 		info.id = asked == PM18A ? 2 : 3;
 		info.major = 18;
+		info.dir_dev = 0x10301;
+		info.dir_ino = 200000 + info.id;
 		snprintf(info.data_dir, sizeof(info.data_dir), "/data18-%u",
 			 info.id);
 		snprintf(info.version, sizeof(info.version), "18.6");
@@ -95,8 +101,10 @@ static int probe_one(void)
 	return pg_registry_probed(registry, &info, pids, npids, 0) ? 0 : -1;
 }
 
-/* One cluster (PostgreSQL 15) with a backend and a checkpointer; two of
- * 18 with a backend each. */
+#define CONTAINER "3f1c2b9a8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615e4d3"
+
+/* One cluster (PostgreSQL 15) with a backend and a checkpointer, in a
+ * container; two of 18 with a backend each. */
 static int setup(void)
 {
 	static const char pm[] = "/usr/lib/postgresql/15/bin/postgres\0-D\0/data";
@@ -106,10 +114,23 @@ static int setup(void)
 	char kallsyms[96];
 	FILE *f;
 
+	static const char cg[] = "0::/system.slice/docker-" CONTAINER ".scope/"
+				 "system.slice/postgresql.service\n";
+	char self[160];
+
 	snprintf(proc_root, sizeof(proc_root), "/tmp/pgoff-test-event.XXXXXX");
 	if (!mkdtemp(proc_root))
 		return -1;
+	/* a host with cgroup v2 only; the cluster in a container with
+	 * systemd in it */
+	snprintf(self, sizeof(self), "%s/self", proc_root);
+	mkdir(self, 0700);
+	snprintf(self, sizeof(self), "%s/self/cgroup", proc_root);
+	f = fopen(self, "w");
+	if (!f || fputs("0::/\n", f) == EOF || fclose(f))
+		return -1;
 	fake_process(POSTMASTER, 1, pm, sizeof(pm));
+	write_file("cgroup", POSTMASTER, cg, sizeof(cg) - 1);
 	fake_process(BACKEND, POSTMASTER, be, sizeof(be));
 	fake_process(WAKER, POSTMASTER, ck, sizeof(ck));
 	fake_process(PM18A, 1, pm18, sizeof(pm18));
@@ -193,8 +214,13 @@ static const char *timeless(const char *s, size_t len)
 #define PG_BACKEND "\"pg\":{\"wait_event_info\":50331652,\"wait_event_type\":" \
 	"\"Lock\",\"wait_event\":\"tuple\",\"backend_type\":\"client " \
 	"backend\",\"database\":\"shop\",\"user\":\"alice\",\"state\":\"active\"," \
-	"\"query_id\":\"-9223372036854775807\",\"cluster\":{\"id\":1," \
-	"\"data_dir\":\"/data\",\"port\":5432,\"version\":\"15.8\"}}"
+	"\"query_id\":\"-9223372036854775807\",\"cluster\":" CLUSTER "}"
+/* the cluster: its id from the prober's facts (see test_cluster_ident),
+ * the container and service from its postmaster's cgroup file */
+#define CLUSTER "{\"id\":1,\"cluster_id\":\"13e382a564cd7b20\",\"owner\":1000," \
+	"\"container\":{\"runtime\":\"docker\",\"id\":\"" CONTAINER "\"}," \
+	"\"data_dir\":\"/data\",\"port\":5432,\"version\":\"15.8\"," \
+	"\"unit\":\"postgresql.service\"}"
 #define WAKER_CK "\"waker\":{\"pid\":102,\"tid\":102,\"comm\":\"postgres\"," \
 	"\"backend_type\":\"checkpointer\",\"wait_event_info\":167772160," \
 	"\"wait_event_type\":\"IO\",\"wait_event\":\"BaseBackupRead\"}"

@@ -60,10 +60,15 @@ static bool lacks(const char *text)
 }
 
 #define ROW(pid, dir, db, bt, wt, we, w, count, ns, hist)                     \
-	"{\"pid\":" #pid ",\"cluster\":1,\"data_dir\":\"" dir "\","           \
+	"{\"pid\":" #pid ",\"cluster\":1,\"cluster_id\":\"13e382a564cd7b20\","     \
+	"\"owner\":105,\"data_dir\":\"" dir "\","                               \
 	"\"backend_type\":\"" bt "\",\"database\":\"" db "\","               \
 	"\"wait_event_type\":" wt ",\"wait_event\":" we ",\"wait\":\"" w    \
 	"\",\"count\":" #count ",\"time_ns\":" #ns ",\"hist\":" hist "}"
+
+/* The labels of ROW's cluster at /d, on every per-cluster series. */
+#define CL "cluster=\"/d\",cluster_id=\"13e382a564cd7b20\",owner=\"105\"," \
+	"container=\"\",pod_uid=\"\""
 
 /* Bucket 21 holds [2^20, 2^21) * 1024 ns: a 2 s interval. */
 #define H21_1 "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1]"
@@ -105,17 +110,17 @@ static void test_histogram(void)
 	fclose(f);
 	CHECK(has_line("# TYPE pgoff_wait_duration_seconds histogram"));
 	/* the two Lock rows are one series: buckets 0, 11 and 21 */
-	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"0.000001023\"} 1"));
-	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"0.001048575\"} 1"));
-	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"0.002097151\"} 3"));
-	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"1.073741823\"} 3"));
-	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"2.147483647\"} 4"));
-	CHECK(has_line("pgoff_wait_duration_seconds_bucket{wait=\"lock\",wait_event_type=\"Lock\",le=\"+Inf\"} 4"));
-	CHECK(has_line("pgoff_wait_duration_seconds_sum{wait=\"lock\",wait_event_type=\"Lock\"} 2.0021"));
-	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"lock\",wait_event_type=\"Lock\"} 4"));
-	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"io\",wait_event_type=\"IO\"} 2"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{" CL ",wait=\"lock\",wait_event_type=\"Lock\",le=\"0.000001023\"} 1"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{" CL ",wait=\"lock\",wait_event_type=\"Lock\",le=\"0.001048575\"} 1"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{" CL ",wait=\"lock\",wait_event_type=\"Lock\",le=\"0.002097151\"} 3"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{" CL ",wait=\"lock\",wait_event_type=\"Lock\",le=\"1.073741823\"} 3"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{" CL ",wait=\"lock\",wait_event_type=\"Lock\",le=\"2.147483647\"} 4"));
+	CHECK(has_line("pgoff_wait_duration_seconds_bucket{" CL ",wait=\"lock\",wait_event_type=\"Lock\",le=\"+Inf\"} 4"));
+	CHECK(has_line("pgoff_wait_duration_seconds_sum{" CL ",wait=\"lock\",wait_event_type=\"Lock\"} 2.0021"));
+	CHECK(has_line("pgoff_wait_duration_seconds_count{" CL ",wait=\"lock\",wait_event_type=\"Lock\"} 4"));
+	CHECK(has_line("pgoff_wait_duration_seconds_count{" CL ",wait=\"io\",wait_event_type=\"IO\"} 2"));
 	/* outside any PostgreSQL wait: an empty label, as pgoffctl metrics */
-	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"cpu\",wait_event_type=\"\"} 1"));
+	CHECK(has_line("pgoff_wait_duration_seconds_count{" CL ",wait=\"cpu\",wait_event_type=\"\"} 1"));
 	/* 32 buckets, _sum and _count for each of the three series */
 	CHECK(page_len > 0);
 	{
@@ -153,9 +158,9 @@ static void test_aas(void)
 	CHECK(ex_render_aas(f, &prev, &cur) == 0);
 	fclose(f);
 	/* 2 s + 1 s of lock wait in 2 s: 1.5 backends on average */
-	CHECK(has_line("pgoff_backends_waiting{wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 1.5"));
+	CHECK(has_line("pgoff_backends_waiting{" CL ",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 1.5"));
 	/* a wait seen before but idle in the window: 0, not absent */
-	CHECK(has_line("pgoff_backends_waiting{wait_event_type=\"Client\",wait_event=\"ClientRead\",wait=\"poll\"} 0"));
+	CHECK(has_line("pgoff_backends_waiting{" CL ",wait_event_type=\"Client\",wait_event=\"ClientRead\",wait=\"poll\"} 0"));
 	CHECK(has_line("pgoff_backends_waiting_window_seconds 2"));
 	/* the same instant twice: nothing to average over, nothing said */
 	free(page);
@@ -177,7 +182,8 @@ static void test_aas_idle(void)
 	static const char cur_text[] =
 		"{\"now_ns\":3000000000,\"rows\":["
 		ROW(10, "/d", "shop", "client backend", "\"Lock\"", "\"transactionid\"", "lock", 1, 1000000000, "[]") ","
-		"{\"pid\":11,\"data_dir\":\"/d\",\"backend_type\":\"client backend\","
+		"{\"pid\":11,\"data_dir\":\"/d\",\"cluster_id\":\"13e382a564cd7b20\","
+		"\"owner\":105,\"backend_type\":\"client backend\","
 		"\"wait_event_type\":\"Client\",\"wait_event\":\"ClientRead\",\"wait\":\"poll\","
 		"\"idle\":true,\"state\":\"idle\",\"count\":3,\"time_ns\":2000000000}]}";
 	struct sv_snapshot prev, cur;
@@ -190,12 +196,15 @@ static void test_aas_idle(void)
 	f = open_memstream(&page, &page_len);
 	CHECK(ex_render_aas(f, &prev, &cur) == 0);
 	fclose(f);
-	CHECK(has_line("pgoff_backends_waiting{wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 0.5"));
+	CHECK(has_line("pgoff_backends_waiting{" CL ",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\"} 0.5"));
 	CHECK(lacks("ClientRead"));
-	CHECK(has_line("pgoff_backends_idle 1"));
+	CHECK(has_line("pgoff_backends_idle{" CL "} 1"));
 	sv_free(&prev);
 	sv_free(&cur);
 }
+
+/* ROW's cluster, for rows by statement. */
+#define QCL "\"data_dir\":\"/d\",\"cluster_id\":\"13e382a564cd7b20\",\"owner\":105"
 
 /* The statements with the most time, by query id, summed over waits;
  * rows without one left out; at most n. */
@@ -203,11 +212,11 @@ static void test_top_queries(void)
 {
 	static const char text[] =
 		"{\"now_ns\":1,\"rows\":["
-		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"-5\",\"wait\":\"lock\",\"count\":1,\"time_ns\":1000000000},"
-		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"-5\",\"wait\":\"io\",\"count\":1,\"time_ns\":500000000},"
-		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"7\",\"wait\":\"io\",\"count\":1,\"time_ns\":2000000000},"
-		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"8\",\"wait\":\"io\",\"count\":1,\"time_ns\":100},"
-		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"wait\":\"poll\",\"count\":9,\"time_ns\":9000000000}]}";
+		"{" QCL ",\"database\":\"shop\",\"query_id\":\"-5\",\"wait\":\"lock\",\"count\":1,\"time_ns\":1000000000},"
+		"{" QCL ",\"database\":\"shop\",\"query_id\":\"-5\",\"wait\":\"io\",\"count\":1,\"time_ns\":500000000},"
+		"{" QCL ",\"database\":\"shop\",\"query_id\":\"7\",\"wait\":\"io\",\"count\":1,\"time_ns\":2000000000},"
+		"{" QCL ",\"database\":\"shop\",\"query_id\":\"8\",\"wait\":\"io\",\"count\":1,\"time_ns\":100},"
+		"{" QCL ",\"database\":\"shop\",\"wait\":\"poll\",\"count\":9,\"time_ns\":9000000000}]}";
 	struct sv_snapshot rows;
 	FILE *f;
 
@@ -217,8 +226,8 @@ static void test_top_queries(void)
 	f = open_memstream(&page, &page_len);
 	CHECK(ex_render_top_queries(f, &rows, 2) == 0);
 	fclose(f);
-	CHECK(has_line("pgoff_query_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",query_id=\"7\"} 2"));
-	CHECK(has_line("pgoff_query_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",query_id=\"-5\"} 1.5"));
+	CHECK(has_line("pgoff_query_offcpu_seconds_total{" CL ",database=\"shop\",query_id=\"7\"} 2"));
+	CHECK(has_line("pgoff_query_offcpu_seconds_total{" CL ",database=\"shop\",query_id=\"-5\"} 1.5"));
 	CHECK(lacks("query_id=\"8\""));
 	CHECK(lacks("query_id=\"\""));	/* the row of no statement */
 	sv_free(&rows);
@@ -298,9 +307,9 @@ static void test_broker_up(void)
 	CHECK(has_line("pgoff_stats_truncated{by=\"labels\"} 0"));
 	CHECK(lacks("pgoff_stats_truncated{by=\"pid\"}"));	/* none asked */
 	CHECK(lacks("pgoff_kernel_min_duration_seconds"));	/* null */
-	CHECK(has_line("pgoff_offcpu_seconds_total{cluster=\"/d\",database=\"shop\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\",idle=\"false\"} 2.000000000"));
-	CHECK(has_line("pgoff_offcpu_intervals_total{cluster=\"/d\",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"tuple\",wait=\"lock\",idle=\"false\"} 3"));
-	CHECK(has_line("pgoff_wait_duration_seconds_count{wait=\"lock\",wait_event_type=\"Lock\"} 4"));
+	CHECK(has_line("pgoff_offcpu_seconds_total{" CL ",database=\"shop\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\",idle=\"false\"} 2.000000000"));
+	CHECK(has_line("pgoff_offcpu_intervals_total{" CL ",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"tuple\",wait=\"lock\",idle=\"false\"} 3"));
+	CHECK(has_line("pgoff_wait_duration_seconds_count{" CL ",wait=\"lock\",wait_event_type=\"Lock\"} 4"));
 	CHECK(lacks("pid=\""));			/* no pid label by default */
 	CHECK(lacks("pgoff_backends_waiting"));	/* no earlier snapshot */
 	json_object_put(st);
@@ -363,6 +372,39 @@ static void test_monotonic(void)
 	mono_reset(&m);
 }
 
+/* Rows that differ in idle only (a backend's waits for its client between
+ * statements and in one), or in their statement only (by query), are
+ * series of their own, each held on its own. */
+static void test_monotonic_keeps_series_apart(void)
+{
+	const char *text =
+		"{\"now_ns\":1,\"rows\":["
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"wait_event_type\":\"Client\","
+		"\"wait_event\":\"ClientRead\",\"wait\":\"net\",\"count\":1,\"time_ns\":10},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"wait_event_type\":\"Client\","
+		"\"wait_event\":\"ClientRead\",\"wait\":\"net\",\"idle\":true,\"count\":1,"
+		"\"time_ns\":900},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"42\","
+		"\"wait_event_type\":\"Lock\",\"wait_event\":\"tuple\",\"wait\":\"lock\","
+		"\"count\":1,\"time_ns\":20},"
+		"{\"data_dir\":\"/d\",\"database\":\"shop\",\"query_id\":\"-7\","
+		"\"wait_event_type\":\"Lock\",\"wait_event\":\"tuple\",\"wait\":\"lock\","
+		"\"count\":1,\"time_ns\":30}]}";
+	struct mono_state m = { 0 };
+	struct sv_snapshot s;
+	uint64_t idle = 0, busy = 0;
+
+	CHECK(parse(text, &s) == 0);
+	CHECK(mono_apply(&m, &s) == 0);
+	CHECK(s.n == 4 && m.n == 4);
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(s.rows[i].wait, "net"))
+			*(s.rows[i].idle ? &idle : &busy) += s.rows[i].time_ns;
+	CHECK(idle == 900 && busy == 10);
+	sv_free(&s);
+	mono_reset(&m);
+}
+
 /* pid 10 waits for a lock across three snapshots (the deadlock check
  * splits it into intervals: two kernel wait types); pid 11 waits for
  * the same lock for half of the second window only; pid 12 is idle. */
@@ -403,7 +445,7 @@ static void test_streaks(void)
 	f = open_memstream(&page, &page_len);
 	CHECK(streaks_render(f, &st) == 0);
 	fclose(f);
-	CHECK(has_line("pgoff_wait_longest_seconds{wait_event_type=\"Lock\",wait_event=\"transactionid\"} 20"));
+	CHECK(has_line("pgoff_wait_longest_seconds{" CL ",wait_event_type=\"Lock\",wait_event=\"transactionid\"} 20"));
 	CHECK(lacks("ClientRead"));
 	/* the same snapshot again: no time passed, nothing changes */
 	CHECK(streaks_update(&st, &snap[2], &snap[2]) == 0 && st.n == 2);
@@ -411,6 +453,84 @@ static void test_streaks(void)
 	CHECK(st.n == 0);
 	for (int i = 0; i < 3; i++)
 		sv_free(&snap[i]);
+}
+
+/* A backend of the cluster ID at /srv/pgc/data (a path two containers
+ * share), owner OWNER, container CT, sleeping NS ns. */
+#define SROW(pid, id, owner, ct, ns)                                         \
+	"{\"pid\":" #pid ",\"cluster_id\":\"" id "\",\"owner\":" #owner ","  \
+	ct "\"data_dir\":\"/srv/pgc/data\",\"backend_type\":\"client backend\"," \
+	"\"database\":\"postgres\",\"wait_event_type\":\"Timeout\","          \
+	"\"wait_event\":\"PgSleep\",\"wait\":\"sleep\",\"count\":0,"            \
+	"\"time_ns\":" #ns ",\"hist\":[]}"
+#define CT_A "3f1c2b9a8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615e4d3"
+#define CTA "\"container\":{\"runtime\":\"docker\",\"id\":\"" CT_A "\"},"
+#define CLA "cluster=\"/srv/pgc/data\",cluster_id=\"13e382a564cd7b20\"," \
+	"owner=\"999\",container=\"" CT_A "\",pod_uid=\"\""
+#define CLB "cluster=\"/srv/pgc/data\",cluster_id=\"9c1de0a7b3f24e61\"," \
+	"owner=\"999\",container=\"\",pod_uid=\"\""
+#define CLC "cluster=\"/srv/pgc/data\",cluster_id=\"9c1de0a7b3f24e61\"," \
+	"owner=\"1001\",container=\"\",pod_uid=\"\""
+
+/*
+ * Three clusters at one path: A in a container, B on the host, C a
+ * look-alike of another owner that made B's id come out (as no hash
+ * does: an owner of its own is enough). Each sleeps 10 s of the 10 s
+ * between two scrapes: the gauges per wait, the longest waits and the
+ * histogram are each cluster's own; and the clusters are described, at
+ * one path, as ps tells them.
+ */
+static void test_clusters_at_one_path(void)
+{
+	static const char prev_text[] =
+		"{\"now_ns\":1000000000,\"rows\":["
+		SROW(10, "13e382a564cd7b20", 999, CTA, 0) ","
+		SROW(20, "9c1de0a7b3f24e61", 999, "", 0) ","
+		SROW(30, "9c1de0a7b3f24e61", 1001, "", 0) "]}";
+	static const char cur_text[] =
+		"{\"now_ns\":11000000000,\"rows\":["
+		SROW(10, "13e382a564cd7b20", 999, CTA, 10000000000) ","
+		SROW(20, "9c1de0a7b3f24e61", 999, "", 10000000000) ","
+		SROW(30, "9c1de0a7b3f24e61", 1001, "", 10000000000) "]}";
+	static const char ps_text[] =
+		"{\"clusters\":[{\"id\":1,\"cluster_id\":\"13e382a564cd7b20\","
+		"\"owner\":999," CTA "\"data_dir\":\"/srv/pgc/data\",\"port\":5432,"
+		"\"version\":\"15.18\",\"path_shared\":2},"
+		"{\"id\":2,\"cluster_id\":\"9c1de0a7b3f24e61\",\"owner\":999,"
+		"\"data_dir\":\"/srv/pgc/data\",\"port\":5433,\"version\":\"15.18\","
+		"\"unit\":\"postgresql@15-main.service\",\"path_shared\":2},"
+		"{\"id\":3,\"cluster_id\":\"9c1de0a7b3f24e61\",\"owner\":1001,"
+		"\"data_dir\":\"/srv/pgc/data\",\"port\":5434,\"version\":\"15.18\","
+		"\"path_shared\":2}]}";
+	struct sv_snapshot prev, cur;
+	struct streaks st = { 0 };
+	json_object *ps = json_tokener_parse(ps_text);
+	FILE *f;
+
+	CHECK(ps && parse(prev_text, &prev) == 0 && parse(cur_text, &cur) == 0);
+	free(page);
+	page = NULL;
+	f = open_memstream(&page, &page_len);
+	CHECK(ex_render_aas(f, &prev, &cur) == 0);
+	CHECK(ex_render_histogram(f, &cur) == 0);
+	CHECK(streaks_update(&st, &prev, &cur) == 0);
+	CHECK(streaks_render(f, &st) == 0);
+	CHECK(ex_render_clusters(f, ps) == 0);
+	fclose(f);
+	CHECK(has_line("pgoff_backends_waiting{" CLA ",wait_event_type=\"Timeout\",wait_event=\"PgSleep\",wait=\"sleep\"} 1"));
+	CHECK(has_line("pgoff_backends_waiting{" CLB ",wait_event_type=\"Timeout\",wait_event=\"PgSleep\",wait=\"sleep\"} 1"));
+	CHECK(has_line("pgoff_backends_waiting{" CLC ",wait_event_type=\"Timeout\",wait_event=\"PgSleep\",wait=\"sleep\"} 1"));
+	CHECK(has_line("pgoff_wait_duration_seconds_sum{" CLA ",wait=\"sleep\",wait_event_type=\"Timeout\"} 10"));
+	CHECK(has_line("pgoff_wait_duration_seconds_sum{" CLC ",wait=\"sleep\",wait_event_type=\"Timeout\"} 10"));
+	CHECK(has_line("pgoff_wait_longest_seconds{" CLB ",wait_event_type=\"Timeout\",wait_event=\"PgSleep\"} 10"));
+	CHECK(has_line("pgoff_wait_longest_seconds{" CLC ",wait_event_type=\"Timeout\",wait_event=\"PgSleep\"} 10"));
+	CHECK(has_line("pgoff_cluster_info{" CLA ",runtime=\"docker\",unit=\"\",version=\"15.18\",port=\"5432\"} 1"));
+	CHECK(has_line("pgoff_cluster_info{" CLB ",runtime=\"\",unit=\"postgresql@15-main.service\",version=\"15.18\",port=\"5433\"} 1"));
+	CHECK(has_line("pgoff_cluster_path_shared{" CLC "} 2"));
+	streaks_reset(&st);
+	json_object_put(ps);
+	sv_free(&prev);
+	sv_free(&cur);
 }
 
 int main(void)
@@ -423,7 +543,9 @@ int main(void)
 	RUN(test_http_counts);
 	RUN(test_broker_up);
 	RUN(test_monotonic);
+	RUN(test_monotonic_keeps_series_apart);
 	RUN(test_streaks);
+	RUN(test_clusters_at_one_path);
 	free(page);
 	return CHECK_DONE();
 }

@@ -181,6 +181,30 @@ static void test_query_ids(void)
 	CHECK(strstr(err.message, "\"4x\" is not a query id"));
 }
 
+/* Clusters by their container: an id or its first 12 digits or more,
+ * any case; a cluster on the host is in none; junk is refused. */
+static void test_containers(void)
+{
+	struct pgoff_filter req = { 0 };
+	struct pgoff_error err;
+	struct filter f;
+	struct event_meta m = { .tgid = 42, .wait = PGOFF_WAIT_LOCK,
+				.duration_ns = 1000000 };
+
+	names(&req.containers, "3F1C2B9A8E7D", "9a8e7d6c5b4a3928");
+	CHECK(compile(&req, &f, &err) == 0);
+	CHECK(!filter_match(&f, &m));			/* the host */
+	m.container = "3f1c2b9a8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615e4d3";
+	CHECK(filter_match(&f, &m));
+	m.container = "3f1c2b9a8e7e6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615e4d3";
+	CHECK(!filter_match(&f, &m));
+	names(&req.containers, "3f1c2b9a8e7", NULL);	/* 11 digits */
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+	CHECK(strstr(err.message, "\"3f1c2b9a8e7\" is not a container id"));
+	names(&req.containers, "docker-3f1c2b9a8e7d", NULL);
+	CHECK(compile(&req, &f, &err) == -EINVAL);
+}
+
 static void test_floor(void)
 {
 	struct pgoff_filter req = { .min_duration_ns = 10 };
@@ -293,6 +317,7 @@ int main(void)
 	RUN(test_pg_wait_run_time_names);
 	RUN(test_match_fields);
 	RUN(test_query_ids);
+	RUN(test_containers);
 	RUN(test_floor);
 	RUN(test_kernel_union);
 	RUN(test_kernel_pid_overflow);

@@ -234,6 +234,90 @@ static void test_hostile_lockfiles(void)
 	set_uids(line);
 }
 
+/* pg_control's first 8 bytes, in the machine's order, as PostgreSQL
+ * writes its ControlFileData; then zeros to 8 KiB, as its file is. */
+static void write_control(const char *dir, uint64_t sysid, size_t size)
+{
+	char path[160], block[8192] = { 0 };
+	FILE *f;
+
+	memcpy(block, &sysid, sizeof(sysid));
+	snprintf(path, sizeof(path), "%s/pg_control", dir);
+	unlink(path);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fwrite(block, 1, size < sizeof(block) ? size : sizeof(block), f);
+	fclose(f);
+	if (size > sizeof(block) && truncate(path, (off_t)size))
+		return;
+}
+
+/*
+ * What the cluster's id is made of: the data directory's device and inode
+ * (the one the postmaster runs in, whatever its path) and the system
+ * identifier in global/pg_control, read with postmaster.pid's rules: a
+ * symbolic link at either step, a FIFO, a huge or a short file are not
+ * read (and never block), and the cluster is traced all the same.
+ */
+static void test_system_identifier(void)
+{
+	struct pg_cluster_info c;
+	char global[160], path[192], elsewhere[160];
+	struct stat st;
+
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	write_lockfile("4242\n/x\n1700000000\n5433\n");
+	snprintf(global, sizeof(global), "%s/global", data);
+	snprintf(path, sizeof(path), "%s/pg_control", global);
+	CHECK(mkdir(global, 0700) == 0);
+	write_control(global, 7321456789012345678ull, 8192);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(c.has_sysid == 1);
+	CHECK(c.system_identifier == 7321456789012345678ull);
+	CHECK(stat(data, &st) == 0);
+	CHECK(c.dir_dev == st.st_dev && c.dir_ino == st.st_ino);
+
+	/* pg_control: a symbolic link, a FIFO, too long, too short */
+	unlink(path);
+	CHECK(symlink("/etc/passwd", path) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(!c.has_sysid && c.system_identifier == 0);
+	CHECK_CONTAINS(c.sysid_missing, "not a regular file");
+	unlink(path);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(!c.has_sysid);
+	unlink(path);
+	write_control(global, 1, 8193);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(!c.has_sysid);
+	write_control(global, 1, 4);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(!c.has_sysid);
+	CHECK_CONTAINS(c.sysid_missing, "shorter than 8 bytes");
+
+	/* global: a symbolic link to a directory with a pg_control */
+	unlink(path);
+	rmdir(global);
+	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", root);
+	mkdir(elsewhere, 0700);
+	write_control(elsewhere, 42, 8192);
+	CHECK(symlink(elsewhere, global) == 0);
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(!c.has_sysid);
+	CHECK_CONTAINS(c.sysid_missing, "not a directory (or a symbolic link)");
+	unlink(global);
+	/* none at all (a cluster being initialized) */
+	CHECK(pg_probe_cluster(proc, 4242, &trust, &c) == 0);
+	CHECK(!c.has_sysid);
+	snprintf(path, sizeof(path), "%s/pg_control", elsewhere);
+	unlink(path);
+	rmdir(elsewhere);
+	alarm(0);
+}
+
 /* A setuid program named postgres is not its user's PostgreSQL. */
 static void test_uids_differ(void)
 {
@@ -410,6 +494,7 @@ int main(void)
 	RUN(test_exec_maps_from_hostile_names);
 	RUN(test_postmaster_in_a_pid_namespace);
 	RUN(test_hostile_lockfiles);
+	RUN(test_system_identifier);
 	RUN(test_uids_differ);
 	RUN(test_binaries);
 	RUN(test_descendants);

@@ -324,6 +324,77 @@ static void test_refusal_lines_limited(void)
 	pg_registry_free(r);
 }
 
+#define ID "3f1c2b9a8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615e4d3"
+
+/* A postmaster found, with what the prober read of its cluster. */
+static const struct pg_cluster *found(struct pg_registry *r, uint32_t pid,
+				      uint32_t uid, const char *dir,
+				      uint64_t ino)
+{
+	struct pg_cluster_info info;
+	uint32_t asked;
+
+	if (!pg_registry_next_probe(r, 0, &asked) || asked != pid)
+		return NULL;
+	memset(&info, 0, sizeof(info));
+	info.postmaster_pid = pid;
+	info.uid = uid;
+	info.id = pid;
+	info.major = 15;
+	info.has_sysid = 1;
+	info.system_identifier = 7321456789012345678ull;
+	info.dir_dev = 0x10301;
+	info.dir_ino = ino;
+	snprintf(info.data_dir, sizeof(info.data_dir), "%s", dir);
+	return pg_registry_probed(r, &info, NULL, 0, 0);
+}
+
+/*
+ * Each cluster's identity: its id from the prober's facts, its owner, and
+ * its container from its postmaster's cgroup file, which pgoffd reads
+ * itself; a file reshaped by a newline in a cgroup's name names nothing.
+ * Two clusters at one path are each other's look-alikes.
+ */
+static void test_identity_and_container(void)
+{
+	struct pg_registry *r = NULL;
+	const struct pg_cluster *a, *b, *others[4];
+	char want[CLUSTER_ID_LEN + 1], path[128];
+	FILE *f;
+
+	new_proc_root();
+	snprintf(path, sizeof(path), "%s/self", proc_root);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/self/cgroup", proc_root);
+	f = fopen(path, "w");
+	CHECK(f && fputs("1:name=systemd:/\n0::/\n", f) != EOF && !fclose(f));
+	fake_postmaster(100, 999, 7);
+	write_file(100, "cgroup", "1:name=systemd:/system.slice/docker-" ID
+		   ".scope\n0::/system.slice/docker-" ID ".scope\n");
+	CHECK(pg_registry_new(&r, proc_root, 0) == 0 && pg_registry_scan(r, 0) == 0);
+	a = found(r, 100, 999, "/var/lib/postgresql/data", 131074);
+	CHECK(a != NULL);
+	cluster_id_make(true, 7321456789012345678ull, 0x10301, 131074, want);
+	CHECK_STR(a->ident.id, want);
+	CHECK(a->ident.owner == 999);
+	CHECK_STR(a->ident.container.runtime, "docker");
+	CHECK_STR(a->ident.container.id, ID);
+
+	/* another container's cluster at the same path, whose cgroup name
+	 * holds a newline and a line that names the first one's container */
+	fake_postmaster(200, 999, 8);
+	write_file(200, "cgroup", "1:name=systemd:/x\n"
+		   "0::/system.slice/docker-" ID ".scope\n0::/y\n");
+	CHECK(pg_registry_scan(r, 1000) == 0);
+	b = found(r, 200, 999, "/var/lib/postgresql/data", 131075);
+	CHECK(b != NULL);
+	CHECK(strcmp(a->ident.id, b->ident.id) != 0);
+	CHECK_STR(b->ident.container.id, "");
+	CHECK(pg_registry_same_path(r, a, others, 4) == 1 && others[0] == b);
+	CHECK(pg_registry_same_path(r, b, others, 4) == 1 && others[0] == a);
+	pg_registry_free(r);
+}
+
 int main(void)
 {
 	log_init("test_pg_registry", LOG_LEVEL_ERROR);	/* one line a refusal */
@@ -332,6 +403,7 @@ int main(void)
 	RUN(test_full_table_keeps_what_it_has);
 	RUN(test_no_user_crowds_out_another);
 	RUN(test_refusal_lines_limited);
+	RUN(test_identity_and_container);
 	new_proc_root();	/* removes the last one */
 	rmdir(proc_root);
 	return CHECK_DONE();

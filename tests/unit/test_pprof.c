@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include "client/event_frames.h"
 #include "client/pprof.h"
 #include "protocol/utf8.h"
 #include "tests/unit/check.h"
@@ -435,6 +436,64 @@ static void test_property_random(void)
 	free(ref);
 }
 
+static int64_t label_num(const struct pd_profile *pf, const struct pd_sample *s,
+			 const char *key)
+{
+	for (size_t k = 0; k < s->nlabel; k++)
+		if (strcmp(pf->strs[s->label[k].key], key) == 0)
+			return s->label[k].num;
+	return -1;
+}
+
+/* An event's cluster as the exporter's series name it: two clusters at
+ * one path are two samples, each with its id, owner and container. */
+static void test_event_cluster_labels(void)
+{
+	static const char *const ev[] = {
+		"{\"duration_ns\":1000,\"wait\":\"sleep\",\"pid\":7,\"stack\":[\"f\"],"
+		"\"pg\":{\"wait_event_type\":\"Timeout\",\"wait_event\":\"PgSleep\","
+		"\"cluster\":{\"data_dir\":\"/srv/pgc/data\",\"cluster_id\":\"e3b1159d839fd38c\","
+		"\"owner\":101,\"container\":{\"runtime\":\"containerd\",\"id\":\"2f78aec8\","
+		"\"pod_uid\":\"0f8b9c2e-4d1a-4b7e-9c3f-1a2b3c4d5e6f\"}}}}",
+		"{\"duration_ns\":2000,\"wait\":\"sleep\",\"pid\":7,\"stack\":[\"f\"],"
+		"\"pg\":{\"wait_event_type\":\"Timeout\",\"wait_event\":\"PgSleep\","
+		"\"cluster\":{\"data_dir\":\"/srv/pgc/data\",\"cluster_id\":\"35153e4b981721c8\","
+		"\"owner\":995}}}",
+	};
+	struct pprof *p = pprof_new();
+	struct pd_profile *pf;
+
+	CHECK(p);
+	for (size_t i = 0; i < 2; i++) {
+		json_object *o = json_tokener_parse(ev[i]);
+
+		CHECK(o && event_pprof_add(p, o, false, false) == 0);
+		json_object_put(o);
+	}
+	CHECK(pprof_samples(p) == 2);
+	pf = decode(p, NULL);
+	pprof_free(p);
+	CHECK(pf && pf->nsamples == 2);
+	for (size_t i = 0; pf && i < pf->nsamples; i++) {
+		const struct pd_sample *s = &pf->samples[i];
+		bool a = s->value[0] == 1000;
+
+		CHECK_STR(label_str(pf, s, "cluster"), "/srv/pgc/data");
+		CHECK_STR(label_str(pf, s, "cluster_id"),
+			  a ? "e3b1159d839fd38c" : "35153e4b981721c8");
+		CHECK(label_num(pf, s, "owner") == (a ? 101 : 995));
+		if (a) {
+			CHECK_STR(label_str(pf, s, "container"), "2f78aec8");
+			CHECK_STR(label_str(pf, s, "pod_uid"),
+				  "0f8b9c2e-4d1a-4b7e-9c3f-1a2b3c4d5e6f");
+		} else {
+			CHECK(label_str(pf, s, "container") == NULL);
+		}
+	}
+	if (pf)
+		pd_free(pf);
+}
+
 int main(void)
 {
 	RUN(test_types_and_meta);
@@ -449,5 +508,6 @@ int main(void)
 	RUN(test_string_limit);
 	RUN(test_gzip);
 	RUN(test_property_random);
+	RUN(test_event_cluster_labels);
 	return check_failed_tests ? 1 : 0;
 }

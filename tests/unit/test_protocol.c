@@ -149,6 +149,8 @@ static void test_roundtrip_subscribe(void)
 	strcpy(in.subscribe.backend_types.v[0], "client backend");
 	in.subscribe.backend_types.n = 1;
 	in.subscribe.user_stack = true;
+	strcpy(in.subscribe.containers.v[0], "3f1c2b9a8e7d");
+	in.subscribe.containers.n = 1;
 	obj = pgoff_request_encode(&in);
 	line = pgoff_json_line(obj, &len);
 	CHECK(pgoff_request_decode(line, len, &out, &err) == 0);
@@ -165,6 +167,8 @@ static void test_roundtrip_subscribe(void)
 	CHECK_STR(out.subscribe.databases.v[0], "caf\xc3\xa9");
 	CHECK_STR(out.subscribe.backend_types.v[0], "client backend");
 	CHECK(out.subscribe.user_stack);
+	CHECK(out.subscribe.containers.n == 1);
+	CHECK_STR(out.subscribe.containers.v[0], "3f1c2b9a8e7d");
 }
 
 static void test_id_echoed_on_error(void)

@@ -215,6 +215,48 @@ static void test_ps_run_time_names(void)
 	json_object_put(ps);
 }
 
+/* A cluster's identity: its id, owner, container (12 digits, as docker
+ * ps shows them), service, and the clusters at its path; a hostile
+ * value of any is a clean cell. */
+static void test_ps_identity(void)
+{
+	json_object *ps = json_object_new_object();
+	json_object *cl = json_object_new_array(), *c = json_object_new_object();
+	json_object *co = json_object_new_object(), *same = json_object_new_array();
+	char *out;
+
+	json_object_object_add(c, "id", json_object_new_int(2));
+	json_object_object_add(c, "cluster_id", str("9c1de0a7b3f24e61"));
+	json_object_object_add(c, "owner", json_object_new_int(999));
+	json_object_object_add(c, "data_dir", str("/var/lib/postgresql/data"));
+	json_object_object_add(c, "port", json_object_new_int(5432));
+	json_object_object_add(c, "version", str("15.18"));
+	json_object_object_add(c, "postmaster_pid", json_object_new_int(4242));
+	json_object_object_add(co, "runtime", str("containerd"));
+	json_object_object_add(co, "id", str("3f1c2b9a8e7d6c5b4a39281706f5e4d3"
+					     "c2b1a09f8e7d6c5b4a3928170615e4d3"));
+	json_object_object_add(co, "pod_uid", str("0f8b9c2e-4d1a-4b7e-9c3f-1a2b3c4d5e6f"));
+	json_object_object_add(c, "container", co);
+	json_object_object_add(c, "unit", str("x\x1b[2J.service"));
+	json_object_object_add(c, "path_shared", json_object_new_int(2));
+	json_object_array_add(same, str("a1b2c3d4e5f60718"));
+	json_object_array_add(same, str("\x1b]0;pwned\x07"));
+	json_object_object_add(c, "path_shared_with", same);
+	json_object_array_add(cl, c);
+	json_object_object_add(ps, "clusters", cl);
+	out = render_to_string(render_ps, ps);
+	CHECK(terminal_safe(out, 3));	/* the cluster, its look-alikes, the header */
+	CHECK_CONTAINS(out, "cluster 2 9c1de0a7b3f24e61: PostgreSQL 15.18, port 5432, "
+		       "postmaster 4242, uid 999, /var/lib/postgresql/data, "
+		       "containerd 3f1c2b9a8e7d, pod 0f8b9c2e-4d1a-4b7e-9c3f-1a2b3c4d5e6f, "
+		       "x?[2J.service, 0 run-time names\n");
+	CHECK_CONTAINS(out, "  the same path as 2 other clusters (a1b2c3d4e5f60718, "
+		       "?]0;pwned?): another container's, or a look-alike; told "
+		       "apart by their ids\n");
+	free(out);
+	json_object_put(ps);
+}
+
 static json_object *untraced_reply(int n, int total)
 {
 	json_object *ps = json_object_new_object();
@@ -297,6 +339,7 @@ int main(void)
 	RUN(test_ps_untraced_says_when_cut);
 	RUN(test_ps_cells_are_clean);
 	RUN(test_ps_run_time_names);
+	RUN(test_ps_identity);
 	RUN(test_status_cells_are_clean);
 	return CHECK_DONE();
 }

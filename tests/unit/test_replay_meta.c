@@ -33,6 +33,27 @@ static void test_offcpu(void)
 	json_object_put(ev);
 }
 
+/* The container of an event's cluster; none on the host, and none in
+ * events stored before clusters had containers. */
+static void test_container(void)
+{
+	json_object *ev = parse("{\"type\":\"episode\",\"seq\":3,\"pid\":42,"
+				"\"duration_ns\":12000000,\"wait\":\"sleep\","
+				"\"pg\":{\"cluster\":{\"id\":1,\"cluster_id\":"
+				"\"13e382a564cd7b20\",\"owner\":999,\"container\":"
+				"{\"runtime\":\"docker\",\"id\":\"3f1c2b9a8e7d\"}}}}");
+	struct event_meta m;
+
+	CHECK(replay_meta(ev, &m) == 0);
+	CHECK_STR(m.container, "3f1c2b9a8e7d");
+	json_object_put(ev);
+	ev = parse("{\"type\":\"episode\",\"seq\":3,\"pid\":42,"
+		   "\"duration_ns\":12000000,\"wait\":\"sleep\","
+		   "\"pg\":{\"cluster\":{\"id\":1,\"data_dir\":\"/d\"}}}");
+	CHECK(replay_meta(ev, &m) == 0 && !m.container);
+	json_object_put(ev);
+}
+
 static void test_episode_no_pg(void)
 {
 	json_object *ev = parse("{\"type\":\"episode\",\"pid\":7,"
@@ -118,6 +139,7 @@ static void test_ustack_only_when_asked(void)
 int main(void)
 {
 	RUN(test_offcpu);
+	RUN(test_container);
 	RUN(test_episode_no_pg);
 	RUN(test_refused);
 	RUN(test_sql_only_for_the_query_group);

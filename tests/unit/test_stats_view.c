@@ -172,7 +172,7 @@ static void test_group_by_query(void)
 		json_object_object_get(j, "rows"), 1), JSON_C_TO_STRING_PLAIN),
 		"{\"query_id\":\"-9223372036854775807\",\"database\":\"shop\","
 		"\"top_wait\":\"lock Lock:Lock\",\"data_dir\":\"\\/d\","
-		"\"time_ns\":3500,\"share\":0.0,\"count\":3,\"p50_ns\":1024,"
+		"\"cluster_id\":null,\"time_ns\":3500,\"share\":0.0,\"count\":3,\"p50_ns\":1024,"
 		"\"p99_ns\":1024}");
 	json_object_put(j);
 	free(g);
@@ -234,18 +234,22 @@ static void test_metrics_escape_and_merge(void)
 		"{\"ringbuf_full\":3,\"client_queue_full\":0}}");
 	char *out;
 
-	/* two rows with the same labels (a restarted cluster): one series */
+	/* two rows with the same labels (a restarted cluster: pgoffd gave
+	 * it another number, its identity is the same): one series */
 	CHECK(parse("{\"now_ns\":1,\"rows\":["
-		    "{\"cluster\":1,\"data_dir\":\"/d\\\"q\\\\b\\nn\",\"backend_type\":\"client backend\","
+		    "{\"cluster\":1,\"cluster_id\":\"13e382a564cd7b20\",\"owner\":105,"
+		    "\"data_dir\":\"/d\\\"q\\\\b\\nn\",\"backend_type\":\"client backend\","
 		    "\"database\":\"x\",\"wait\":\"lock\",\"wait_event_type\":\"Lock\","
 		    "\"wait_event\":\"advisory\",\"count\":2,\"time_ns\":1500000000},"
-		    "{\"cluster\":2,\"data_dir\":\"/d\\\"q\\\\b\\nn\",\"backend_type\":\"client backend\","
+		    "{\"cluster\":2,\"cluster_id\":\"13e382a564cd7b20\",\"owner\":105,"
+		    "\"data_dir\":\"/d\\\"q\\\\b\\nn\",\"backend_type\":\"client backend\","
 		    "\"database\":\"x\",\"wait\":\"lock\",\"wait_event_type\":\"Lock\","
 		    "\"wait_event\":\"advisory\",\"count\":1,\"time_ns\":2}]}", &s) == 0);
 	out = render_metrics(&s, st, false);
 	CHECK(out);
 	CHECK(strstr(out, "pgoff_offcpu_seconds_total{cluster=\"/d\\\"q\\\\b\\nn\","
-			  "database=\"x\",backend_type=\"client backend\","
+			  "cluster_id=\"13e382a564cd7b20\",owner=\"105\",container=\"\","
+			  "pod_uid=\"\",database=\"x\",backend_type=\"client backend\","
 			  "wait_event_type=\"Lock\",wait_event=\"advisory\","
 			  "wait=\"lock\",idle=\"false\"} 1.500000002\n"));
 	CHECK(strstr(out, "wait=\"lock\",idle=\"false\"} 3\n"));
@@ -327,6 +331,8 @@ static void test_tables_and_metrics_are_clean(void)
 	int n;
 
 	CHECK(parse("{\"now_ns\":1,\"rows\":[{\"pid\":5,"
+		    "\"cluster_id\":\"c\\u001b1\",\"owner\":7,\"container\":"
+		    "{\"runtime\":\"r\\u0007\",\"id\":\"i\\n9\",\"pod_uid\":\"p\\u009b\"},"
 		    "\"data_dir\":\"/d\\n\xc2\x9b" "2J\",\"database\":\"a\\u009b2J\","
 		    "\"user\":\"u\x9b" "1m\",\"backend_type\":\"b\\n\\u001b[1m\","
 		    "\"wait_event_type\":\"Lock\\u0085\",\"wait_event\":\"\xc0\x9b\","
@@ -342,6 +348,10 @@ static void test_tables_and_metrics_are_clean(void)
 			fprintf(stderr, "top --by %s\n", sv_by_name(bys[i]));
 		CHECK(terminal_safe(buf, 2));
 		CHECK_CONTAINS(buf, i == SV_BY_WAIT ? "Lock?:?? " : "a?2J");
+		if (i != SV_BY_WAIT) {
+			CHECK_CONTAINS(buf, "c?1 ");
+			CHECK_CONTAINS(buf, " i?9 ");
+		}
 		free(buf);
 		buf = NULL;
 	}
@@ -349,7 +359,8 @@ static void test_tables_and_metrics_are_clean(void)
 	CHECK(sv_render_metrics(f, &s, NULL, true) == 0);
 	fclose(f);
 	CHECK(terminal_safe(buf, 0));
-	CHECK_CONTAINS(buf, "{cluster=\"/d\\n?2J\",database=\"a?2J\","
+	CHECK_CONTAINS(buf, "{cluster=\"/d\\n?2J\",cluster_id=\"c?1\",owner=\"7\","
+		       "container=\"i\\n9\",pod_uid=\"p?\",database=\"a?2J\","
 		       "backend_type=\"b\\n?[1m\",wait_event_type=\"Lock?\","
 		       "wait_event=\"??\",wait=\"io?\",idle=\"false\",pid=\"5\"}");
 	free(buf);
@@ -410,6 +421,69 @@ static void test_delta_without_spikes(void)
 	sv_free(&c);
 }
 
+/* A row of cluster ID (owner 999) at the shared path /srv/pgc/data,
+ * in container CT (a runtime's id) or on the host (""). */
+#define IROW(pid, id, ct, ns)                                                \
+	"{\"pid\":" #pid ",\"cluster\":" #pid ",\"cluster_id\":\"" id "\","  \
+	"\"owner\":999," ct "\"data_dir\":\"/srv/pgc/data\",\"backend_type\":" \
+	"\"client backend\",\"database\":\"postgres\",\"wait_event_type\":" \
+	"\"Timeout\",\"wait_event\":\"PgSleep\",\"wait\":\"sleep\","     \
+	"\"count\":1,\"time_ns\":" #ns "}"
+#define CT(id) "\"container\":{\"runtime\":\"docker\",\"id\":\"" id "\"},"
+#define CT_A "3f1c2b9a8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615e4d3"
+
+/*
+ * Two clusters at one path (two containers'), and a look-alike of
+ * another owner: never one series, one database row, one delta; a
+ * container's rows are picked by a prefix of its id.
+ */
+static void test_clusters_at_one_path(void)
+{
+	struct sv_snapshot s, prev, d;
+	struct sv_group *g;
+	char *out;
+	int n;
+
+	CHECK(parse("{\"now_ns\":2,\"rows\":["
+		    IROW(10, "13e382a564cd7b20", CT(CT_A), 1000000000) ","
+		    IROW(20, "9c1de0a7b3f24e61", "", 1000000000) ","
+		    IROW(30, "9c1de0a7b3f24e61", "", 5) "]}", &s) == 0);
+	/* the look-alike's owner differs: the same id is another series */
+	CHECK(parse("{\"now_ns\":1,\"rows\":["
+		    IROW(10, "13e382a564cd7b20", CT(CT_A), 1000) ","
+		    IROW(20, "13e382a564cd7b20", "", 1000) "]}", &prev) == 0);
+	out = render_metrics(&s, NULL, false);
+	CHECK(out);
+	CHECK(count_lines(out, "pgoff_offcpu_seconds_total{") == 2);
+	CHECK_CONTAINS(out, "pgoff_offcpu_seconds_total{cluster=\"/srv/pgc/data\","
+		       "cluster_id=\"13e382a564cd7b20\",owner=\"999\",container=\""
+		       CT_A "\",pod_uid=\"\",database=\"postgres\"");
+	CHECK_CONTAINS(out, "cluster_id=\"9c1de0a7b3f24e61\",owner=\"999\","
+		       "container=\"\",pod_uid=\"\",database=\"postgres\","
+		       "backend_type=\"client backend\",wait_event_type=\"Timeout\","
+		       "wait_event=\"PgSleep\",wait=\"sleep\",idle=\"false\"} 1.000000005\n");
+	free(out);
+	n = sv_group(&s, SV_BY_DATABASE, &g);
+	CHECK(n == 2 && g[0].time_ns == 1000000005 && g[0].backends == 2);
+	free(g);
+	n = sv_group(&s, SV_BY_CLUSTER_WAIT, &g);
+	CHECK(n == 2);
+	free(g);
+	n = sv_group(&s, SV_BY_WAIT, &g);	/* the host's waits: one */
+	CHECK(n == 1);
+	free(g);
+	/* 20's earlier row was another cluster's (a reused pid): whole */
+	CHECK(sv_delta(&prev, &s, &d) == 0);
+	for (size_t i = 0; i < d.n; i++)
+		if (d.rows[i].pid == 20)
+			CHECK(d.rows[i].time_ns == 1000000000);
+	sv_free(&d);
+	CHECK(sv_in_container(&s.rows[0], "3F1C2B9A8E7D"));
+	CHECK(!sv_in_container(&s.rows[1], "3f1c2b9a8e7d"));
+	sv_free(&s);
+	sv_free(&prev);
+}
+
 int main(void)
 {
 	RUN(test_parse_rejects_bad_replies);
@@ -423,5 +497,6 @@ int main(void)
 	RUN(test_tables_and_metrics_are_clean);
 	RUN(test_metrics_longest_labels);
 	RUN(test_delta_without_spikes);
+	RUN(test_clusters_at_one_path);
 	return CHECK_DONE();
 }
