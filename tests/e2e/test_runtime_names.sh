@@ -134,18 +134,23 @@ pgss_tranche() {
 	jobs+=($!)
 	"${pgbench[@]}" -c 6 -j 2 -f "${PGR_SOCK_IN[$R]}/q.sql" >"$f.q.log" 2>&1 &
 	jobs+=($!)
-	: >"$f.psa"
-	seen_pgss() {
-		pgroot_sql "$R" -c "select wait_event from pg_stat_activity
-			where wait_event_type = 'LWLock' and wait_event ilike '%statements%'" >>"$f.psa" 2>/dev/null
-		[ -s "$f.psa" ]
-	}
-	WAIT_STEP=0.005 wait_for 6 seen_pgss
+	# sampled every millisecond or so for 5.5 s from one session (a new
+	# psql every few ms caught none in one run of 18,591 such waits): a
+	# COMMIT a sample, as pg_stat_activity is read once a transaction
+	pgroot_sql "$R" -c "create temp table pgss_seen (w text)" \
+		-c "do \$\$ declare t timestamptz := clock_timestamp(); begin
+			while clock_timestamp() < t + interval '5.5 s' loop
+				insert into pgss_seen select wait_event from pg_stat_activity
+				where wait_event_type = 'LWLock' and wait_event ilike '%statements%';
+				commit;
+				perform pg_sleep(0.001);
+			end loop; end \$\$" \
+		-c "select w from pgss_seen" >"$f.psa" 2>"$f.psa.err"
 	wait "${jobs[@]}"
 	sleep 0.2	# the last episodes reach the watcher within its read interval
 	kill "$wjob"; wait "$wjob" 2>/dev/null
 	name=$(sort "$f.psa" | uniq -c | sort -rn | head -n1 | sed -E 's/^ *[0-9]+ //')
-	note "  pg_stat_statements' lock: pg_stat_activity sampled $(sort "$f.psa" | uniq -c | tr -s ' \n' ' ')"
+	note "  pg_stat_statements' lock: pg_stat_activity sampled $(sort "$f.psa" | uniq -c | tr -s ' \n' ' ') $(head -c 300 "$f.psa.err")"
 	note "  pgoff's LWLock episodes by name: $(jq -r '.pg.wait_event' "$f.json" | sort | uniq -c | sort -rn | head -n 8 | tr -s ' \n' ' ')"
 	check "pg$M: pg_stat_statements' LWLock is named as pg_stat_activity names it (${name:-never sampled})" \
 		jqe -s --arg n "$name" '$n != "" and any(.[]; .pg.wait_event == $n and .pg.wait_event_type == "LWLock")' "$f.json"
