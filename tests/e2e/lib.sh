@@ -163,9 +163,9 @@ backend_sleep() {
 	SLEEPER_PID=$(head -n1 "$out")
 }
 
-# rt_spinner CPU: a SCHED_FIFO task on CPU that spins 1 ms and sleeps
-# 0.3 ms until killed (its pid in RT_SPINNER: kill it in the test's
-# trap). A normal task's wakeup never preempts an RT task, and an RT
+# rt_spinner CPU [PRIO]: a SCHED_FIFO task (priority PRIO, 1 by default)
+# on CPU that spins 1 ms and sleeps 0.3 ms until killed (its pid in
+# RT_SPINNER: kill it in the test's trap). A normal task's wakeup never preempts an RT task, and an RT
 # task's wakeup preempts a normal one at once: a normal task pinned to
 # CPU that wakes while it spins waits in the run queue until the spin
 # ends, and one running there is preempted for 1 ms every 1.3 ms. So
@@ -174,7 +174,7 @@ backend_sleep() {
 # CPU hogs make it likely only. 77 % of the CPU stays under RT
 # throttling (95 %): the rest is the normal tasks'.
 rt_spinner() {
-	chrt -f 1 taskset -c "$1" /usr/bin/python3 -c '
+	chrt -f "${2:-1}" taskset -c "$1" /usr/bin/python3 -c '
 import time
 while True:
     end = time.perf_counter() + 0.001
