@@ -6,7 +6,7 @@
 # times it from the wakeup, the kernel from when the wakee is queued, so
 # pgoff's is at least the kernel's, and more by the wakeup path (on this
 # VM about 10 us a wakeup, more while the host is busy). A backend
-# sleeps 2 ms 400 times on one CPU that a SCHED_FIFO spinner shares with
+# sleeps 2 ms 200 times on one CPU that a SCHED_FIFO spinner shares with
 # it (rt_spinner): pinned there, its wakeups wait in that run queue
 # whenever they come during a spin. CPU hogs did not make that certain:
 # unpinned they could leave a CPU to it, and pinned, nice was moot (the
@@ -18,8 +18,9 @@
 # /proc/PID/schedstat). On this VM the scheduler emits no sched_switch
 # when it leaves its agent's threads (tokio-rt-worker, pid 1): a backend
 # that ran next is back on the CPU unseen, by pgoff or perf alike, and
-# the kernel's count holds a wait no tracer saw. Such a round is told
-# and another one run, up to three.
+# the kernel's count holds a wait no tracer saw (in about a third of
+# rounds twice as long as these). Such a round is told and another one
+# run, up to five.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -41,7 +42,7 @@ rfc3339() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%S.%6NZ; }
 # ended_after FILE TIME: an interval of FILE ended after TIME (rfc3339):
 # pgoffd passes them on in order, so every one that ended before is there
 ended_after() { jqe -s --arg t "$2" 'any(.[]; .time > $t)' "$1" 2>/dev/null; }
-LOOP='do $$ begin for i in 1..400 loop perform pg_sleep(0.002); end loop; end $$;'
+LOOP='do $$ begin for i in 1..200 loop perform pg_sleep(0.002); end loop; end $$;'
 
 for hook in tp_btf raw_tp; do
 	opts=(); [ "$hook" = raw_tp ] && opts=(--raw-tp)
@@ -53,7 +54,7 @@ for hook in tp_btf raw_tp; do
 	# (state S: a backend preempted on its way into the wait still counts)
 	wait_for 5 sleeping "$pid"
 	r0=$(run_delay "$pid")
-	# (its timeout outlasts three rounds on a busy host)
+	# (its timeout outlasts five rounds on a busy host)
 	member watch --view intervals --pid "${pid:-1}" --min 0 --json --timeout 120s >"$out.json" 2>"$out.err" &
 	watcher=$!
 	watchers 1 || note "$hook: the watcher did not subscribe: $(head -c 300 "$out.err")"
@@ -62,7 +63,7 @@ for hook in tp_btf raw_tp; do
 	# on the spinner's CPU, the backend's wakeups during a spin wait
 	check "$hook: the backend is pinned to CPU $cpu" pin "$pid"
 	rt_spinner "$cpu"
-	for round in 1 2 3; do
+	for round in 1 2 3 4 5; do
 		wait_for 5 sleeping "$pid"
 		r0=$(run_delay "$pid") c0=$(pcount "$pid") t0=$EPOCHREALTIME
 		# (the loop may take many seconds: 23 % of a CPU, on a busy host)
