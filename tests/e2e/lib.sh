@@ -37,6 +37,10 @@ e2e_setup() {
 	E2E_DIR=$(mktemp -d /tmp/pgoff-e2e.XXXXXX)
 	chmod 0755 "$E2E_DIR"
 	trap e2e_cleanup EXIT
+	# bash runs no EXIT trap when a signal ends it: a test that
+	# tests/run.sh stops at its limit (SIGTERM) left its cluster, pgoffd
+	# and load behind, on a machine other tests share
+	trap 'exit 143' INT TERM HUP
 	# a world-readable install: a 0700 home would hide the binaries
 	make -s -C "$E2E_TOP" install PREFIX="$E2E_DIR/prefix" BUILD="$PGOFF_BUILD" \
 		SANITIZE="${PGOFF_SANITIZE:-}" >/dev/null
