@@ -29,7 +29,16 @@ load_start() {
 		LOAD_PIDS+=($!)
 	done
 }
-load_stop() { kill "${LOAD_PIDS[@]}" 2>/dev/null; wait "${LOAD_PIDS[@]}" 2>/dev/null; }
+# (reaped pids are forgotten: the trap below must not signal a reused one)
+load_stop() {
+	[ ${#LOAD_PIDS[@]} -gt 0 ] || return 0
+	kill "${LOAD_PIDS[@]}" 2>/dev/null; wait "${LOAD_PIDS[@]}" 2>/dev/null
+	LOAD_PIDS=()
+}
+# (a test killed midway must not leave its loops running psql for ever
+# against a cluster that is gone)
+LOAD_PIDS=()
+trap 'load_stop; e2e_cleanup' EXIT
 load_start
 
 # a client that never reads: pgoffctl blocked on a full pipe (the reader
