@@ -37,6 +37,10 @@ e2e_setup() {
 	E2E_DIR=$(mktemp -d /tmp/pgoff-e2e.XXXXXX)
 	chmod 0755 "$E2E_DIR"
 	trap e2e_cleanup EXIT
+	# bash runs no EXIT trap when a signal ends it: a test that
+	# tests/run.sh stops at its limit (SIGTERM) left its cluster, pgoffd
+	# and load behind, on a machine other tests share
+	trap 'exit 143' INT TERM HUP
 	# a world-readable install: a 0700 home would hide the binaries
 	make -s -C "$E2E_TOP" install PREFIX="$E2E_DIR/prefix" BUILD="$PGOFF_BUILD" \
 		SANITIZE="${PGOFF_SANITIZE:-}" >/dev/null
@@ -161,6 +165,73 @@ backend_sleep() {
 	# psql may take seconds to connect on a loaded machine (the ASan run)
 	WAIT_STEP=0.01 wait_for 10 [ -s "$out" ]
 	SLEEPER_PID=$(head -n1 "$out")
+}
+
+# on_block_device PATH: PATH's file system sits on a block device (a cold
+# read from it reaches a disk; on tmpfs, overlay and the like it never
+# does, and dropping the page cache or fadvise(DONTNEED) empties
+# nothing), its MAJ:MIN (the whole disk's) in BLOCK_DEV; else false, and
+# BLOCK_DEV_WHY says why
+on_block_device() {
+	local majmin
+	# (the last of mounts stacked on one mount point is the one seen)
+	majmin=$(findmnt -no MAJ:MIN -T "$1" | tail -n1 | tr -d ' ')
+	BLOCK_DEV= BLOCK_DEV_WHY=
+	if [ -z "$majmin" ] || [ ! -e "/sys/dev/block/$majmin" ]; then
+		BLOCK_DEV_WHY="$1 is on $(findmnt -no FSTYPE,SOURCE -T "$1" | tail -n1 | tr -s ' '), not on a block device"
+		return 1
+	fi
+	[ -e "/sys/dev/block/$majmin/partition" ] && majmin=$(cat "/sys/dev/block/$majmin/../dev")
+	BLOCK_DEV=$majmin
+}
+
+# io_cgroup MAJ:MIN READ_IOPS: a cgroup (its path in E2E_CGROUP, which
+# e2e_cleanup removes) whose reads from that disk are throttled to
+# READ_IOPS a second: cgroup v1's blkio, or io.max where the host has
+# cgroup v2 only (Debian 12 and later by default); else false, and
+# E2E_CGROUP_WHY says why. A process is moved there by writing its pid
+# to $E2E_CGROUP/cgroup.procs.
+io_cgroup() {
+	E2E_CGROUP= E2E_CGROUP_WHY=
+	if [ -d /sys/fs/cgroup/blkio ]; then
+		E2E_CGROUP=/sys/fs/cgroup/blkio/pgoff-e2e-$$
+		mkdir "$E2E_CGROUP" && echo "$1 $2" >"$E2E_CGROUP/blkio.throttle.read_iops_device" &&
+			return 0
+		E2E_CGROUP_WHY="cgroup v1: cannot throttle reads of $1 in $E2E_CGROUP"
+	elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		# the io controller is the parent's to hand down (systemd does)
+		if ! grep -qw io /sys/fs/cgroup/cgroup.subtree_control; then
+			E2E_CGROUP_WHY="cgroup v2: the io controller is not enabled for /sys/fs/cgroup's children (cgroup.subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control))"
+			return 1
+		fi
+		E2E_CGROUP=/sys/fs/cgroup/pgoff-e2e-$$
+		mkdir "$E2E_CGROUP" && echo "$1 riops=$2" >"$E2E_CGROUP/io.max" && return 0
+		E2E_CGROUP_WHY="cgroup v2: cannot throttle reads of $1 with $E2E_CGROUP/io.max"
+	else
+		E2E_CGROUP_WHY="neither cgroup v1's blkio nor cgroup v2 is mounted at /sys/fs/cgroup"
+	fi
+	return 1
+}
+
+# rt_spinner CPU [PRIO]: a SCHED_FIFO task (priority PRIO, 1 by default)
+# on CPU that spins 1 ms and sleeps 0.3 ms until killed (its pid in
+# RT_SPINNER: kill it in the test's trap). A normal task's wakeup never preempts an RT task, and an RT
+# task's wakeup preempts a normal one at once: a normal task pinned to
+# CPU that wakes while it spins waits in the run queue until the spin
+# ends, and one running there is preempted for 1 ms every 1.3 ms. So
+# the wait is certain whatever nice, autogroups (a backend started by
+# pg_ctl has an autogroup of its own) or EEVDF's wakeup preemption do;
+# CPU hogs make it likely only. 77 % of the CPU stays under RT
+# throttling (95 %): the rest is the normal tasks'.
+rt_spinner() {
+	chrt -f "${2:-1}" taskset -c "$1" /usr/bin/python3 -c '
+import time
+while True:
+    end = time.perf_counter() + 0.001
+    while time.perf_counter() < end:
+        pass
+    time.sleep(0.0003)' &
+	RT_SPINNER=$!
 }
 
 # our_progs: pgoff programs loaded in the kernel (names cut at 15 chars)

@@ -64,22 +64,34 @@ check "a line over the limit: line_too_long" p too_long line_too_long
 check "... and the connection is closed" p after_too_long closed
 grep -v '^[a-z_]* [a-z_]*$' "$E2E_DIR/proto.out" | sed 's/^/# /'
 
-# A client killed while events stream to it does not hurt the broker.
+# A client killed while events stream to it does not hurt the broker:
+# it is killed once its events are seen coming
 ( while :; do sql -c "select pg_sleep(0.002)" >/dev/null 2>&1; done ) &
 load=$!
-"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --min 1ms --json >/dev/null 2>&1 &
+"${AS_MEMBER[@]}" "$PGOFFCTL" --socket "$SOCK" watch --min 1ms --json >"$E2E_DIR/killed.json" 2>&1 &
 watcher=$!
-sleep 1.5
+watchers 1 || note "the watch to kill did not subscribe"
+seen() { grep -cE '"type":"(episode|offcpu)"' "$E2E_DIR/killed.json"; }
+streaming() { [ "$(seen)" -ge 10 ] && kill -0 "$watcher" 2>/dev/null; }
+wait_for 15 streaming
+check "events stream to the client to kill ($(seen) seen, it runs)" streaming ||
+	note "its output: $(head -c 300 "$E2E_DIR/killed.json")"
 { kill -KILL "$watcher"; wait "$watcher"; } 2>/dev/null
 kill "$load"; wait "$load" 2>/dev/null
 check "pgoffd is alive after a client was killed mid-stream" kill -0 "$E2E_BROKER_PID"
-clients=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq .clients)
-check "the killed client is gone (clients = $clients, want 1: the asker)" [ "$clients" = 1 ]
+# pgoffd learns of the client's end once it reads its side of the
+# connection, a loop round or more later
+clients=
+only_the_asker() { clients=$(member status --json | jq .clients); [ "$clients" = 1 ]; }
+wait_for 5 only_the_asker
+check "the killed client is gone (clients = ${clients:-?}, want 1: the asker)" [ "$clients" = 1 ]
 
 # A cluster started after pgoffd is found by the next scan (once a
-# second), and ps, cached for up to a second, shows it: 4 s leaves the
-# prober's answer time on a loaded machine, with a sanitizer build. It is
-# told by its postmaster: initdb's bootstrap postgres is one too.
+# second), and ps, cached for up to a second, shows it. The check is
+# that it is found, within 15 s (a pgoffd that never finds it); how
+# long it took is a figure (the prober's answer on a loaded machine, a
+# sanitizer build). It is told by its postmaster: initdb's bootstrap
+# postgres is one too.
 second=$E2E_DIR/pg2
 mkdir -p "$second" && chown postgres "$second"
 su postgres -s /bin/sh -c "$PGBIN/initdb -D '$second/data' -A trust -U postgres" >/dev/null 2>&1
@@ -92,11 +104,10 @@ lists_second() {
 		jqe --arg d "$second/data" --argjson p "$port2" --argjson pm "${postmaster2:-0}" \
 			'any(.clusters[]; .data_dir == $d and .port == $p and .postmaster_pid == $pm)'
 }
-WAIT_STEP=0.1 wait_for 15 lists_second
-found_ms=$(( (${EPOCHREALTIME/./} - started) / 1000 ))
-found_limit=4000
-check "a cluster started after pgoffd is traced: its postmaster ${postmaster2:-?}, port $port2, in $found_ms ms (< $found_limit)" \
-	[ "$found_ms" -lt "$found_limit" ] ||
+found=false
+WAIT_STEP=0.1 wait_for 15 lists_second && found=true
+note "the cluster started after pgoffd was found in $(( (${EPOCHREALTIME/./} - started) / 1000 )) ms"
+check "a cluster started after pgoffd is traced: its postmaster ${postmaster2:-?}, port $port2" $found ||
 	note "clusters: $(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" ps --json | jq -c '[.clusters[] | [.data_dir, .port, .postmaster_pid]]')"
 # its backend sleeps once the watch has subscribed: none of it is missed
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --pg-wait Timeout:PgSleep --min 200ms \
@@ -123,8 +134,13 @@ watchers 2
 # to the foreground group: the prober must not go first and make pgoffd
 # exit 1 ("the prober is gone"), as it did one stop in four
 prober=$(pgrep -P "$E2E_BROKER_PID" | head -n1)
-kill -TERM "${prober:-0}" 2>/dev/null
-kill -INT "${prober:-0}" 2>/dev/null
+# (never pid 0: that would signal this test's own process group)
+if [ -n "$prober" ]; then
+	kill -TERM "$prober" 2>/dev/null
+	kill -INT "$prober" 2>/dev/null
+else
+	note "pgoffd ($E2E_BROKER_PID) has no child: no prober to signal"
+fi
 sleep 0.3
 pstate=$(awk '{ print $3 }' "/proc/${prober:-0}/stat" 2>/dev/null)
 check "the prober ($prober) ignores SIGTERM and SIGINT sent to the group (state ${pstate:-gone})" \
@@ -176,6 +192,9 @@ check "a second broker on a live socket refuses to start" \
 	grep -q "another pgoffd is already serving" "$E2E_DIR/second-broker.log"
 hook=$(as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" status --json | jq -r .hook)
 check "--raw-tp uses the raw_tp programs" [ "$hook" = raw_tp ]
+# the sleep's backend is traced once the new broker's scan found its
+# postmaster (a sanitizer build's first scan may come seconds later)
+wait_for 10 traced_again || note "the raw_tp broker does not trace the cluster after 10 s"
 as "$E2E_MEMBER" "$PGOFFCTL" --socket "$SOCK" watch --view intervals --pg-wait Timeout:PgSleep \
 	--min 200ms --json --count 1 --timeout 15s >"$E2E_DIR/raw.out" 2>&1 &
 w=$!

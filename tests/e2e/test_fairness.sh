@@ -106,7 +106,9 @@ wait "${floods[@]}"
 wait "$outsider"
 denied_rc=$?
 kill "$load" 2>/dev/null; wait "$load" 2>/dev/null
-sleep 1.2	# a tick: held-back log lines are told
+# a tick later the held-back log lines are told
+denied_told() { grep -q "client uid $(id -u "$E2E_OUTSIDER"): suppressed [0-9]* similar lines" "$E2E_DIR/pgoffd.log"; }
+wait_for 5 denied_told
 read -r _ quiet_p50 quiet_p99 _ _ <"$E2E_DIR/quiet.out"
 read -r samples p50 p99 max hello <"$E2E_DIR/probe.out"
 sent=$(cat "$E2E_DIR"/noread.* | awk '{ s += $1 } END { print s + 0 }')
@@ -120,9 +122,14 @@ note "a new member's connect and hello under the flood: $hello ms"
 note "status latency under the flood: $samples samples, p50 $p50 ms, p99 $p99 ms, max $max ms; pgoffd at ${broker_cpu}% of a CPU ($((cpu1 - cpu0)) ticks in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 note "6 non-reading connections got $sent requests into pgoffd's socket; 2 reading ones had $done_reads answered"
 note "pgoffd RSS: ${rss_before} kB before, ${rss_flood} kB during the flood; $lines log lines"
-check "status answered within 100 ms (p99 $p99 ms of $samples) while a member floods" \
-	between "${p99:-999}" 0 100 || note "$(tail -n +2 "$E2E_DIR/probe.out")"
-check "a new member connects and says hello within 1 s ($hello ms)" between "$hello" 0 1000
+# Functional bounds, not the machine's speed: the 2 CPUs are shared with
+# 8 flooders, 40 backends and whatever else runs there (the sanitizer
+# build, other jobs), and a p99 of tens of ms says only that. A loop the
+# flood stalled, or serving the flooders first, keeps the probe waiting
+# for seconds: pgoffctl's own limit is 10 s, the flood lasts 10 s.
+check "status answered within 1 s (p99 $p99 ms of $samples) while a member floods" \
+	between "${p99:-9999}" 0 1000 || note "$(tail -n +2 "$E2E_DIR/probe.out")"
+check "a new member connects and says hello within 3 s ($hello ms)" between "${hello:-9999}" 0 3000
 # a connection not read takes what the kernel buffers (about 200 KiB each
 # way) and what was answered before 64 KiB of replies waited: not more
 check "connections that do not read are not read: $sent requests taken from 6 in 10 s" \
@@ -134,8 +141,7 @@ check "pgoffd's memory stays bounded (RSS ${rss_flood} kB, was ${rss_before} kB)
 check "the flood and a thousand denied connections: $lines log lines (limited per uid)" \
 	[ "$lines" -lt 200 ]
 check "an outsider's 1000 connections were all refused (denied.py exit $denied_rc)" [ "$denied_rc" = 0 ]
-check "the denied lines were counted and told" \
-	grep -q "client uid $(id -u "$E2E_OUTSIDER"): suppressed [0-9]* similar lines" "$E2E_DIR/pgoffd.log"
+check "the denied lines were counted and told" denied_told
 check "pgoffd is still alive" kill -0 "$E2E_BROKER_PID"
 if [ "$lines" -lt 200 ]; then
 	tail -n 5 "$E2E_DIR/pgoffd.log" | sed 's/^/# pgoffd: /'

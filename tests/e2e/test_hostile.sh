@@ -23,21 +23,26 @@ out_uid=$(id -u "$E2E_OUTSIDER")
 # status_latency WHEN: status round trips for 5 s, 1000 at least, while
 # the attack goes on: status is served from a cache, and the attack must
 # not stall pgoffd's loop for most requests (its once-a-second scan may
-# hold up one each time: the slowest few are not the 99th percentile)
+# hold up one each time: the slowest few are not the 99th percentile).
+# The bound is functional, 1 s: a loop the attack stalls holds requests
+# for seconds (pgoffctl gives up at 10 s); tens of ms, as measured on a
+# quiet machine, are the figure the note prints, and a busy 2-CPU
+# machine (the sanitizer build, other jobs) may exceed them.
 status_latency() {
 	local out n p50 p99 max
 	out=$(/usr/bin/python3 "$E2E_TOP/tests/e2e/status_latency.py" "$SOCK" 5 2>&1)
 	read -r n p50 p99 max _ <<<"$out"
 	note "status round trips $1: ${n:-?}, p50 ${p50:-?} ms, p99 ${p99:-?} ms, max ${max:-?} ms"
-	check "status answers within 100 ms at p99 $1 (${p99:-?} ms of ${n:-?} round trips)" \
-		between "${p99:-999}" 0 100 || note "$(tail -n +2 <<<"$out")"
+	check "status answers within 1 s at p99 $1 (${p99:-?} ms of ${n:-?} round trips)" \
+		between "${p99:-9999}" 0 1000 || note "$(tail -n +2 <<<"$out")"
 }
 
 # sigterm_ends_pgoffd WHEN: pgoffd's own shutdown, from SIGTERM to its
-# last log line, within 1 s: it kills the prober's workers rather than
-# wait for their 3 s deadline. The exit after that line: 1 s, or 10 s
-# for a sanitizer build (its leak scan runs then); a pgoffd that hangs
-# is killed and fails.
+# last log line, within 2.5 s: it kills the prober's workers rather than
+# wait for their 3 s deadline, which is what the bound tells apart (a
+# few ms on a quiet machine; the rest is room for a busy one). The exit
+# after that line: 1 s, or 10 s for a sanitizer build (its leak scan
+# runs then); a pgoffd that hangs is killed and fails.
 exited() { case $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) in "" | Z) return 0 ;; esac; return 1; }
 sigterm_ends_pgoffd() {
 	local t0=${EPOCHREALTIME/./} stopped_ms=none exit_ms=none exit_limit=1000
@@ -49,12 +54,12 @@ sigterm_ends_pgoffd() {
 		exit_ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
 	[ "$exit_ms" = none ] && kill -KILL "$E2E_BROKER_PID"
 	e2e_stop_broker TERM
-	check "SIGTERM ends pgoffd $1: shut down in ${stopped_ms} ms (< 1000), exited in ${exit_ms} ms (then < $exit_limit), status ${E2E_BROKER_RC}" \
+	check "SIGTERM ends pgoffd $1: shut down in ${stopped_ms} ms (< 2500), exited in ${exit_ms} ms (then < $exit_limit), status ${E2E_BROKER_RC}" \
 		shut_down_in_time "$stopped_ms" "$exit_ms" "$exit_limit" ||
 		sed 's/^/# pgoffd: /' "$E2E_DIR/pgoffd.log" | tail -n 5
 }
 shut_down_in_time() {	# STOPPED_MS EXIT_MS EXIT_LIMIT
-	[ "$1" != none ] && [ "$2" != none ] && [ "$1" -lt 1000 ] &&
+	[ "$1" != none ] && [ "$2" != none ] && [ "$1" -lt 2500 ] &&
 		[ "$2" -lt $(($1 + $3)) ] && [ "$E2E_BROKER_RC" = 0 ]
 }
 
@@ -126,6 +131,8 @@ start_fakes 150
 fake_list=$(pgrep -u "$out_uid" -f "bin/postgres 600")
 fakes=$(wc -w <<<"$fake_list")
 note "attacker: $fakes processes named postgres, clusters on ports ${ports[*]}"
+# the checks that no fake is traced would pass on an empty list
+check "the attacker's 300 fake postmasters run ($fakes)" [ "$fakes" -ge 300 ]
 
 status_latency "under attack"
 

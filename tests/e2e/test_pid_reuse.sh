@@ -14,9 +14,10 @@ reuse_traced_backend_gone
 
 # the same pid for a shell of the cluster's uid: the pid counter set just
 # below it and a fork at once, retried if another fork came in between
-/usr/bin/python3 - "$victim" "$(id -u postgres)" "$(id -g postgres)" >"$E2E_DIR/reuse.out" 2>&1 <<'PY' &
+/usr/bin/python3 - "$victim" "$(id -u postgres)" "$(id -g postgres)" "$REUSE_RELEASE" \
+	>"$E2E_DIR/reuse.out" 2>&1 <<'PY' &
 import os, sys
-want, uid, gid = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+want, uid, gid, release = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 for attempt in range(500):
     with open("/proc/sys/kernel/ns_last_pid", "w") as f:
         f.write(str(want - 1))
@@ -27,10 +28,12 @@ for attempt in range(500):
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)
-        # blocks in wait4 for 250 ms, 16 times: far above --min 1ms,
-        # and long enough for pgoffd to have noticed under ASan
-        os.execv("/bin/sh", ["postgres: postgres postgres [local] idle", "-c",
-                             "for i in $(seq 16); do sleep 0.25; done"])
+        # blocks in wait4 for 250 ms, 16 times at least (far above
+        # --min 1ms) and until the test releases it
+        title = "postgres: postgres postgres [local] idle"
+        os.execv("/bin/sh", [title, "-c",
+                             'i=0; while [ $i -lt 16 ] || [ ! -e "$1" ]; do sleep 0.25; i=$((i + 1)); done',
+                             title, release])
     if pid == want:
         print("reused after %d attempts" % (attempt + 1), flush=True)
         _, status = os.waitpid(pid, 0)

@@ -16,9 +16,10 @@ reuse_traced_backend_gone
 # the pid for the second thread of a process of the cluster's uid: it
 # starts a thread as soon as root has set the pid counter just below the
 # pid, again until no other fork came in between
-/usr/bin/python3 - "$victim" "$(id -u postgres)" "$(id -g postgres)" >"$E2E_DIR/reuse.out" 2>&1 <<'PY' &
+/usr/bin/python3 - "$victim" "$(id -u postgres)" "$(id -g postgres)" "$REUSE_RELEASE" \
+	>"$E2E_DIR/reuse.out" 2>&1 <<'PY' &
 import os, sys, threading, time
-want, uid, gid = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+want, uid, gid, release = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 # the pid counter is root's to set; the process that starts the threads
 # runs as the uid, all four ids: it asks for a thread on a pipe
 go_r, go_w = os.pipe()
@@ -33,10 +34,12 @@ if child == 0:
         if threading.get_native_id() != want:
             return
         got.set()
-        # blocks 250 ms, 16 times: far above --min 1ms, and long
-        # enough for pgoffd to have noticed under ASan
-        for _ in range(16):
+        # blocks 250 ms, 16 times at least (far above --min 1ms) and
+        # until the test releases it
+        n = 0
+        while n < 16 or not os.path.exists(release):
             time.sleep(0.25)
+            n += 1
     while os.read(go_r, 1):
         t = threading.Thread(target=sleeper)
         t.start()
@@ -62,5 +65,5 @@ PY
 reuser=$!
 # the process that holds the thread: its other threads' events are its too
 holder() { sed -n 's/^reused as a thread of pid \([0-9]*\) .*/\1/p' "$E2E_DIR/reuse.out"; }
-wait_for 10 grep -q reused "$E2E_DIR/reuse.out"
+wait_for 10 grep -qs reused "$E2E_DIR/reuse.out"
 reuse_check "$reuser" thread "$(holder)"

@@ -33,8 +33,10 @@ mkfifo "$E2E_DIR/a.fifo"
 sql <"$E2E_DIR/a.fifo" >"$E2E_DIR/a.out" &
 a_job=$!
 exec 3>"$E2E_DIR/a.fifo"
-echo "select pg_backend_pid(); begin; update t set v = 1 where id = 1;" >&3
-wait_for 2 [ -s "$E2E_DIR/a.out" ]
+# (its pid is printed once the row is A's: B cannot take it first; psql
+# may take seconds to start on a loaded machine)
+echo "begin; update t set v = 1 where id = 1; select pg_backend_pid();" >&3
+check "A holds the row lock (its psql printed its backend's pid)" wait_for 10 [ -s "$E2E_DIR/a.out" ]
 sql -c "update t set v = 2 where id = 1" >/dev/null &
 b_job=$!
 IFS='|' read -r b_pid _ _ <<<"$(psa_wait_for "wait_event_type = 'Lock'")"

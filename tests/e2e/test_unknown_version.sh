@@ -20,11 +20,14 @@ assert data.count(old) == 1, data.count(old)
 open(sys.argv[2], 'wb').write(data.replace(old, b"(PostgreSQL) 20."))
 PY
 chmod 0755 "$bindir/postgres"
+# 20.N, N the host's minor release (15.N): what the copy and pgoffd say
+minor=$("$PGBIN/postgres" --version | sed -n 's/.*(PostgreSQL) 15\.\([0-9]*\).*/\1/p')
+v20=20.${minor:-?}
 # it finds its libraries and share files beside its bin directory
 ln -s /usr/lib/postgresql/15/lib "$E2E_DIR/pg20/lib"
 ln -s /usr/share/postgresql/15 "$E2E_DIR/pg20/share"
-check "the copy says it is PostgreSQL 20" \
-	bash -c "'$bindir/postgres' --version | grep -q '(PostgreSQL) 20.18'"
+check "the copy says it is PostgreSQL $v20 ($("$bindir/postgres" --version))" \
+	bash -c "'$bindir/postgres' --version | grep -qF '(PostgreSQL) $v20 '"
 # pg_ctl would start the postgres beside its own real path: -p names it
 PGCTL_POSTGRES="-p $bindir/postgres" pg_start ||
 	{ not_ok "start the PostgreSQL that says 20"; exit 1; }
@@ -34,12 +37,12 @@ e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 
 member ps --json >"$E2E_DIR/ps.json"
 note "ps: $(jq -c '.clusters' "$E2E_DIR/ps.json")"
-check "ps: the cluster is version 20.18 with no wait names, and says why" \
-	jqe --arg d "$PGDATA_DIR" 'any(.clusters[] | select(.data_dir == $d); .version == "20.18" and
+check "ps: the cluster is version $v20 with no wait names, and says why" \
+	jqe --arg d "$PGDATA_DIR" --arg v "$v20" 'any(.clusters[] | select(.data_dir == $d); .version == $v and
 		.wait_names == null and (.wait_names_missing | test("no names for PostgreSQL 20")))' "$E2E_DIR/ps.json"
 member status --json >"$E2E_DIR/status.json"
 check "status lists it among the clusters whose waits cannot be named" \
-	jqe '.clusters_unnamed | length == 1 and .[0].version == "20.18"' "$E2E_DIR/status.json"
+	jqe --arg v "$v20" '.clusters_unnamed | length == 1 and .[0].version == $v' "$E2E_DIR/status.json"
 check "the log says so, once" \
 	[ "$(grep -c 'no names for PostgreSQL 20' "$E2E_DIR/pgoffd.log")" = 1 ]
 

@@ -17,14 +17,19 @@ sql -c "create table t(id int primary key, v int); insert into t values (1, 0);
 	create table ctl(done bool); insert into ctl values (false);"
 # every LWLock wait counts, also those shorter than the default floor;
 # no record, whose subscription would widen the kernel's filter to every
-# interval of pgbench's backends
-e2e_start_broker --min-floor 1ns --record no || { not_ok "start pgoffd"; exit 1; }
+# interval of pgbench's backends. The ring (32 MiB) and each client's
+# queue (64 MiB) hold many times what the 5 s of pgbench below make
+# (about 3,000 episodes here): however long pgoffd or pgoffctl are
+# descheduled, nothing may be lost.
+e2e_start_broker --min-floor 1ns --record no --ringbuf-size 33554432 --queue-bytes 67108864 ||
+	{ not_ok "start pgoffd"; exit 1; }
 st=$("$PGOFFCTL" --socket "$SOCK" status --json)
 check "status: the cluster's binary is probed with its 8 sites" \
 	jqe '.usdt_binaries[] | select(.path == "/usr/lib/postgresql/15/bin/postgres") | .probed and .sites == 8' <<<"$st"
 note "usdt_binaries: $(jq -c .usdt_binaries <<<"$st")"
 counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
-# episode: boundary, event, start and end (epoch s), duration (ms)
+# episode: boundary, event, start and end (epoch s), duration (ms),
+# intervals, blocked, runq and on_cpu (ms)
 episodes_of() {
 	/usr/bin/python3 -c '
 import json, sys, datetime
@@ -38,7 +43,7 @@ for line in open(sys.argv[1]):
     print(e["boundary"], e["pg"]["wait_event"], "%.6f" % ts(e["start"]),
           "%.6f" % ts(e["time"]), "%.3f" % (e["duration_ns"] / 1e6),
           e["intervals"], "%.3f" % (e["blocked_ns"] / 1e6),
-          "%.3f" % (e["runq_ns"] / 1e6))
+          "%.3f" % (e["runq_ns"] / 1e6), "%.3f" % (e["on_cpu_ns"] / 1e6))
 ' "$@"
 }
 # episodes_seen FILE PID [AWK-CONDITION]: FILE has an episode of PID (one
@@ -116,9 +121,11 @@ check "all of them exact, on the holder's transactionid" \
 # 2 ms and committed between t1 and t2. Each wait began before t0, and
 # its waiter was woken by that commit: within 0.5 ms of [t1, t2], its end
 # less the time it then waited for a CPU (runq_ns; on this 2-CPU VM up
-# to ms). The scheduler adds its own noise on a shared machine (in about
-# 2,000 episodes of 10 runs, 5 were woken 2-6 ms late under load, the
-# cause not found): the median must be within 0.5 ms and 95 % of them
+# to ms) and at most its time counted on the CPU in the wait (on_cpu_ns:
+# from the switch-in to the done probe, where a stalled vCPU's time goes,
+# and that of a switch no tracer saw: test_runq). Measured against the
+# end less runq_ns alone, in about 2,000 episodes of 10 runs 5 were 2-6
+# ms late under load. The median must be within 0.5 ms and 95 % of them
 # too; every outlier is printed.
 /usr/bin/python3 - "$E2E_DIR/w.txt" "$E2E_DIR/h.txt" >"$E2E_DIR/cmp.txt" <<'PY'
 import sys
@@ -126,19 +133,20 @@ w = [l.split() for l in open(sys.argv[1])]
 h = [l.split() for l in open(sys.argv[2])]
 bad, far, offs, runq = 0, 0, [], []
 for x in w:
-    start, end, rq = float(x[2]), float(x[3]), float(x[7]) / 1000
-    woken = end - rq
+    start, end, rq, oncpu = float(x[2]), float(x[3]), float(x[7]) / 1000, float(x[8]) / 1000
+    # woken in [end - runq - on_cpu, end - runq]
+    woken, earliest = end - rq, end - rq - oncpu
     hold = min(h, key=lambda r: abs(float(r[2]) - woken))
     t0, t1, t2 = float(hold[1]), float(hold[2]), float(hold[3])
-    off = 0 if t1 <= woken <= t2 else min(abs(woken - t1), abs(woken - t2)) * 1000
+    off = 0 if earliest <= t2 and woken >= t1 else min(abs(earliest - t2), abs(woken - t1)) * 1000
     offs.append(abs(off))
     runq.append(rq * 1000)
     if start > t0 or off > 5:
         far += 1
     if start > t0 or off > 0.5:
         bad += 1
-        print("#   episode %.6f..%.6f (runq %.3f ms) vs hold %s %.6f, commit %.6f..%.6f" %
-              (start, end, rq * 1000, hold[0], t0, t1, t2))
+        print("#   episode %.6f..%.6f (runq %.3f ms, on cpu %.3f ms) vs hold %s %.6f, commit %.6f..%.6f" %
+              (start, end, rq * 1000, oncpu * 1000, hold[0], t0, t1, t2))
 offs.sort()
 runq.sort()
 print(bad, far, "%.3f %.3f %.3f" % (offs[len(offs) // 2], offs[-1], runq[-1]) if offs else "- - -")
@@ -148,8 +156,10 @@ read -r bad far emed emax rqmax <<<"$(grep -v '^#' "$E2E_DIR/cmp.txt")"
 note "waiter woken outside the holder's commit: median $emed ms, largest $emax ms; largest run-queue wait after it $rqmax ms"
 check "episodes start before the holder saw them and are woken within 0.5 ms of its commit: median $emed ms (<= 0.5), $bad of $n are not (<= 5 %)" \
 	/usr/bin/python3 -c "import sys; sys.exit(not ($n > 0 and $emed <= 0.5 and $bad * 20 <= $n))"
+# (a hold the machine stretched past 50 ms is one of them: the same ones)
 n50=$(episodes_of "$E2E_DIR/w50.json" "$wpid" | wc -l)
-check "watch --pg-wait Lock --min 50ms prints none of them ($n50)" [ "$n50" = 0 ]
+long=$(awk '$5 >= 50' "$E2E_DIR/w.txt" | wc -l)
+check "watch --pg-wait Lock --min 50ms prints only those of 50 ms or more ($n50, of $long)" [ "$n50" = "$long" ]
 
 # 2. One 1 s wait, split by the deadlock check at deadlock_timeout
 # (200 ms) and by log_lock_waits' line: one episode.
@@ -257,12 +267,10 @@ exact_lw
 lost_now	# a slow watcher's queue may have overflowed until the end
 ninf=$(jq -s '[.[] | select(.type == "episode" and .boundary != "exact")] | length' "$E2E_DIR/lw.json")
 note "pgbench: $(grep -E '^tps' "$E2E_DIR/pgbench.log" | head -1); lwlock__wait__start $hits, done $done_hits; exact LWLock episodes $nlw, others $ninf; lost $lost; watch said: $(head -c 300 "$E2E_DIR/lw.err")"
-# a counted loss (8 clients on 2 CPUs, the sanitizer build's pgoffd or
-# pgoffctl descheduled on a busy host: the kernel's ring or the client's
-# queue fills) may hide episodes, never add any: exact when nothing was
-# lost, and never fewer than half
-check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges, less at most the $lost events lost" \
-	bash -c "[ $hits -gt 0 ] && [ $nlw -ge $((hits / 2)) ] && [ \$(( $nlw - $hits )) -le 2 ] && [ \$(( $nlw + $lost - $hits )) -ge -2 ]"
+# the ring and the queues hold the whole run (see pgoffd's options above):
+# nothing lost, and one exact episode for each hit
+check "LWLock contention: exact episodes ($nlw) == lwlock__wait__start hits ($hits), +-2 at the edges, none lost ($lost)" \
+	bash -c "[ $hits -gt 0 ] && [ $lost = 0 ] && [ \$(( $nlw - $hits )) -le 2 ] && [ \$(( $nlw - $hits )) -ge -2 ]"
 
 # 5. Binaries that appear after pgoffd started: the prober links a
 # root-owned one (exact episodes), says why a build without probes is

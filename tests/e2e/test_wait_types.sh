@@ -2,18 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Kernel wait types reached by real workloads (the others are in the
 # other tests: lock, io from a cold read, poll from an idle client, sleep
-# from pg_sleep): cpu from a backend preempted by CPU hogs, net from a
-# client that stops reading a COPY, io from the WAL flush of commits.
+# from pg_sleep): cpu from a backend preempted by a SCHED_FIFO spinner on
+# its CPU, net from a client that stops reading a COPY, io from the WAL
+# flush of commits.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
 
 pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
+RT_SPINNER=
+trap 'kill $RT_SPINNER 2>/dev/null; e2e_cleanup' EXIT
 
-# --- cpu: runnable but not running, both cores taken by hogs
-hogs=()
-for _ in 1 2 3 4; do ( while :; do :; done ) & hogs+=($!); done
+# --- cpu: runnable but not running: the busy backend shares its CPU
+# with rt_spinner, which preempts it for 1 ms every 1.3 ms (unpinned CPU
+# hogs could leave it a CPU, and EEVDF and autogroups decide how often
+# they preempt it)
+cpu=$(($(nproc) - 1))
+pin() { taskset -pc "$cpu" "$1" >/dev/null; }
 # a loop, not a set: generate_series in FROM spills to a temp file, and a
 # backend preempted while writing it is in IO:BufFileWrite
 psql -X -q -At -c "select pg_backend_pid()" \
@@ -21,9 +27,11 @@ psql -X -q -At -c "select pg_backend_pid()" \
 cpu_job=$!
 WAIT_STEP=0.01 wait_for 10 [ -s "$E2E_DIR/cpu.out" ] || note "the busy session's psql printed nothing in 10 s"
 cpu_pid=$(head -n1 "$E2E_DIR/cpu.out")
+check "cpu: the busy backend is pinned to CPU $cpu" pin "${cpu_pid:-0}"
+rt_spinner "$cpu"
 member watch --view intervals --type cpu --pid "$cpu_pid" --min 1ms --json --count 1 \
 	--timeout 20s >"$E2E_DIR/cpu.json"
-kill "${hogs[@]}"; wait "${hogs[@]}" 2>/dev/null
+kill "$RT_SPINNER"; wait "$RT_SPINNER" 2>/dev/null; RT_SPINNER=
 sql -c "select pg_cancel_backend($cpu_pid)" >/dev/null	# the loop has served
 wait "$cpu_job"
 check "cpu: a preempted backend is wait cpu, all of it in the run queue, no waker" \
