@@ -115,8 +115,15 @@ episodes_of "$E2E_DIR/w1.json" "$wpid" >"$E2E_DIR/w.txt"
 note "waiter $wpid: $(wc -l <"$E2E_DIR/w.txt") Lock episodes; boundaries: $(cut -d' ' -f1 "$E2E_DIR/w.txt" | sort | uniq -c | tr -s ' \n' ' ')"
 n=$(wc -l <"$E2E_DIR/w.txt")
 check "200 holds give 200 +- 2 waiter episodes ($n)" between "$n" 198 202
-check "all of them exact, on the holder's transactionid" \
-	bash -c "! grep -v '^exact transactionid ' '$E2E_DIR/w.txt'"
+# (one more kind is PostgreSQL's own: when the holder comes back for the
+# row before the waiter's commit, the holder queues behind the waiter
+# holding the row's tuple lock, and the waiter's next request waits on
+# that tuple lock first; seen once in 200 holds under ASan)
+n_xid=$(grep -c '^exact transactionid ' "$E2E_DIR/w.txt")
+n_tuple=$(grep -c '^exact tuple ' "$E2E_DIR/w.txt")
+check "all of them exact, on the holder's transactionid ($n_xid), or on the row's tuple lock where the holder queued behind the waiter ($n_tuple, at most 2)" \
+	bash -c "! grep -v '^exact transactionid \|^exact tuple ' '$E2E_DIR/w.txt' && [ $n_tuple -le 2 ] && [ $n_xid -ge 198 ]" ||
+	grep -v '^exact transactionid ' "$E2E_DIR/w.txt" | head -n 5 | sed 's/^/#   /'
 # against the holder's own clock: it saw the waiter queued (t0), slept
 # 2 ms and committed between t1 and t2. Each wait began before t0, and
 # its waiter was woken by that commit: within 0.5 ms of [t1, t2], its end
