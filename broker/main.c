@@ -654,15 +654,16 @@ static void setup(struct broker *b, int argc, char **argv)
 		log_fatal(ENOMEM, "out of memory");
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	configure(b, &s);
+	/* before the first probes: their answers hand it files */
+	b->symbol_log.about = "mapped files of";
+	if (usyms_new(&b->events.usyms, NULL))
+		log_fatal(ENOMEM, "out of memory");
 	attach(b, &s);
 	if (b->cfg.record)
 		open_record(b, &s);
 	b->events.ksyms = b->ksyms;
 	b->events.ksyms_cache = &b->ksyms_cache;
 	b->events.registry = b->registry;
-	b->symbol_log.about = "mapped files of";
-	if (usyms_new(&b->events.usyms, NULL))
-		log_fatal(ENOMEM, "out of memory");
 	b->stats.tracer = b->tracer;
 	b->texts.tracer = b->tracer;
 	b->stats.registry = b->registry;
