@@ -75,7 +75,7 @@ PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/
 BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c broker/json_writer.c broker/server.c \
 	broker/control_socket.c broker/ksyms.c broker/classify.c \
 	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
-	broker/uelf.c broker/usyms.c \
+	broker/uelf.c broker/usyms.c broker/fs_kind.c broker/symfiles.c \
 	broker/pg_wait_names_data.c broker/pg_status_layout.c broker/pg_status_layout_data.c \
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
@@ -172,10 +172,10 @@ TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wa
 	$(PG_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pprof := client/pprof.c client/event_frames.c
-TEST_NEEDS_usyms := broker/uelf.c
+TEST_NEEDS_usyms := broker/uelf.c broker/fs_kind.c broker/symfiles.c
 TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
 	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
-	broker/uelf.c broker/syscall_wait.c broker/cluster_ident.c broker/container.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
+	broker/uelf.c broker/fs_kind.c broker/syscall_wait.c broker/cluster_ident.c broker/container.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
 TEST_NEEDS_usdt := broker/pg_elf.c
 TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c \

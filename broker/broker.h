@@ -15,6 +15,7 @@
 #include "broker/config.h"
 #include "broker/event.h"
 #include "broker/ksyms.h"
+#include "broker/log_limit.h"
 #include "broker/loop.h"
 #include "broker/prober.h"
 #include "broker/query_texts.h"
@@ -41,6 +42,8 @@ struct broker {
 	struct recorder *rec;			/* NULL: record = no */
 	struct query_texts texts;		/* for top --by query */
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
+	uint64_t symbol_files_refused;		/* see offer_files */
+	struct log_limit symbol_log;		/* its lines, per owner */
 	int epfd, tfd, sfd;			/* the loop's; a 1 s timer; signals */
 	struct loop_handler timer_ready, signal_ready, prober_ready;
 	bool running;				/* until SIGTERM or SIGINT */

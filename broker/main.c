@@ -33,6 +33,7 @@
 #include "broker/query_texts.h"
 #include "broker/privdrop.h"
 #include "broker/prober.h"
+#include "broker/symfiles.h"
 #include "broker/usdt.h"
 #include "broker/recorder.h"
 #include "broker/ring_pace.h"
@@ -200,14 +201,55 @@ void broker_probe_next(struct broker *b)
 		log_warn("cannot ask the prober for cluster %u's names", cluster);
 }
 
+/*
+ * The files of a cluster's mappings that the prober's worker opened: to
+ * the symbolizer, which reads only those (a path the owner chose may
+ * lead into a mount whose reads never return). Those it refused (on a
+ * FUSE or network file system, replaced, or not answered in time) are
+ * counted and said.
+ */
+static void offer_files(struct broker *b, struct prober_answer *a)
+{
+	const struct pg_cluster_info *c = &a->info;
+	const char *why = NULL, *path = "";
+
+	for (uint32_t i = 0; i < c->nmaps && i < PG_PROBE_MAX_MAPS; i++) {
+		int32_t fd = a->map_fd[i];
+
+		if (fd >= 0) {
+			usyms_offer(b->events.usyms, c->uid, c->maps[i].dev,
+				    c->maps[i].ino, fd);
+			a->map_fd[i] = -EBADF;
+		} else if (!why && (fd == -ETIMEDOUT || symfiles_refused(fd))) {
+			why = fd == -ETIMEDOUT ? "no answer in time (a FUSE or "
+			      "network mount that blocks?)" : fd == -EREMOTE ?
+			      "on a FUSE, network or overlay file system" :
+			      fd == -ESTALE ? "replaced at its path" :
+			      "not a regular file";
+			path = c->maps[i].path;
+		}
+	}
+	prober_close_files(a);
+	if (!a->files_refused)
+		return;
+	b->symbol_files_refused += a->files_refused;
+	if (log_limit_allow(&b->symbol_log, c->uid, monotonic_ms() / 1000))
+		log_warnx("cluster of uid %u (postmaster %u): %u mapped files "
+			  "are not read for user stacks' symbols (counted in "
+			  "user_symbol_files_refused), e.g. %s: %s", c->uid,
+			  c->postmaster_pid, a->files_refused, path,
+			  why ? why : "?");
+}
+
 /* An answer: a new cluster is learnt with its processes at once. */
-static void probed(struct broker *b, const struct prober_answer *a)
+static void probed(struct broker *b, struct prober_answer *a)
 {
 	const struct pg_cluster *c = pg_registry_probed(b->registry, &a->info,
 							a->pids, a->npids,
 							monotonic_ms());
 	char why[64];
 
+	offer_files(b, a);
 	if (a->binary_new)
 		usdt_note(b->usdt, &a->usdt);
 	if (!c)
@@ -612,14 +654,16 @@ static void setup(struct broker *b, int argc, char **argv)
 		log_fatal(ENOMEM, "out of memory");
 	log_init("pgoffd", LOG_LEVEL_INFO);
 	configure(b, &s);
+	/* before the first probes: their answers hand it files */
+	b->symbol_log.about = "mapped files of";
+	if (usyms_new(&b->events.usyms, NULL))
+		log_fatal(ENOMEM, "out of memory");
 	attach(b, &s);
 	if (b->cfg.record)
 		open_record(b, &s);
 	b->events.ksyms = b->ksyms;
 	b->events.ksyms_cache = &b->ksyms_cache;
 	b->events.registry = b->registry;
-	if (usyms_new(&b->events.usyms, NULL))
-		log_fatal(ENOMEM, "out of memory");
 	b->stats.tracer = b->tracer;
 	b->texts.tracer = b->tracer;
 	b->stats.registry = b->registry;

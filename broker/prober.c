@@ -23,6 +23,7 @@
 #include "broker/privdrop.h"
 #include "broker/prober.h"
 #include "broker/procfs.h"
+#include "broker/symfiles.h"
 #include "broker/worker_seccomp.h"
 #include "protocol/log.h"
 
@@ -255,39 +256,48 @@ static void note_binary(const struct serve_state *st, uint32_t pid,
 		r->path[len] = '\0';
 }
 
-/* An answer of len bytes, with the link's fd (if any) riding on its
- * first byte. */
-static int send_answer(int out, const void *a, size_t len, int link_fd)
+/* len bytes, with n descriptors riding on the first of them. */
+static int send_with_fds(int out, const void *buf, size_t len,
+			 const int *fds, size_t n)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { (void *)a, len };
+	char cbuf[CMSG_SPACE(PG_PROBE_MAX_MAPS * sizeof(int))];
+	struct iovec iov = { (void *)buf, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t sent = 0;
 
-	if (link_fd >= 0) {
+	if (n > PG_PROBE_MAX_MAPS)
+		return -1;
+	if (n) {
 		struct cmsghdr *cm;
 
 		memset(cbuf, 0, sizeof(cbuf));
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &link_fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
 	}
 	while (sent < len) {
-		ssize_t n = sendmsg(out, &mh, MSG_NOSIGNAL);
+		ssize_t got = sendmsg(out, &mh, MSG_NOSIGNAL);
 
-		if (n <= 0)
+		if (got <= 0)
 			return -1;
-		sent += (size_t)n;
-		iov.iov_base = (char *)a + sent;
+		sent += (size_t)got;
+		iov.iov_base = (char *)buf + sent;
 		iov.iov_len = len - sent;
 		mh.msg_control = NULL;
 		mh.msg_controllen = 0;
 	}
 	return 0;
+}
+
+/* An answer of len bytes, with the link's fd (if any) riding on its
+ * first byte. */
+static int send_answer(int out, const void *a, size_t len, int link_fd)
+{
+	return send_with_fds(out, a, len, &link_fd, link_fd >= 0);
 }
 
 /* What a worker that reads a hostile process may no longer do. */
@@ -360,36 +370,43 @@ static void link_worker(struct serve_state *st, uint32_t pid,
 	_exit(0);
 }
 
-/* Up to len bytes; a descriptor that came with them goes to *fd (a
- * second one, which no worker sends, is closed). */
-static ssize_t recv_with_fd(int sock, void *buf, size_t len, int *fd)
+/* Up to len bytes; the descriptors that came with them go to fds (at
+ * most max; *n counts them), any past that are closed. */
+static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds,
+			size_t max, size_t *n, int flags)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(PG_PROBE_MAX_MAPS * sizeof(int))];
 	struct iovec iov = { buf, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
-	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	ssize_t got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
 
-	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
+	for (struct cmsghdr *cm = got > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
 	     cm = CMSG_NXTHDR(&mh, cm)) {
-		int got;
+		size_t k;
 
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-		    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		    cm->cmsg_len < CMSG_LEN(0))
 			continue;
-		memcpy(&got, CMSG_DATA(cm), sizeof(got));
-		if (*fd < 0)
-			*fd = got;
-		else
-			close(got);
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+			if (*n < max)
+				fds[(*n)++] = fd;
+			else
+				close(fd);
+		}
 	}
-	return n;
+	return got;
 }
 
-/* The whole answer (len bytes) from the worker, by the deadline;
- * *link_fd the descriptor that came with it, or -1. */
-static int read_answer(int fd, void *a, size_t len, int *link_fd)
+/* All len bytes from a worker by the deadline, with the descriptors that
+ * came with them (see recv_fds). */
+static int read_whole(int fd, void *buf, size_t len, int *fds, size_t max,
+		      size_t *nfds)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct timespec until, now;
@@ -406,7 +423,8 @@ static int read_answer(int fd, void *a, size_t len, int *link_fd)
 		       (until.tv_nsec - now.tv_nsec) / 1000000;
 		if (left <= 0 || poll(&pfd, 1, (int)left) != 1)
 			return -ETIMEDOUT;
-		n = recv_with_fd(fd, (char *)a + got, len - got, link_fd);
+		n = recv_fds(fd, (char *)buf + got, len - got, fds, max, nfds,
+			     0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -429,6 +447,44 @@ static void names_worker(struct serve_state *st, const struct known_cluster *k,
 			 int out);
 
 /*
+ * A worker, on a socket (not a pipe: descriptors come on it): returns
+ * 0 in the worker, with its end in *sock; the worker's pid in the
+ * prober, with the prober's end in *sock; or -errno.
+ */
+static pid_t fork_worker(int *sock)
+{
+	int p[2], err;
+	pid_t w;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
+		return -errno;
+	w = fork();
+	if (w < 0) {
+		err = -errno;
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	close(p[w == 0 ? 0 : 1]);
+	*sock = p[w == 0 ? 1 : 0];
+	return w;
+}
+
+/* A worker's whole answer by the deadline (see read_whole), else it is
+ * killed; reaped either way. 0 or -ETIMEDOUT. */
+static int await_worker(pid_t w, int sock, void *buf, size_t len, int *fds,
+			size_t max, size_t *nfds)
+{
+	int err = read_whole(sock, buf, len, fds, max, nfds) ? -ETIMEDOUT : 0;
+
+	if (err)
+		kill(w, SIGKILL);
+	close(sock);
+	waitpid(w, NULL, 0);
+	return err;
+}
+
+/*
  * One worker's answer (len bytes) into a by the deadline (killed if it
  * has not answered), with the descriptor it sent in *link_fd (or -1):
  * the cluster's facts, a link to its binary's wait probes, or its
@@ -437,32 +493,22 @@ static void names_worker(struct serve_state *st, const struct known_cluster *k,
 static int run_worker(struct serve_state *st, const struct worker_job *j,
 		      void *a, size_t len, int *link_fd)
 {
-	int p[2], err;
-	pid_t w;
+	size_t n = 0;
+	int sock, err;
+	pid_t w = fork_worker(&sock);
 
-	/* a socket, not a pipe: a link to the wait probes comes on it */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
-		return -errno;
-	w = fork();
 	if (w == 0) {
-		close(p[0]);
 		if (j->kind == W_LINK)
-			link_worker(st, j->pid, a, p[1]);
+			link_worker(st, j->pid, a, sock);
 		if (j->kind == W_NAMES)
-			names_worker(st, j->k, p[1]);
-		worker(st, j->pid, j->id, j->slot, p[1]);
+			names_worker(st, j->k, sock);
+		worker(st, j->pid, j->id, j->slot, sock);
 	}
-	close(p[1]);
-	if (w < 0) {
-		err = -errno;
-		close(p[0]);
-		return err;
-	}
-	err = read_answer(p[0], a, len, link_fd) ? -ETIMEDOUT : 0;
-	if (err)
-		kill(w, SIGKILL);
-	close(p[0]);
-	waitpid(w, NULL, 0);
+	if (w < 0)
+		return (int)w;
+	err = await_worker(w, sock, a, len, link_fd, 1, &n);
+	if (!n)
+		*link_fd = -1;
 	return err;
 }
 
@@ -554,6 +600,87 @@ static void remember(struct serve_state *st, const struct pg_cluster_info *c,
 		.exe_ino = c->exe_ino, .tranches_ptr = c->tranches_ptr,
 		.ntranches_ptr = c->ntranches_ptr,
 	};
+}
+
+/* What the files worker answers; the descriptors ride along. */
+struct files_reply {
+	int32_t idx[PG_PROBE_MAX_MAPS];	/* symfiles_open's */
+};
+
+/*
+ * A worker that opens the files of c's mappings for pgoffd's symbols,
+ * with pgoffd's rights and no more: a file pgoffd's user may not read
+ * is not read for it. A path into a FUSE or NFS mount that never
+ * answers holds this worker until its deadline, never pgoffd.
+ */
+static void files_worker(struct serve_state *st,
+			 const struct pg_cluster_info *c, int out)
+{
+	static struct files_reply r;
+	int fds[PG_PROBE_MAX_MAPS];
+	cap_t none = cap_init();
+	size_t n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (st->usdt_prog_fd >= 0)
+		close(st->usdt_prog_fd);
+	if (st->targets_fd >= 0)
+		close(st->targets_fd);
+	if (!none || cap_set_proc(none) || worker_seccomp())
+		_exit(1);
+	n = symfiles_open(c, r.idx, fds);
+	if (send_with_fds(out, &r, sizeof(r), fds, n))
+		_exit(1);
+	_exit(0);
+}
+
+/*
+ * The files of a traced cluster's mappings, opened by a worker within
+ * the deadline: their descriptors into fds (*nfds), a->map_fd says
+ * which map each is for (see prober.h).
+ */
+static void open_files(struct serve_state *st, struct prober_answer *a,
+		       int fds[PG_PROBE_MAX_MAPS], size_t *nfds)
+{
+	const struct pg_cluster_info *c = &a->info;
+	static struct files_reply r;
+	uint32_t nmaps = c->nmaps < PG_PROBE_MAX_MAPS ? c->nmaps :
+			 PG_PROBE_MAX_MAPS;
+	int sock, err;
+	pid_t w;
+
+	*nfds = 0;
+	a->files_refused = 0;
+	for (size_t i = 0; i < PG_PROBE_MAX_MAPS; i++)
+		a->map_fd[i] = -ENOENT;
+	if (c->status || !nmaps)
+		return;
+	w = fork_worker(&sock);
+	if (w == 0)
+		files_worker(st, c, sock);
+	err = w < 0 ? (int)w : await_worker(w, sock, &r, sizeof(r), fds,
+					   PG_PROBE_MAX_MAPS, nfds);
+	for (uint32_t i = 0; i < nmaps; i++) {
+		bool first = true;
+
+		for (uint32_t j = 0; j < i; j++)
+			if (c->maps[j].dev == c->maps[i].dev &&
+			    c->maps[j].ino == c->maps[i].ino)
+				first = false;
+		if (err)
+			a->map_fd[i] = first ? err : -EALREADY;
+		else if (r.idx[i] >= 0 && (size_t)r.idx[i] >= *nfds)
+			a->map_fd[i] = -EIO;	/* no descriptor came */
+		else
+			a->map_fd[i] = r.idx[i];
+		if (first && (err || symfiles_refused(a->map_fd[i])))
+			a->files_refused++;
+	}
+	if (err) {
+		for (size_t i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+	}
 }
 
 /* One question, answered by a worker within the deadline. */
@@ -714,6 +841,8 @@ static void serve(int fd, const struct prober_opts *o)
 {
 	struct serve_state st = { .o = o, .targets_fd = -1,
 				  .usdt_prog_fd = -1 };
+	int files[PG_PROBE_MAX_MAPS], err;
+	size_t nfiles;
 
 	for (;;) {
 		char cbuf[CMSG_SPACE(3 * sizeof(int))];
@@ -759,7 +888,11 @@ static void serve(int fd, const struct prober_opts *o)
 		if (m.op != OP_PROBE)
 			_exit(1);
 		probe(&st, m.pid, &a);
-		if (send(fd, &a, sizeof(a), MSG_NOSIGNAL) != sizeof(a))
+		open_files(&st, &a, files, &nfiles);
+		err = send_with_fds(fd, &a, sizeof(a), files, nfiles);
+		for (size_t i = 0; i < nfiles; i++)
+			close(files[i]);
+		if (err)
 			_exit(1);
 	}
 }
@@ -905,17 +1038,53 @@ int prober_fd(const struct prober *p)
 	return p->fd;
 }
 
+/* The descriptors that came with an answer into its map_fd; the rest
+ * closed. false: the answer names one that did not come. */
+static bool take_files(struct prober_answer *a, int *fds, size_t n)
+{
+	bool used[PG_PROBE_MAX_MAPS] = { false }, ok = true;
+
+	for (size_t i = 0; i < PG_PROBE_MAX_MAPS; i++) {
+		int32_t k = a->map_fd[i];
+
+		if (i >= a->info.nmaps && k >= 0)
+			ok = false;
+		if (k < 0 || i >= a->info.nmaps)
+			a->map_fd[i] = k < 0 ? k : -EIO;
+		else if ((size_t)k >= n)
+			ok = false, a->map_fd[i] = -EIO;
+		else if (used[k])	/* an earlier map's file */
+			a->map_fd[i] = -EALREADY;
+		else
+			used[k] = true, a->map_fd[i] = fds[k];
+	}
+	for (size_t k = 0; k < n; k++)
+		if (!used[k])
+			close(fds[k]);
+	return ok;
+}
+
 int prober_answer(struct prober *p, struct prober_answer *out)
 {
 	struct pg_cluster_info *c = &out->info;
-	ssize_t n = recv(p->fd, out, sizeof(*out), MSG_DONTWAIT);
+	int fds[PG_PROBE_MAX_MAPS];
+	size_t nfds = 0;
+	ssize_t n = recv_fds(p->fd, out, sizeof(*out), fds, PG_PROBE_MAX_MAPS,
+			     &nfds, MSG_DONTWAIT);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return -EAGAIN;
 	p->busy = false;
 	if (n != sizeof(*out) || c->postmaster_pid != p->asked ||
-	    out->npids > PROBER_MAX_PIDS)
+	    out->npids > PROBER_MAX_PIDS || c->nmaps > PG_PROBE_MAX_MAPS) {
+		for (size_t k = 0; k < nfds; k++)
+			close(fds[k]);
 		return -EIO;
+	}
+	if (!take_files(out, fds, nfds)) {
+		prober_close_files(out);
+		return -EIO;
+	}
 	c->data_dir[sizeof(c->data_dir) - 1] = '\0';
 	c->version[sizeof(c->version) - 1] = '\0';
 	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
@@ -939,6 +1108,15 @@ int prober_names_answer(struct prober *p, struct prober_names *out)
 	for (uint32_t i = 0; i < n->n; i++)
 		n->names[i].name[PG_RUN_NAME_LEN - 1] = '\0';
 	return 0;
+}
+
+void prober_close_files(struct prober_answer *a)
+{
+	for (size_t i = 0; i < PG_PROBE_MAX_MAPS; i++) {
+		if (a->map_fd[i] >= 0)
+			close(a->map_fd[i]);
+		a->map_fd[i] = -EBADF;
+	}
 }
 
 int prober_wait(struct prober *p, int ms, struct prober_answer *out)

@@ -48,6 +48,14 @@ struct prober_answer {
 	struct usdt_result usdt;
 	uint32_t npids;			/* at most PROBER_MAX_PIDS listed */
 	uint32_t pids[PROBER_MAX_PIDS];
+	/*
+	 * For each of info.maps: a descriptor of its file for its symbols
+	 * (symfiles.h), the caller's to close (usyms_offer), or -errno:
+	 * -EALREADY an earlier map's file, -ETIMEDOUT the worker that opens
+	 * them did not answer in time, else symfiles_open's.
+	 */
+	int32_t map_fd[PG_PROBE_MAX_MAPS];
+	uint32_t files_refused;		/* files refused, or all if timed out */
 };
 
 /* The names a cluster's server made up at run time (pg_shmem_names.h). */
@@ -105,12 +113,14 @@ bool prober_busy(const struct prober *p);
 /* Readable when an answer came (for epoll). */
 int prober_fd(const struct prober *p);
 /*
- * The answer, if it came: 0 with out filled, -EAGAIN not yet, -EIO the
- * prober is gone. Never blocks.
+ * The answer, if it came: 0 with out filled (its map_fd descriptors are
+ * the caller's), -EAGAIN not yet, -EIO the prober is gone. Never blocks.
  */
 int prober_answer(struct prober *p, struct prober_answer *out);
 /* The names answer, as prober_answer. */
 int prober_names_answer(struct prober *p, struct prober_names *out);
+/* Close the descriptors of an answer's map_fd not taken yet. */
+void prober_close_files(struct prober_answer *a);
 /* Wait up to ms for the answer to prober_ask (setup only, before
  * serving; -EINVAL while names are awaited). */
 int prober_wait(struct prober *p, int ms, struct prober_answer *out);

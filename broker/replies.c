@@ -246,6 +246,12 @@ static void status_hook(void *ctx, json_object *r)
 		(int64_t)us.refused));
 	json_object_object_add(c, "user_symbols_deferred", json_object_new_int64(
 		(int64_t)us.deferred));
+	json_object_object_add(c, "user_symbols_unopened", json_object_new_int64(
+		(int64_t)us.unopened));
+	json_object_object_add(c, "user_symbol_files_refused",
+		json_object_new_int64((int64_t)b->symbol_files_refused));
+	json_object_object_add(c, "user_symbol_files_dropped",
+		json_object_new_int64((int64_t)us.files_dropped));
 	json_object_object_add(r, "recording", json_object_new_boolean(b->rec != NULL));
 	if (b->rec)
 		recorder_counters(b->rec, c);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "broker/fs_kind.h"
 #include "broker/uelf.h"
 #include "broker/usyms.h"
 #include "protocol/clock.h"
@@ -30,6 +31,16 @@ struct umod {
 	struct umod *next;
 };
 
+/* A file the prober's worker opened for a cluster's mapping, not read yet
+ * (or read, cached and evicted since): the only files symbols are read
+ * from. */
+struct ufile {
+	uint64_t dev, ino;
+	int fd;				/* -1: a free slot */
+	uint32_t uid;			/* whose cluster maps it */
+	uint64_t seen;			/* usyms.clock when offered */
+};
+
 /* What one owner's stacks may still read: bytes, as of at_ms. */
 struct load_budget {
 	uint32_t uid;
@@ -44,6 +55,9 @@ struct usyms {
 	uint64_t clock;			/* lookups so far: the LRU order */
 	uint64_t stacks;		/* stacks named so far */
 	uint64_t evicted, refused, deferred, loads;
+	uint64_t unopened;		/* frames of files not offered */
+	uint64_t files_dropped;		/* offered files closed for room */
+	struct ufile files[USYMS_MAX_FILES];
 	struct load_budget budget[USYMS_BUDGET_UIDS];
 	int64_t (*now_ms)(void);
 	char debug_root[64];		/* "/usr/lib/debug" */
@@ -63,6 +77,8 @@ int usyms_new(struct usyms **out, const char *debug_root)
 	snprintf(u->debug_root, sizeof(u->debug_root), "%s",
 		 debug_root ? debug_root : "/usr/lib/debug");
 	u->now_ms = monotonic_ms;
+	for (size_t i = 0; i < USYMS_MAX_FILES; i++)
+		u->files[i].fd = -1;
 	*out = u;
 	return 0;
 }
@@ -75,6 +91,11 @@ void usyms_stats(const struct usyms *u, struct usyms_stats *out)
 	out->refused = u->refused;
 	out->deferred = u->deferred;
 	out->loads = u->loads;
+	out->unopened = u->unopened;
+	out->files_dropped = u->files_dropped;
+	out->files = 0;
+	for (size_t i = 0; i < USYMS_MAX_FILES; i++)
+		out->files += u->files[i].fd >= 0;
 }
 
 void usyms_free(struct usyms *u)
@@ -90,31 +111,118 @@ void usyms_free(struct usyms *u)
 		uelf_free(&m->elf);
 		free(m);
 	}
+	for (size_t i = 0; i < USYMS_MAX_FILES; i++)
+		if (u->files[i].fd >= 0)
+			close(u->files[i].fd);
 	free(u);
 }
 
-/* The file a mapping names, if it is still that file (device, inode). */
-static int open_mapped(const char *path, uint64_t dev, uint64_t ino,
-		       struct uelf_src *src)
+/*
+ * A debug file under debug_root (root's tree; the mapping's directory
+ * names a place in it, never "..", which d_path never shows), only if it
+ * is a regular file on a local file system.
+ */
+static int open_debug(const char *path, struct uelf_src *src)
 {
 	struct stat st;
 	int fd;
 
-	if (path[0] != '/')
+	if (path[0] != '/' || strstr(path, "/../") || strstr(path, "/./"))
 		return -ENOENT;
 	/* O_NONBLOCK: a FIFO put at the path never blocks the open */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (dev && ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino))) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !fs_kind_local(fd)) {
 		close(fd);
-		return -ESTALE;		/* replaced, or seen from elsewhere */
+		return -EPERM;
 	}
 	src->fd = fd;
 	src->buf = NULL;
 	src->size = (uint64_t)st.st_size;
 	return 0;
+}
+
+static struct ufile *file_of(struct usyms *u, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < USYMS_MAX_FILES; i++)
+		if (u->files[i].fd >= 0 && u->files[i].dev == dev &&
+		    u->files[i].ino == ino)
+			return &u->files[i];
+	return NULL;
+}
+
+/* The slot to put a file of uid in: a free one; uid's oldest when over
+ * its share; anyone's oldest when all are taken. NULL: none. */
+static struct ufile *file_slot(struct usyms *u, uint32_t uid)
+{
+	struct ufile *free_slot = NULL, *mine = NULL, *any = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < USYMS_MAX_FILES; i++) {
+		struct ufile *f = &u->files[i];
+
+		if (f->fd < 0) {
+			free_slot = free_slot ? free_slot : f;
+			continue;
+		}
+		if (f->uid == uid) {
+			n++;
+			if (!mine || f->seen < mine->seen)
+				mine = f;
+		}
+		if (!any || f->seen < any->seen)
+			any = f;
+	}
+	if (n >= USYMS_MAX_FILES / USYMS_USER_SHARE)
+		return mine;
+	return free_slot ? free_slot : any;
+}
+
+/* Keep fd as the file (dev, ino) of uid's mapping, or close it. */
+static void keep_file(struct usyms *u, uint32_t uid, uint64_t dev,
+		      uint64_t ino, int fd)
+{
+	struct ufile *f = file_of(u, dev, ino);
+
+	if (f) {			/* known: this one is not needed */
+		f->seen = ++u->clock;
+		close(fd);
+		return;
+	}
+	f = file_slot(u, uid);
+	if (!f) {
+		close(fd);
+		u->files_dropped++;
+		return;
+	}
+	if (f->fd >= 0) {
+		close(f->fd);
+		u->files_dropped++;
+	}
+	*f = (struct ufile){ dev, ino, fd, uid, ++u->clock };
+}
+
+void usyms_offer(struct usyms *u, uint32_t uid, uint64_t dev, uint64_t ino,
+		 int fd)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	for (struct umod *m = u->mods; m; m = m->next) {
+		if (m->dev == dev && m->ino == ino && m->fd >= 0) {
+			close(fd);	/* cached, its file open */
+			return;
+		}
+	}
+	/* the worker checked it; a wrong one would only name frames wrong */
+	if (fstat(fd, &st) || (uint64_t)st.st_dev != dev ||
+	    (uint64_t)st.st_ino != ino) {
+		close(fd);
+		return;
+	}
+	keep_file(u, uid, dev, ino, fd);
 }
 
 /* A separate debug file's .symtab: by build-id, else by debug link. */
@@ -133,7 +241,7 @@ static void add_debug_file(struct usyms *u, const char *path, struct uelf *e)
 			n += snprintf(dbg + n, sizeof(dbg) - (size_t)n, "%02x",
 				      e->build_id[i]);
 		snprintf(dbg + n, sizeof(dbg) - (size_t)n, ".debug");
-		if (open_mapped(dbg, 0, 0, &src) == 0) {
+		if (open_debug(dbg, &src) == 0) {
 			uelf_add_symtab(&src, e);
 			close(src.fd);
 			if (e->has_symtab)
@@ -145,7 +253,7 @@ static void add_debug_file(struct usyms *u, const char *path, struct uelf *e)
 		return;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	snprintf(dbg, sizeof(dbg), "%s%s/%s", u->debug_root, dir, e->debuglink);
-	if (open_mapped(dbg, 0, 0, &src) == 0) {
+	if (open_debug(dbg, &src) == 0) {
 		uelf_add_symtab(&src, e);
 		close(src.fd);
 	}
@@ -185,21 +293,28 @@ static bool evict(struct usyms *u, uint64_t uid)
 	u->nmods--;
 	u->bytes -= m->bytes;
 	u->evicted++;
-	if (m->fd >= 0)
-		close(m->fd);
+	if (m->fd >= 0)		/* its file may be read again later */
+		keep_file(u, m->uid, m->dev, m->ino, m->fd);
 	uelf_free(&m->elf);
 	free(m);
 	return true;
 }
 
-/* A file's symbols, read now; mod->status says whether. */
-static void load(struct usyms *u, const struct pg_map *m, struct umod *mod)
+/* A file's symbols, read now from the file offered for it, which the
+ * module takes; mod->status says whether. */
+static void load(struct usyms *u, const struct pg_map *m, struct umod *mod,
+		 struct ufile *f)
 {
-	struct uelf_src src;
+	struct uelf_src src = { .fd = f->fd };
+	struct stat st;
 
-	mod->status = open_mapped(m->path, m->dev, m->ino, &src);
-	if (mod->status)
+	f->fd = -1;
+	if (fstat(src.fd, &st)) {
+		mod->status = -errno;
+		close(src.fd);
 		return;
+	}
+	src.size = (uint64_t)st.st_size;
 	mod->status = uelf_load(&src, &mod->elf);
 	if (!mod->status) {
 		if (!mod->elf.has_symtab)
@@ -282,6 +397,7 @@ static struct umod *module(struct usyms *u, const struct pg_map *m,
 	const size_t share = USYMS_MAX_MODULES / USYMS_USER_SHARE;
 	const size_t share_bytes = USYMS_MAX_BYTES / USYMS_USER_SHARE;
 	struct load_budget *budget;
+	struct ufile *f;
 	struct umod *mod;
 	size_t mine_bytes;
 
@@ -291,6 +407,13 @@ static struct umod *module(struct usyms *u, const struct pg_map *m,
 			mod->stack = u->stacks;
 			return mod;
 		}
+	}
+	/* never by path here: a path may lead into a FUSE or NFS mount
+	 * whose open or read never returns (see usyms_offer) */
+	f = file_of(u, m->dev, m->ino);
+	if (!f) {
+		u->unopened++;
+		return NULL;
 	}
 	budget = budget_of(u, uid);
 	if (budget->bytes <= 0) {
@@ -317,7 +440,13 @@ static struct umod *module(struct usyms *u, const struct pg_map *m,
 	mod->fp = -1;
 	mod->used = ++u->clock;
 	mod->stack = u->stacks;
-	load(u, m, mod);
+	f = file_of(u, m->dev, m->ino);	/* evictions may have moved it */
+	if (!f) {
+		free(mod);
+		u->unopened++;
+		return NULL;
+	}
+	load(u, m, mod, f);
 	u->loads++;
 	budget->bytes -= (int64_t)mod->elf.bytes_read;
 	/* room for its symbols, the same way */

@@ -7,8 +7,13 @@
  * kept open while cached so that its inode is not given to another.
  * A frame with no symbol shows as module+0xoffset.
  *
- * The files are chosen by the clusters' owners, and read in pgoffd's
- * loop: one load reads at most UELF_MAX_READ bytes, the cache keeps at
+ * The files are chosen by the clusters' owners. pgoffd's loop never
+ * opens them by path (a path may lead into a FUSE or NFS mount whose
+ * open never returns): the prober's worker opens them, within its
+ * deadline, and hands the descriptors over (usyms_offer), only for
+ * regular files on local file systems (fs_kind.h), whose reads wait for
+ * a disk at most. A frame of a file not handed over is module+0xoffset,
+ * counted as unopened. They are read in pgoffd's loop: one load reads at most UELF_MAX_READ bytes, the cache keeps at
  * most USYMS_MAX_MODULES files and USYMS_MAX_BYTES of symbols, least
  * recently used first out, and the files one cluster owner's stacks
  * brought in at most 1/USYMS_USER_SHARE of both: a user who maps many
@@ -41,6 +46,8 @@
 						 * stacks may read at once */
 #define USYMS_LOAD_RATE		(8ll << 20)	/* and a second after that */
 #define USYMS_BUDGET_UIDS	256	/* owners whose budgets are kept */
+#define USYMS_MAX_FILES		256	/* files handed over, not read yet;
+					 * one user: 1/USYMS_USER_SHARE */
 
 struct usyms;
 
@@ -57,6 +64,10 @@ struct usyms_stats {
 	uint64_t deferred;		/* frames unnamed: the owner's load
 					 * budget was spent */
 	uint64_t loads;			/* files read (or tried) */
+	uint64_t unopened;		/* frames unnamed: no descriptor of
+					 * their file was handed over */
+	size_t files;			/* descriptors held, not read yet */
+	uint64_t files_dropped;		/* descriptors closed for room */
 };
 
 void usyms_stats(const struct usyms *u, struct usyms_stats *out);
@@ -64,6 +75,15 @@ void usyms_stats(const struct usyms *u, struct usyms_stats *out);
 /* The clock the load budgets refill by, in milliseconds (default:
  * monotonic_ms); tests hold it still. */
 void usyms_set_clock(struct usyms *u, int64_t (*now_ms)(void));
+
+/*
+ * fd: the file (dev, ino) of a mapping of uid's cluster, opened by the
+ * prober's worker (prober.h). Taken: kept until read, or closed (a file
+ * known already, or no room: the oldest of uid's, past their share, or
+ * of anyone's make room). fd -1: nothing.
+ */
+void usyms_offer(struct usyms *u, uint32_t uid, uint64_t dev, uint64_t ino,
+		 int fd);
 
 /*
  * The frames of us, leaf first, into names; returns how many. c's owner

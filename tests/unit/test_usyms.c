@@ -4,7 +4,8 @@
  * binary (its symbols checked against binutils' nm, an independent
  * reader), hostile files, a stack recorded by pgoffd from a row-lock
  * wait, symbolized again here, and the module cache against one user
- * who maps huge or many files.
+ * who maps huge or many files. The files are opened as the prober's
+ * worker opens them (symfiles_open) and handed over (usyms_offer).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "broker/symfiles.h"
 #include "broker/uelf.h"
 #include "broker/usyms.h"
 #include "tests/unit/check.h"
@@ -59,6 +61,22 @@ static uint64_t nm_addr(const char *path, const char *name)
 	}
 	pclose(p);
 	return a;
+}
+
+/* c's files, opened as the prober's worker does, handed to u. */
+static void offer_maps(struct usyms *u, const struct pg_cluster_info *c)
+{
+	int32_t idx[PG_PROBE_MAX_MAPS];
+	int fds[PG_PROBE_MAX_MAPS];
+	size_t n = symfiles_open(c, idx, fds);
+
+	for (size_t k = 0; k < n; k++)
+		for (uint32_t i = 0; i < c->nmaps; i++)
+			if (idx[i] == (int32_t)k) {
+				usyms_offer(u, c->uid, c->maps[i].dev,
+					    c->maps[i].ino, fds[k]);
+				break;
+			}
 }
 
 static void test_real_binary(void)
@@ -179,6 +197,7 @@ static void test_recorded_stack(void)
 	us.bytes = 21 * 8;
 	us.ret_hints[0] = exe_base + 0x38113e;
 	CHECK(usyms_new(&u, "/nonexistent") == 0);
+	offer_maps(u, &c);
 	n = usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
 			sizeof(errbuf));
 	if (error)
@@ -201,6 +220,7 @@ static void test_recorded_stack(void)
 
 	/* with libc6-dbg: its .symtab, found by build-id */
 	CHECK(usyms_new(&u, "/usr/lib/debug") == 0);
+	offer_maps(u, &c);
 	n = usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
 			sizeof(errbuf));
 	CHECK(n == 22);
@@ -312,6 +332,7 @@ static const char *name_in(struct usyms *u, uint32_t uid, const char *path,
 	snprintf(c.maps[0].path, sizeof(c.maps[0].path), "%s", path);
 	us.ips[0] = 0x400000 + 0x1000 + 16 * k;
 	us.bytes = 8;
+	offer_maps(u, &c);
 	if (usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error, errbuf,
 			sizeof(errbuf)) != 1)
 		return error ? error : "(no frame)";
@@ -383,6 +404,84 @@ static void test_many_binaries(void)
 }
 
 /*
+ * What the prober's worker refuses to hand over (a FIFO or a /proc file
+ * put at a mapping's path, a replaced file, a file system whose reads
+ * may wait), and a frame of a file never handed over: unnamed, counted,
+ * no open by path in pgoffd's loop.
+ */
+static void test_files_refused(void)
+{
+	static struct pg_cluster_info c;
+	char fifo[64], file[64], names[USYMS_MAX_FRAMES][USYMS_NAME_MAX];
+	struct stat fst, st, proc;
+	struct usyms_stats us;
+	int32_t idx[PG_PROBE_MAX_MAPS];
+	int fds[PG_PROBE_MAX_MAPS];
+	struct usyms *u;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	snprintf(file, sizeof(file), "%s/file", tmp);
+	CHECK(mkfifo(fifo, 0600) == 0 && stat(fifo, &fst) == 0);
+	CHECK(write_elf(file, 2, 3 * sizeof(Elf64_Sym), 64) == 0);
+	CHECK(stat(file, &st) == 0 && stat("/proc/self/status", &proc) == 0);
+	c.nmaps = 5;
+	c.maps[0] = (struct pg_map){ 0x1000, 0x2000, 0, fst.st_dev,
+				     fst.st_ino, "" };
+	c.maps[1] = (struct pg_map){ 0x2000, 0x3000, 0, st.st_dev,
+				     st.st_ino + 1, "" };	/* replaced */
+	c.maps[2] = (struct pg_map){ 0x3000, 0x4000, 0, proc.st_dev,
+				     proc.st_ino, "/proc/self/status" };
+	c.maps[3] = (struct pg_map){ 0x4000, 0x5000, 0, st.st_dev,
+				     st.st_ino, "" };
+	c.maps[4] = c.maps[3];		/* the same file again */
+	snprintf(c.maps[0].path, PG_PROBE_MAP_PATH, "%s", fifo);
+	snprintf(c.maps[1].path, PG_PROBE_MAP_PATH, "%s", file);
+	snprintf(c.maps[3].path, PG_PROBE_MAP_PATH, "%s", file);
+	snprintf(c.maps[4].path, PG_PROBE_MAP_PATH, "%s", file);
+	CHECK(symfiles_open(&c, idx, fds) == 1);
+	if (idx[0] != -EPERM || idx[1] != -ESTALE || idx[2] != -EREMOTE)
+		fprintf(stderr, "# idx %d %d %d %d %d\n", idx[0], idx[1],
+			idx[2], idx[3], idx[4]);
+	CHECK(idx[0] == -EPERM && symfiles_refused(idx[0]));
+	CHECK(idx[1] == -ESTALE && symfiles_refused(idx[1]));
+	CHECK(idx[2] == -EREMOTE && symfiles_refused(idx[2]));
+	CHECK(idx[3] == 0 && idx[4] == 0);
+	CHECK(idx[5] == -ENOENT && !symfiles_refused(idx[5]));
+	close(fds[0]);
+
+	/* never handed over: not opened by its path, unnamed, counted */
+	CHECK(usyms_new(&u, "/nonexistent") == 0);
+	memset(&c, 0, sizeof(c));
+	c.nmaps = 1;
+	c.maps[0] = (struct pg_map){ 0x400000, 0x500000, 0, st.st_dev,
+				     st.st_ino, "" };
+	snprintf(c.maps[0].path, PG_PROBE_MAP_PATH, "%s", file);
+	{
+		struct pgoff_ustack ust = { .ips = { 0x401010 }, .bytes = 8 };
+		char errbuf[200];
+		const char *error;
+
+		CHECK(usyms_stack(u, &c, &ust, names, USYMS_MAX_FRAMES, &error,
+				  errbuf, sizeof(errbuf)) == 1);
+		CHECK_STR(names[0], "file+0x1010");
+		usyms_stats(u, &us);
+		CHECK(us.unopened == 1 && us.loads == 0 && us.files == 0);
+		/* handed over: named */
+		offer_maps(u, &c);
+		usyms_stats(u, &us);
+		CHECK(us.files == 1);
+		CHECK(usyms_stack(u, &c, &ust, names, USYMS_MAX_FRAMES, &error,
+				  errbuf, sizeof(errbuf)) == 1);
+		CHECK_STR(names[0], "f1");
+		usyms_stats(u, &us);
+		CHECK(us.loads == 1 && us.files == 0 && us.unopened == 1);
+	}
+	usyms_free(u);
+	unlink(fifo);
+	unlink(file);
+}
+
+/*
  * Big files for the stack tests: BIG_FUNCS functions each, about 25 MB
  * of symbols and names kept, so that two fit in one user's share of the
  * cache and three do not; what a load reads is about the same.
@@ -427,6 +526,7 @@ static size_t big_stack(struct usyms *u, uint32_t uid, const size_t *files,
 		us.ips[k] = 0x10000000ull * (files[k % nfiles] + 1) + 0x1000 +
 			    16 * k;
 	us.bytes = (int32_t)(8 * nframes);
+	offer_maps(u, &c);
 	return usyms_stack(u, &c, &us, names, USYMS_MAX_FRAMES, &error,
 			   errbuf, sizeof(errbuf));
 }
@@ -540,6 +640,7 @@ int main(void)
 	RUN(test_recorded_stack);
 	RUN(test_huge_symbol_tables);
 	RUN(test_many_binaries);
+	RUN(test_files_refused);
 	for (size_t i = 0; i < BIG_FILES; i++) {
 		snprintf(big[i], sizeof(big[i]), "%s/big%zu", tmp, i);
 		if (write_elf(big[i], BIG_FUNCS, (BIG_FUNCS + 1) *
