@@ -80,7 +80,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
-	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
+	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/owner_share.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
 	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c broker/replies.c broker/cmdline.c \
 	broker/pg_shmem_names.c broker/pg_names.c broker/cluster_ident.c broker/container.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
@@ -198,7 +198,7 @@ TEST_NEEDS_agg_record := broker/grow_buf.c
 TEST_NEEDS_json_writer := broker/grow_buf.c broker/json_fields.c \
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_sql_redact := broker/grow_buf.c
-TEST_NEEDS_recorder_window := broker/recorder.c broker/event_dict.c broker/store.c broker/agg_record.c \
+TEST_NEEDS_recorder_window := broker/recorder.c broker/owner_share.c broker/event_dict.c broker/store.c broker/agg_record.c \
 	broker/aggregate.c broker/grow_buf.c broker/sql_redact.c broker/safe_dir.c broker/filter.c \
 	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_recorder_dir := $(TEST_NEEDS_recorder_window)

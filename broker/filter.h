@@ -59,6 +59,8 @@ struct event_meta {
 	const char *backend_type;		/* NULL: unknown */
 	uint64_t query_id;			/* 0: none */
 	const char *container;			/* its cluster's; NULL: the host */
+	bool has_owner;				/* its cluster is known: */
+	uint32_t owner;				/* its postmaster's uid */
 };
 
 /*

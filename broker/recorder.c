@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "broker/agg_record.h"
 #include "broker/event_dict.h"
+#include "broker/owner_share.h"
 #include "broker/recorder.h"
 #include "broker/safe_dir.h"
 #include "protocol/log.h"
@@ -35,6 +36,10 @@ struct recorder {
 	uint64_t fs_bytes;		/* 0: not known */
 	uint64_t max_bytes, keep_free_bytes;
 	bool fs_warned;			/* fstatvfs failed, said */
+	/* each cluster owner's part of the events' store */
+	struct owner_share *owners;
+	int64_t owners_saved_ms;	/* CLOCK_MONOTONIC; 0: not since start */
+	bool owners_warned;		/* saving failed, said */
 };
 
 /* Seqs are reserved this many at a time in the seq file: after a crash
@@ -45,6 +50,11 @@ struct recorder {
 #define SEQ_FILE	"seq"
 #define SEQ_NEW		SEQ_FILE ".new"
 #define AGG_EXT		".agg"
+/* Each owner's runs of seqs in the record (owner_share.h), saved every
+ * OWNERS_SAVE_MS: after a crash, what came after counts for no owner. */
+#define OWNERS_FILE	"owners"
+#define OWNERS_NEW	OWNERS_FILE ".new"
+#define OWNERS_SAVE_MS	10000
 
 /* Read as root at start: a regular file of one name, or nothing. */
 static uint64_t read_seq_file(int dirfd)
@@ -139,6 +149,7 @@ static int64_t now_ns(clockid_t clock)
 static bool own_name(const char *name)
 {
 	return strcmp(name, SEQ_FILE) == 0 || strcmp(name, SEQ_NEW) == 0 ||
+	       strcmp(name, OWNERS_FILE) == 0 || strcmp(name, OWNERS_NEW) == 0 ||
 	       store_segment_name(name, NULL) ||
 	       store_segment_name(name, AGG_EXT);
 }
@@ -335,6 +346,15 @@ static uint64_t share_of(const struct fs_share *f, uint64_t fs_bytes,
 	return part < f->bytes ? part : f->bytes;
 }
 
+/* The events' store wrote a record (store_opts.written). */
+static void written(void *ctx, uint64_t last_seq, uint64_t bytes)
+{
+	struct recorder *r = ctx;
+
+	if (r->owners)
+		owner_share_written(r->owners, last_seq, bytes);
+}
+
 /* record-max-size is shared: half for the events, half for the
  * aggregation, so that neither crowds the other out */
 static void store_opts(struct recorder *r, struct store_opts *so, bool agg)
@@ -351,6 +371,8 @@ static void store_opts(struct recorder *r, struct store_opts *so, bool agg)
 	so->dict_len = agg ? 0 : event_dict_len;
 	so->make_room = make_room;
 	so->room_ctx = r;
+	so->written = agg ? NULL : written;
+	so->written_ctx = r;
 }
 
 /*
@@ -383,6 +405,40 @@ static void look_at_fs(struct recorder *r, int dirfd)
 	store_set_limits(r->store, &so);
 	store_opts(r, &so, true);
 	store_set_limits(r->agg, &so);
+}
+
+/* Retention's removals forgotten in each owner's part. */
+static void look_at_owners(struct recorder *r)
+{
+	struct store_info i;
+
+	store_info(r->store, &i);
+	owner_share_forget(r->owners, i.first_seq);
+}
+
+/* Each owner's part saved (mono_ms 0: at close, whatever the time). */
+static void save_owners(struct recorder *r, int64_t mono_ms)
+{
+	int err;
+
+	if (!owner_share_dirty(r->owners) ||
+	    (mono_ms && mono_ms - r->owners_saved_ms < OWNERS_SAVE_MS))
+		return;
+	r->owners_saved_ms = mono_ms;
+	err = owner_share_save(r->owners, r->dirfd, OWNERS_FILE);
+	if (err && !r->owners_warned)
+		log_warnx("record store: cannot save each owner's part of the "
+			  "record (%s): after a restart what is stored now "
+			  "counts for no owner", strerror(-err));
+	r->owners_warned = err != 0;
+}
+
+/* The events' store as its owners share it (owner_share.h). */
+static void owner_record(const struct recorder *r,
+			 struct owner_share_record *rec)
+{
+	rec->cap = r->max_bytes - r->max_bytes / 2;	/* see store_opts */
+	rec->next_removed_last_seq = store_next_removed_last_seq(r->store);
 }
 
 int recorder_open(struct recorder **out, int dirfd,
@@ -426,6 +482,14 @@ int recorder_open(struct recorder **out, int dirfd,
 		return err;
 	}
 	r->agg_seq = store_last_seq(r->agg);
+	err = owner_share_new(&r->owners);
+	if (err) {
+		recorder_close(r);
+		return err;
+	}
+	/* a file that is not whole is said and left out */
+	owner_share_load(r->owners, r->dirfd, OWNERS_FILE);
+	look_at_owners(r);
 	*out = r;
 	return 0;
 }
@@ -434,8 +498,14 @@ void recorder_close(struct recorder *r)
 {
 	if (!r)
 		return;
+	/* the last batch written first: its bytes go to their owners */
+	if (r->store)
+		store_flush(r->store);
+	if (r->owners && r->dirfd >= 0)
+		save_owners(r, 0);
 	store_close(r->store);
 	store_close(r->agg);
+	owner_share_free(r->owners);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	agg_vec_free(&r->prev);
@@ -506,12 +576,19 @@ bool recorder_record(struct recorder *r, const struct event_lines *lines,
 	const char *line;
 	size_t len;
 
+	struct owner_share_record rec;
+
 	if (meta->duration_ns < r->opts.min_ns)
 		return false;
 	line = stored_line(r, lines, &len);
+	owner_record(r, &rec);
+	if (!owner_share_admit(r->owners, &rec, meta->has_owner ? meta->owner :
+			       OWNER_SHARE_UNKNOWN, seq, len))
+		return false;	/* counted: record_dropped_owner_share */
 	/* a failure is counted by the store and said once */
-	store_add(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
-		  now_ns(CLOCK_MONOTONIC) / 1000000);
+	if (store_add(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
+		      now_ns(CLOCK_MONOTONIC) / 1000000))
+		owner_share_not_taken(r->owners, seq);
 	return true;
 }
 
@@ -554,6 +631,8 @@ void recorder_tick(struct recorder *r)
 	store_tick(r->store, wall);
 	store_tick(r->agg, wall);
 	look_at_fs(r, r->dirfd);
+	look_at_owners(r);
+	save_owners(r, mono_ms);
 	if (make_room(r, 0)) {
 		store_hold(r->store, mono_ms);
 		store_hold(r->agg, mono_ms);
@@ -837,6 +916,7 @@ void recorder_history(struct recorder *r, json_object *reply)
 {
 	json_object *c = json_object_new_object();
 	uint64_t fs_size, fs_free;
+	struct owner_share_record rec;
 	struct store_info i;
 
 	/* what the same client may have been sent is counted */
@@ -863,10 +943,15 @@ void recorder_history(struct recorder *r, json_object *reply)
 	add_u64(c, "record_dropped_disk_full", i.dropped_disk_full);
 	add_u64(c, "record_dropped_keep_free", i.dropped_keep_free);
 	add_u64(c, "record_dropped_error", i.dropped_error);
+	add_u64(c, "record_dropped_owner_share",
+		owner_share_refused(r->owners));
 	add_u64(c, "segments_removed", i.removed_segments);
 	add_u64(c, "segments_removed_keep_free", i.removed_keep_free);
 	add_u64(c, "unreadable", i.unreadable);
 	json_object_object_add(reply, "counters", c);
+	owner_record(r, &rec);
+	json_object_object_add(reply, "owners",
+			       owner_share_report(r->owners, &rec));
 	/* the per-second aggregation, top over the past */
 	store_info(r->agg, &i);
 	c = json_object_new_object();
@@ -885,6 +970,8 @@ void recorder_counters(struct recorder *r, json_object *counters)
 	add_u64(counters, "record_dropped_disk_full", i.dropped_disk_full);
 	add_u64(counters, "record_dropped_keep_free", i.dropped_keep_free);
 	add_u64(counters, "record_dropped_error", i.dropped_error);
+	add_u64(counters, "record_dropped_owner_share",
+		owner_share_refused(r->owners));
 	add_u64(counters, "record_seconds_dropped_disk_full",
 		a.dropped_disk_full);
 	add_u64(counters, "record_seconds_dropped_keep_free",

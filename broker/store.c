@@ -817,12 +817,16 @@ static int write_record(struct store *s, struct store_hdr *h, const void *p,
 	remove_oldest(s, store_retention(s->segs, s->nsegs, s->opts.max_bytes,
 					 0, s->opts.max_age_ns, last_wall),
 		      "size or age");
+	if (s->opts.written)
+		s->opts.written(s->opts.written_ctx, last_seq, size);
 	return 0;
 failed:
 	if (cause != DROP_KEEP_FREE)
 		cause = cause_of(err);
 	stop(s, cause, err, mono_ms);
 	count_dropped(s, cause, events);
+	if (s->opts.written)
+		s->opts.written(s->opts.written_ctx, last_seq, 0);
 	return err;
 }
 
@@ -1014,6 +1018,14 @@ void store_info(const struct store *s, struct store_info *i)
 	i->removed_keep_free = s->removed_keep_free;
 	i->unreadable = s->unreadable;
 	i->writing = !s->stopped;
+}
+
+uint64_t store_next_removed_last_seq(const struct store *s)
+{
+	for (size_t k = 0; k + 1 < s->nsegs; k++)
+		if (s->segs[k].records)
+			return s->segs[k].last_seq;
+	return 0;
 }
 
 uint64_t store_last_seq(const struct store *s)

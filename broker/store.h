@@ -128,6 +128,14 @@ struct store_opts {
 	 */
 	int (*make_room)(void *ctx, uint64_t bytes);
 	void *room_ctx;
+	/*
+	 * Called after each record is written, or fails to be (NULL: never):
+	 * the events added up to last_seq took bytes on disk (0: they were
+	 * dropped, counted). So the recorder knows what each event cost
+	 * once compressed.
+	 */
+	void (*written)(void *ctx, uint64_t last_seq, uint64_t bytes);
+	void *written_ctx;
 };
 
 /*
@@ -175,6 +183,10 @@ uint64_t store_remove_oldest_seg(struct store *s);
 /* Stop recording as make_room refusing would (the file system has no room
  * to spare): events are dropped, counted, until retried 10 s later. */
 void store_hold(struct store *s, int64_t mono_ms);
+
+/* The last seq of the oldest segment holding records that retention may
+ * remove (never the newest); 0 when there is none. */
+uint64_t store_next_removed_last_seq(const struct store *s);
 
 struct store_info {
 	size_t segments;

@@ -304,6 +304,29 @@ static const char *text_cell(const char *s, char buf[CELL_MAX])
 	return buf;
 }
 
+/* A list of objects (history's owners): a line each, its fields as
+ * key=value. */
+static void render_object_list(FILE *out, const char *key, json_object *list)
+{
+	char k[CELL_MAX], v[CELL_MAX];
+
+	fprintf(out, "%s:\n", text_cell(key, k));
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		json_object *e = json_object_array_get_idx(list, i);
+		const char *sep = "  ";
+
+		if (!json_object_is_type(e, json_type_object))
+			continue;
+		json_object_object_foreach(e, k2, v2) {
+			fprintf(out, "%s%s=", sep, text_cell(k2, k));
+			fputs(text_cell(v2 ? json_object_get_string(v2) : "null", v),
+			      out);
+			sep = " ";
+		}
+		fputc('\n', out);
+	}
+}
+
 void render_status(FILE *out, json_object *status)
 {
 	char k[CELL_MAX], v[CELL_MAX];
@@ -311,7 +334,12 @@ void render_status(FILE *out, json_object *status)
 	json_object_object_foreach(status, key, val) {
 		if (strcmp(key, "id") == 0 || strcmp(key, "ok") == 0)
 			continue;
-		if (json_object_is_type(val, json_type_object)) {
+		if (json_object_is_type(val, json_type_array) &&
+		    json_object_array_length(val) &&
+		    json_object_is_type(json_object_array_get_idx(val, 0),
+					json_type_object)) {
+			render_object_list(out, key, val);
+		} else if (json_object_is_type(val, json_type_object)) {
 			fprintf(out, "%s:\n", text_cell(key, k));
 			json_object_object_foreach(val, k2, v2)
 				fprintf(out, "  %-20s %s\n", text_cell(k2, k),

@@ -329,6 +329,28 @@ static void test_status_cells_are_clean(void)
 	json_object_put(st);
 }
 
+/* history's owners: a line each, key=value, cells as clean */
+static void test_history_owners_a_line_each(void)
+{
+	json_object *h = json_object_new_object(), *a = json_object_new_array();
+	json_object *o = json_object_new_object(), *p = json_object_new_object();
+	char *out;
+
+	json_object_object_add(o, "uid", json_object_new_int(115));
+	json_object_object_add(o, "events_refused", json_object_new_int(7));
+	json_object_object_add(p, "uid", NULL);
+	json_object_object_add(p, "owner", str("other\x1b[2J"));
+	json_object_array_add(a, o);
+	json_object_array_add(a, p);
+	json_object_object_add(h, "owners", a);
+	out = render_to_string(render_status, h);
+	CHECK(terminal_safe(out, 3));
+	CHECK_CONTAINS(out, "owners:\n  uid=115 events_refused=7\n"
+			    "  uid=null owner=other?[2J\n");
+	free(out);
+	json_object_put(h);
+}
+
 int main(void)
 {
 	RUN(test_whitespace_folds);
@@ -341,5 +363,6 @@ int main(void)
 	RUN(test_ps_run_time_names);
 	RUN(test_ps_identity);
 	RUN(test_status_cells_are_clean);
+	RUN(test_history_owners_a_line_each);
 	return CHECK_DONE();
 }

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The flight record shared fairly between cluster owners: a cluster of
+# postgres's stores its waits first (its "week"); then a second local
+# user's cluster floods pgoffd with about four times record-max-size of
+# recorded waits. The flooder is refused past its half of the record
+# (counted, per owner, in history and status) instead of pushing the
+# first cluster's events out; every one of them still replays after the
+# flood, and the first cluster goes on being recorded.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+e2e_setup
+
+pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
+
+# the second owner's cluster, owned by pgoffe2e_out (not in the group)
+OUT=$E2E_DIR/out OUT_SOCK=$E2E_DIR/out-sock PORT_O=$((PGPORT + 1))
+mkdir -p "$OUT" "$OUT_SOCK" && chown "$E2E_OUTSIDER" "$OUT" "$OUT_SOCK"
+as "$E2E_OUTSIDER" "$PGBIN/initdb" -D "$OUT/data" -A trust -U postgres \
+	>"$E2E_DIR/initdb-out.log" 2>&1 ||
+	{ not_ok "initdb as $E2E_OUTSIDER"; sed 's/^/# /' "$E2E_DIR/initdb-out.log"; exit 1; }
+as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -w -l "$OUT/log" \
+	-o "-p $PORT_O -k $OUT_SOCK -c listen_addresses= -c autovacuum=off" start \
+	>/dev/null 2>&1 || { not_ok "start the second cluster"; sed 's/^/# /' "$OUT/log"; exit 1; }
+trap 'as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -m immediate stop >/dev/null 2>&1; e2e_cleanup' EXIT
+osql() { psql -X -q -At -h "$OUT_SOCK" -p "$PORT_O" -U postgres -d postgres "$@"; }
+OUT_UID=$(id -u "$E2E_OUTSIDER") PG_UID=$(id -u postgres)
+
+# 2 MiB of events (record-max-size is shared with the aggregation), in
+# segments of 512 KiB; every wait recorded, with its SQL (random text,
+# which compresses little, so that the flood is quick)
+e2e_start_broker --record-min 0 --record-queries full --record-max-size 4M ||
+	{ not_ok "start pgoffd"; exit 1; }
+hist() { member history --json; }
+traced_both() {
+	member ps --json | jq -e --argjson a "$PG_UID" --argjson b "$OUT_UID" \
+		'[.clusters[].owner] | index($a) and index($b)' >/dev/null
+}
+wait_for 20 traced_both || note "ps: $(member ps --json | jq -c '[.clusters[] | {id, owner}]')"
+check "pgoffd traces both clusters (owners $PG_UID and $OUT_UID)" traced_both
+
+# --- the first cluster's waits: 200 sleeps of one session, a statement each
+T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+{ echo "select pg_backend_pid();"; for _ in $(seq 200); do echo "select pg_sleep(0.002);"; done; } \
+	>"$E2E_DIR/sleeps.sql"
+sql -f "$E2E_DIR/sleeps.sql" >"$E2E_DIR/sleeps.out"
+P1=$(head -n1 "$E2E_DIR/sleeps.out")
+# replayed: the first cluster's session's stored events (waits and
+# intervals), and of them its sleeps
+replayed() {
+	# (member execs in a subshell: its own, so that jq runs after it)
+	(member watch --since "$T0" --pid "$P1" --view both --min 0 --json \
+		--timeout 3s) 2>"$E2E_DIR/replay.err" >"$E2E_DIR/replay.json"
+	jq -s 'length' "$E2E_DIR/replay.json"
+}
+# what the last replay gave, by type and wait event
+replay_note() {
+	note "replayed of $P1: $(jq -s -c 'group_by(.type + " " + (.pg.wait_event // "-")) |
+		map({key: (.[0].type + " " + (.[0].pg.wait_event // "-")), value: length}) |
+		from_entries' "$E2E_DIR/replay.json" 2>&1)"
+}
+stored_200() { R1=$(replayed); [ "${R1:-0}" -ge 400 ]; }
+wait_for 10 stored_200
+replay_note
+check "the first cluster's 200 sleeps are stored ($R1 events replayed)" [ "${R1:-0}" -ge 400 ] ||
+	note "replay: $(head -c 300 "$E2E_DIR/replay.err")"
+before=$(hist)
+note "history before the flood: $(jq -c '{bytes, segments, first_seq, last_seq, owners}' <<<"$before")"
+
+# --- the flood: 4 sessions of the second cluster, 1 KiB statements
+python3 - "$E2E_DIR/flood.sql" <<'PY'
+import random, string, sys
+chars = string.ascii_letters + string.digits
+with open(sys.argv[1], "w") as f:
+    for _ in range(2000):
+        f.write("select pg_sleep(0.0002), '%s';\n" % "".join(random.choices(chars, k=900)))
+PY
+flood() {
+	local jobs=()
+	for _ in 1 2 3 4; do
+		osql -f "$E2E_DIR/flood.sql" >/dev/null &
+		jobs+=($!)
+	done
+	wait "${jobs[@]}"
+}
+flood
+after=$(hist)
+owner() { jq -c --argjson u "$1" '.owners[] | select(.uid == $u)' <<<"$after"; }
+note "history after: $(jq -c '{bytes, segments, first_seq, last_seq, counters}' <<<"$after")"
+note "owner $PG_UID: $(owner "$PG_UID"); owner $OUT_UID: $(owner "$OUT_UID")"
+flooded=$(owner "$OUT_UID" | jq '.events_stored + .events_refused')
+check "the flood was far more than the record holds ($flooded events of about 1 KiB, cap 2 MiB)" \
+	[ "${flooded:-0}" -ge 8000 ]
+check "the flooder was refused past its share, counted in history" \
+	jqe '.events_refused > 0 and .share_bytes == 1048576' <<<"$(owner "$OUT_UID")"
+# its bytes are its part of each batch written; a batch (50 ms) may pass
+check "... and holds its half of the record, no more (a batch at most over)" \
+	jqe '.bytes <= .share_bytes + 65536' <<<"$(owner "$OUT_UID")"
+# status, read later, counts what was still in the ring then too
+sc=$(member status --json | jq .counters.record_dropped_owner_share)
+check "... and in status: record_dropped_owner_share $sc >= $(owner "$OUT_UID" | jq .events_refused)" \
+	[ "${sc:-0}" -ge "$(owner "$OUT_UID" | jq .events_refused)" ]
+check "the first cluster's owner was refused nothing" jqe '.events_refused == 0 and .events_stored >= 400' <<<"$(owner "$PG_UID")"
+check "no segment holding the first cluster's events was removed (first seq $(jq .first_seq <<<"$before") kept)" \
+	jqe ".first_seq == $(jq .first_seq <<<"$before") and .counters.segments_removed == 0" <<<"$after"
+R2=$(replayed)
+replay_note
+check "every one of the first cluster's events still replays ($R1 before the flood, $R2 after)" \
+	[ "${R2:-0}" -eq "${R1:-0}" ]
+
+# --- the first cluster goes on being recorded
+stored0=$(owner "$PG_UID" | jq .events_stored)
+sql -c "select pg_sleep(0.05)" >/dev/null
+more_stored() { after=$(hist); [ "$(owner "$PG_UID" | jq .events_stored)" -gt "$stored0" ]; }
+wait_for 10 more_stored
+check "the first cluster's new waits are still stored" more_stored
+
+# --- the owners' parts survive a restart of pgoffd
+e2e_stop_broker TERM
+check "pgoffd saved each owner's part of the record" \
+	grep -q "^$OUT_UID " "$E2E_DIR/state/owners"
+e2e_start_broker --record-min 0 --record-queries full --record-max-size 4M ||
+	{ not_ok "restart pgoffd"; exit 1; }
+wait_for 20 traced_both
+after=$(hist)
+note "after the restart: $(jq -c '.owners' <<<"$after")"
+check "after a restart, the flooder's bytes are still its own (at least half its share)" \
+	jqe '.bytes >= 524288' <<<"$(owner "$OUT_UID")"
+osql -f "$E2E_DIR/flood.sql" >/dev/null
+after=$(hist)
+check "... and its flood is refused at once" jqe '.events_refused > 0' <<<"$(owner "$OUT_UID")"
+R3=$(replayed)
+check "... and the first cluster's events still replay ($R3)" [ "${R3:-0}" -eq "${R1:-0}" ]
+exit "$TAP_FAILED"

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_owner_share.c - the flight record shared between cluster owners:
+ * one owner's flood is refused past its share while another's events sit
+ * where retention would remove them, never when only its own would go;
+ * one owner alone is never refused; retention gives a share back; the
+ * saved runs read back, and a file pgoffd did not write is refused
+ * without a hang (a FIFO, a symbolic link, garbage).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "broker/owner_share.h"
+#include "tests/unit/check.h"
+
+#define A 1001u
+#define B 1002u
+#define LINE 1000u
+
+/* A record of cap bytes on disk, a line stored as it is. */
+static struct owner_share_record record(uint64_t cap, uint64_t next_removed)
+{
+	return (struct owner_share_record){ .cap = cap,
+					    .next_removed_last_seq = next_removed };
+}
+
+/* An event admitted, then written alone: a line's bytes on disk. */
+static bool put(struct owner_share *s, const struct owner_share_record *rec,
+		uint32_t uid, uint64_t seq)
+{
+	if (!owner_share_admit(s, rec, uid, seq, LINE))
+		return false;
+	owner_share_written(s, seq, LINE);
+	return true;
+}
+
+static void test_one_owner_is_never_refused(void)
+{
+	struct owner_share *s;
+	struct owner_share_record rec = record(10 * LINE, 5);
+
+	CHECK(owner_share_new(&s) == 0);
+	for (uint64_t seq = 1; seq <= 100; seq++)
+		CHECK(put(s, &rec, A, seq));
+	CHECK(owner_share_refused(s) == 0);
+	owner_share_free(s);
+}
+
+static void test_flood_refused_past_share_while_other_is_oldest(void)
+{
+	struct owner_share *s;
+	struct owner_share_record rec = record(100 * LINE, 0);
+	uint64_t seq = 1, stored = 0;
+
+	CHECK(owner_share_new(&s) == 0);
+	/* B's week: the oldest segment (seqs 1..10) is B's */
+	for (; seq <= 10; seq++)
+		CHECK(put(s, &rec, B, seq));
+	rec.next_removed_last_seq = 10;
+	/* A floods: half of the cap, then refused and counted */
+	for (; seq <= 1000; seq++)
+		stored += put(s, &rec, A, seq);
+	CHECK(stored == 50);
+	CHECK(owner_share_refused(s) == 1000 - 10 - 50);
+	/* B is not refused within its share */
+	CHECK(put(s, &rec, B, seq++));
+	owner_share_free(s);
+}
+
+static void test_over_share_with_only_own_events_to_remove(void)
+{
+	struct owner_share *s;
+	struct owner_share_record rec = record(100 * LINE, 0);
+	uint64_t seq = 1;
+
+	CHECK(owner_share_new(&s) == 0);
+	/* A filled the record alone (seqs 1..100); then B came */
+	for (; seq <= 100; seq++)
+		CHECK(put(s, &rec, A, seq));
+	CHECK(put(s, &rec, B, seq++));
+	/* A is past half, but the segment retention removes next (seqs
+	 * 1..20) is A's alone: A goes on, its own oldest make room */
+	rec.next_removed_last_seq = 20;
+	CHECK(put(s, &rec, A, seq++));
+	/* once that segment holds B's too, A is refused */
+	rec.next_removed_last_seq = 101;
+	CHECK(!put(s, &rec, A, seq++));
+	owner_share_free(s);
+}
+
+static void test_retention_gives_the_share_back(void)
+{
+	struct owner_share *s;
+	struct owner_share_record rec = record(100 * LINE, 0);
+	uint64_t seq = 1;
+
+	CHECK(owner_share_new(&s) == 0);
+	for (; seq <= 10; seq++)
+		CHECK(put(s, &rec, B, seq));
+	rec.next_removed_last_seq = 10;
+	for (; seq <= 200; seq++)
+		put(s, &rec, A, seq);
+	CHECK(!put(s, &rec, A, seq++));
+	/* B's week aged out: A is alone, and stores again */
+	owner_share_forget(s, 11);
+	CHECK(owner_share_bytes(s) == 50 * LINE);
+	CHECK(put(s, &rec, A, seq++));
+	owner_share_free(s);
+}
+
+/* A batch's bytes are shared by its events' lines; until it is written,
+ * an owner's pending lines count at its last batch's ratio. */
+static void test_a_batch_is_shared_by_its_lines(void)
+{
+	struct owner_share *s;
+	struct owner_share_record rec = record(1000 * LINE, 0);
+	json_object *a;
+
+	CHECK(owner_share_new(&s) == 0);
+	CHECK(owner_share_admit(s, &rec, A, 1, 3 * LINE));
+	CHECK(owner_share_admit(s, &rec, B, 2, LINE));
+	CHECK(owner_share_admit(s, &rec, A, 3, 4 * LINE));	/* later batch */
+	owner_share_written(s, 2, 400);
+	CHECK(owner_share_bytes(s) == 400);
+	a = owner_share_report(s, &rec);
+	CHECK(json_object_get_int64(json_object_object_get(
+		json_object_array_get_idx(a, 0), "bytes")) == 300);
+	CHECK(json_object_get_int64(json_object_object_get(
+		json_object_array_get_idx(a, 1), "bytes")) == 100);
+	json_object_put(a);
+	/* the store stopped: seq 4 not taken, seq 3 dropped by a failed write */
+	CHECK(owner_share_admit(s, &rec, A, 4, LINE));
+	owner_share_not_taken(s, 4);
+	owner_share_written(s, 3, 0);
+	CHECK(owner_share_bytes(s) == 400);
+	owner_share_free(s);
+}
+
+static void test_owners_past_the_cap_count_as_one(void)
+{
+	struct owner_share *s;
+	struct owner_share_record rec = record(UINT64_MAX / 2, 0);
+	json_object *a;
+
+	CHECK(owner_share_new(&s) == 0);
+	for (uint32_t u = 0; u < OWNER_SHARE_MAX_OWNERS + 50; u++)
+		CHECK(put(s, &rec, 10000 + u, u + 1));
+	a = owner_share_report(s, &rec);
+	CHECK(json_object_array_length(a) == OWNER_SHARE_MAX_OWNERS + 1);
+	CHECK_STR(json_object_get_string(json_object_object_get(
+		json_object_array_get_idx(a, OWNER_SHARE_MAX_OWNERS), "owner")),
+		"other");
+	json_object_put(a);
+	owner_share_free(s);
+}
+
+static char dir[] = "/tmp/pgoff-test-owners.XXXXXX";
+
+static void test_saved_runs_read_back(void)
+{
+	struct owner_share *s, *t;
+	struct owner_share_record rec = record(100 * LINE, 0);
+	int fd;
+
+	CHECK(mkdtemp(dir) && (fd = open(dir, O_DIRECTORY | O_RDONLY)) >= 0);
+	CHECK(owner_share_new(&s) == 0 && owner_share_new(&t) == 0);
+	for (uint64_t seq = 1; seq <= 10; seq++)
+		put(s, &rec, seq % 2 ? A : B, seq);
+	CHECK(owner_share_dirty(s));
+	CHECK(owner_share_save(s, fd, "owners") == 0);
+	CHECK(!owner_share_dirty(s));
+	CHECK(owner_share_load(t, fd, "owners") == 0);
+	CHECK(owner_share_bytes(t) == 10 * LINE);
+	/* B past its share, A's events where retention removes next */
+	rec.next_removed_last_seq = 5;
+	for (uint64_t seq = 11; seq <= 100; seq++)
+		put(t, &rec, B, seq);
+	CHECK(owner_share_refused(t) == 100 - 10 - 45);
+	owner_share_free(s);
+	owner_share_free(t);
+	close(fd);
+}
+
+/* What a hostile or torn file makes of a load: refused, nothing kept. */
+static int load_of(const char *content, bool fifo, bool link)
+{
+	struct owner_share *s;
+	int fd = open(dir, O_DIRECTORY | O_RDONLY), err;
+	char path[sizeof(dir) + 16];
+
+	snprintf(path, sizeof(path), "%s/bad", dir);
+	unlink(path);
+	if (fifo) {
+		if (mkfifo(path, 0600))
+			return -errno;
+	} else if (link) {
+		if (symlink("/etc/passwd", path))
+			return -errno;
+	} else {
+		FILE *f = fopen(path, "w");
+
+		if (!f)
+			return -errno;
+		fputs(content, f);
+		fclose(f);
+	}
+	if (owner_share_new(&s))
+		return -ENOMEM;
+	err = owner_share_load(s, fd, "bad");
+	if (owner_share_bytes(s))
+		err = 1;	/* something kept */
+	owner_share_free(s);
+	close(fd);
+	return err;
+}
+
+static void test_a_file_not_pgoffds_is_refused(void)
+{
+	CHECK(load_of("", false, false) == -EINVAL);
+	CHECK(load_of("pgoff-owners 1\n1 1 1 1000\n2 5 3 10\n", false, false) ==
+	      -EINVAL);		/* first after last */
+	CHECK(load_of("pgoff-owners 1\n1 9 9 10\n2 5 6 10\n", false, false) ==
+	      -EINVAL);		/* not by first seq */
+	CHECK(load_of("pgoff-owners 1\n1 1 2 10 junk\n", false, false) ==
+	      -EINVAL);
+	CHECK(load_of("pgoff-owners 2\n", false, false) == -EINVAL);
+	CHECK(load_of(NULL, true, false) == -EINVAL);	/* no hang */
+	CHECK(load_of(NULL, false, true) == -ELOOP);
+}
+
+int main(void)
+{
+	RUN(test_one_owner_is_never_refused);
+	RUN(test_flood_refused_past_share_while_other_is_oldest);
+	RUN(test_over_share_with_only_own_events_to_remove);
+	RUN(test_retention_gives_the_share_back);
+	RUN(test_a_batch_is_shared_by_its_lines);
+	RUN(test_owners_past_the_cap_count_as_one);
+	RUN(test_saved_runs_read_back);
+	RUN(test_a_file_not_pgoffds_is_refused);
+	{
+		char cmd[sizeof(dir) + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			return 1;
+	}
+	return check_failed_tests != 0;
+}
