@@ -8,7 +8,11 @@
 #   the probes; the load average before and after;
 # - a known row-lock wait (the holder sleeps HOLD_MS, then commits), three
 #   times: the waiter's own clock, pgoff's exact episode, and
-#   pg_wait_sampling's estimate (its Lock samples x its period).
+#   pg_wait_sampling's estimate (its Lock samples x its period);
+# - side by side, three times: SIDE_SECONDS (20) of TPC-B with 4 clients,
+#   pg_wait_sampling (10 ms) and pgoffd watching the same backends; the
+#   seconds of each wait event by each (pgoff's episodes, and of them the
+#   time on a CPU between their off-CPU intervals).
 # Every run restarts the cluster (pg_wait_sampling is loaded at start
 # only), so that each starts with the same cold shared buffers.
 # pg_wait_sampling is Debian's postgresql-15-pg-wait-sampling: installed
@@ -20,6 +24,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/bench/results-usdt-sampling.md}
 rounds=${ROUNDS:-12} secs=${SECONDS_PER_RUN:-10} hold_ms=${HOLD_MS:-1500}
+side_secs=${SIDE_SECONDS:-20}
 cd "$top" || exit 2
 . tests/e2e/lib.sh
 e2e_require
@@ -111,6 +116,36 @@ for i in 1 2 3; do
 	ep=$(jq -r --argjson p "$wpid" 'select(.type == "episode" and .pid == $p) |
 		"\(.boundary) \(.duration_ns / 1e6)"' "$E2E_DIR/lock$i.json" | head -1)
 	echo "lock $i $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }') ${ep:-none -} $n $period" >>"$raw"
+done
+e2e_stop_broker TERM
+
+# side by side over TPC-B: rings and queues that hold the whole run
+e2e_start_broker --record no --min-floor 0 --ringbuf-size 67108864 \
+	--queue-bytes 67108864 || exit 1
+for i in 1 2 3; do
+	member watch --view waits --min 0 --json --timeout 300s >"$E2E_DIR/side$i.json" 2>&1 &
+	wj=$!
+	watchers 1
+	sql -c "select pg_wait_sampling_reset_profile()" >/dev/null
+	"$PGBIN/pgbench" -c 4 -j 2 -T "$side_secs" -n >/dev/null 2>&1 &
+	bj=$!
+	bench_pids() {
+		PIDS=$(sql -c "select string_agg(pid::text, ',') from pg_stat_activity
+			where application_name = 'pgbench' having count(*) = 4")
+		[ -n "$PIDS" ]
+	}
+	wait_for 15 bench_pids
+	wait "$bj"
+	sampled_sums "${PIDS:-0}" >"$E2E_DIR/side$i.sampled"
+	# the backends are gone: their last episodes were sent as they exited
+	ended() { episode_sums "$E2E_DIR/side$i.json" "${PIDS:-0}" | grep -q .; }
+	wait_for 10 ended
+	kill "$wj"; wait "$wj" 2>/dev/null
+	episode_sums "$E2E_DIR/side$i.json" "${PIDS:-0}" >"$E2E_DIR/side$i.pgoff"
+	for ev in Client:ClientRead IO:WALSync Lock:transactionid LWLock:WALWrite; do
+		echo "side $i $ev $(sum_of "$E2E_DIR/side$i.sampled" "$ev") $(sum_of "$E2E_DIR/side$i.pgoff" "$ev") $(awk -v k="$ev" '$1 == k { print $3 }' "$E2E_DIR/side$i.pgoff")" >>"$raw"
+	done
+	echo "bench: side by side $i: $(grep "^side $i " "$raw" | cut -d' ' -f3- | tr '\n' ';')" >&2
 done
 e2e_stop_broker TERM
 

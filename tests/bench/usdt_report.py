@@ -5,7 +5,7 @@ import sys
 from benchfmt import machine, spread
 
 raw, rounds, secs, load0, load1 = sys.argv[1:6]
-tps, hits, locks = {}, [], []
+tps, hits, locks, side = {}, [], [], {}
 for line in open(raw):
     f = line.split()
     if f[0] == "tps":
@@ -14,6 +14,10 @@ for line in open(raw):
             hits.append(float(f[4]))
     elif f[0] == "lock":
         locks.append(f[1:])
+    elif f[0] == "side":
+        # side RUN EVENT PG_WAIT_SAMPLING_S PGOFF_S [PGOFF_ON_CPU_S]
+        side.setdefault(f[2], []).append(
+            (float(f[3]), float(f[4]), float(f[5]) if len(f) > 5 else 0.0))
 
 
 def ratios(a, b):
@@ -54,3 +58,19 @@ if locks:
         est = "%d x %s ms = %d" % (int(n), period, int(n) * int(period)) if period.isdigit() else n
         print("| %s | %s | %s, %s ms | %s |" % (run, span, boundary,
                                                "%.1f" % float(ep_ms) if ep_ms != "-" else "-", est))
+if side:
+    print("\nSide by side: %d runs of TPC-B, 4 clients; pg_wait_sampling's profile "
+          "(samples x 10 ms) and pgoff's episodes of the same 4 backends, summed by wait "
+          "event. pgoff counts a wait's time off the CPU and between its off-CPU "
+          "intervals; a wait partly spent on the CPU inside its system call (ClientRead's "
+          "epoll_wait, WALSync's fdatasync) is less in pgoff by that part.\n"
+          % len(next(iter(side.values()))))
+    print("| wait event | pg_wait_sampling s | pgoff s | pgoff / pg_wait_sampling | "
+          "of pgoff's, on a CPU between intervals, s |")
+    print("|---|---|---|---|---|")
+    for ev in sorted(side):
+        runs = side[ev]
+        print("| %s | %s | %s | %s | %s |" % (
+            ev, spread([r[0] for r in runs], "{:.2f}"), spread([r[1] for r in runs], "{:.2f}"),
+            spread([r[1] / r[0] for r in runs if r[0]] or [0], "{:.2f}"),
+            spread([r[2] for r in runs], "{:.2f}")))

@@ -107,6 +107,27 @@ pg_start() {
 
 sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
+# pgoff beside pg_wait_sampling (test_wait_sampling, make bench), each
+# summed by wait event over the processes PIDS (comma-separated):
+# sampled_sums PIDS: the profile's samples x its period, "Type:Event s"
+sampled_sums() {
+	sql -F' ' -c "select event_type || ':' || event,
+		round(sum(count) * current_setting('pg_wait_sampling.profile_period')::int / 1000.0, 3)
+		from pg_wait_sampling_profile where pid in ($1) and event is not null
+		group by 1"
+}
+# episode_sums FILE PIDS: the episodes in FILE (watch --view waits
+# --json), "Type:Event seconds seconds-on-a-CPU-inside episodes"
+episode_sums() {
+	jq -r --arg p "$2" '($p | split(",") | map(tonumber)) as $ps |
+		select(.type == "episode" and (.pid as $x | $ps | index($x))) |
+		"\(.pg.wait_event_type):\(.pg.wait_event) \(.duration_ns) \(.on_cpu_ns)"' "$1" |
+		awk '{ t[$1] += $2; c[$1] += $3; n[$1]++ }
+		     END { for (k in t) printf "%s %.3f %.3f %d\n", k, t[k] / 1e9, c[k] / 1e9, n[k] }'
+}
+# sum_of FILE EVENT: the seconds of EVENT in a file of those sums (0)
+sum_of() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
+
 # start_broker [pgoffd options...]: wait until it answers status
 e2e_start_broker() {
 	# the sanitizer build: a small quarantine keeps its RSS meaningful

@@ -44,28 +44,19 @@ wait_for 15 bench_pids || note "pgbench's 4 backends did not show: $PIDS"
 wait "$bench"
 check "pgbench ran 20 s" grep -q '^tps = ' "$E2E_DIR/pgbench.out" ||
 	note "pgbench: $(tail -c 400 "$E2E_DIR/pgbench.out")"
-sql -F' ' -c "select event_type || ':' || event, sum(count) * 0.010
-	from pg_wait_sampling_profile where pid in (${PIDS:-0}) and event is not null
-	group by 1" >"$E2E_DIR/sampled"
+sampled_sums "${PIDS:-0}" >"$E2E_DIR/sampled"
 # the backends are gone: their last episodes were sent when they exited
 wait_for 10 jqe -s --arg p "$PIDS" '($p | split(",") | map(tonumber)) as $ps |
 	map(select(.type == "episode" and (.pid as $x | $ps | index($x)))) | length > 0' "$out"
 unwatch "$watcher"
-jq -r --arg p "$PIDS" '($p | split(",") | map(tonumber)) as $ps |
-	select(.type == "episode" and (.pid as $x | $ps | index($x))) |
-	"\(.pg.wait_event_type):\(.pg.wait_event) \(.duration_ns) \(.on_cpu_ns)"' "$out" |
-	awk '{ t[$1] += $2; c[$1] += $3; n[$1]++ }
-	     END { for (k in t) printf "%s %.3f %.3f %d\n", k, t[k] / 1e9, c[k] / 1e9, n[k] }' \
-	>"$E2E_DIR/pgoff"
+episode_sums "$out" "$PIDS" >"$E2E_DIR/pgoff"
 check "the watch lost nothing (no dropped notice)" \
 	bash -c "! grep -q '\"type\":\"dropped\"' '$out'" ||
 	note "$(grep '"dropped"' "$out" | head -c 300)"
 
-# seconds of EVENT in FILE (0 if none)
-secs() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
 note "event: pg_wait_sampling s / pgoff s (pgoff's episodes, of it on a CPU between intervals)"
 for ev in Client:ClientRead Lock:transactionid IO:WALSync LWLock:WALWrite; do
-	s=$(secs "$E2E_DIR/sampled" "$ev") p=$(secs "$E2E_DIR/pgoff" "$ev")
+	s=$(sum_of "$E2E_DIR/sampled" "$ev") p=$(sum_of "$E2E_DIR/pgoff" "$ev")
 	note "$ev: $s / $p ($(awk -v k="$ev" '$1 == k { print $4 " episodes, " $3 " s" }' "$E2E_DIR/pgoff"))"
 	# 10 % or 0.3 s, whichever is larger, and 3 sigma of the sampler's
 	# count (n samples of 10 ms: sqrt(n) of them), which for a short
@@ -78,7 +69,7 @@ for ev in Client:ClientRead Lock:transactionid IO:WALSync LWLock:WALWrite; do
 	case $ev in
 	Lock:*)	# the probes bound the lock wait whole, the lock manager's
 		# LWLock waits inside it too, which the sampler counts apart
-		lm=$(secs "$E2E_DIR/sampled" LWLock:LockManager)
+		lm=$(sum_of "$E2E_DIR/sampled" LWLock:LockManager)
 		check "$ev: pgoff agrees ($s - $tol <= $p <= $s + $lm LWLock:LockManager + $tol s)" \
 			awk -v p="$p" -v s="$s" -v t="$tol" -v lm="$lm" \
 			'BEGIN { exit !(p >= s - t && p <= s + lm + t) }' ;;
