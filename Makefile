@@ -81,7 +81,7 @@ BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c
 	broker/procfs.c broker/config.c \
 	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
 	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/owner_share.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
-	broker/usdt.c broker/worker_seccomp.c broker/query_texts.c broker/replies.c broker/cmdline.c \
+	broker/usdt.c broker/usdt_rate.c broker/worker_seccomp.c broker/query_texts.c broker/replies.c broker/cmdline.c \
 	broker/pg_shmem_names.c broker/pg_names.c broker/cluster_ident.c broker/container.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \

@@ -577,6 +577,40 @@ static __always_inline void pair_done(__u32 pid, struct pg_pair *p,
 }
 
 /*
+ * Whether the cluster's LWLock STARTs are paused (usdt-max-rate): its
+ * hits counted by the second; a second over the rate pauses them for a
+ * quiet PGOFF_USDT_QUIET_NS after it. Updates from several CPUs may race:
+ * a second's count can be a little off, never the pause.
+ */
+static __always_inline bool lwlock_paused(__u32 cluster, __u64 now)
+{
+	struct pgoff_usdt_rate *r = bpf_map_lookup_elem(&usdt_rates, &cluster);
+	__u64 sec = now / 1000000000ULL;
+
+	if (!r) {
+		struct pgoff_usdt_rate fresh = { .second = sec };
+
+		bpf_map_update_elem(&usdt_rates, &cluster, &fresh, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&usdt_rates, &cluster);
+		if (!r)
+			return false;
+	}
+	if (r->second != sec) {
+		if (r->hits > usdt_max_rate) {
+			if (r->paused_until_ns <= now)
+				r->pauses++;
+			r->last_over_hits = r->hits;
+			r->paused_until_ns = (r->second + 1) * 1000000000ULL +
+					     PGOFF_USDT_QUIET_NS;
+		}
+		r->second = sec;
+		r->hits = 0;
+	}
+	__sync_fetch_and_add(&r->hits, 1);
+	return r->paused_until_ns > now;
+}
+
+/*
  * PostgreSQL's wait probes, one uprobe_multi link per binary (pgoffd,
  * broker/usdt.c); the cookie says which (enum pgoff_usdt_kind). They
  * fire in every process of the binary: only traced ones count.
@@ -599,6 +633,12 @@ int pg_usdt(struct pt_regs *ctx)
 	if (kind >= PGOFF_USDT__KINDS)
 		return 0;
 	now = bpf_ktime_get_ns();
+	/* a paused START costs the rate's lookup and its count alone */
+	if (kind == PGOFF_USDT_LWLOCK_START && usdt_max_rate &&
+	    lwlock_paused(t->cluster, now)) {
+		count(PGOFF_CNT_USDT_LWLOCK_PAUSED);
+		return 0;
+	}
 	count(PGOFF_CNT_USDT_LOCK_START + (__u32)kind);
 	th = thread_get(t, pid, task->pid);
 	if (!th)

@@ -140,6 +140,8 @@ enum pgoff_counter {
 	PGOFF_CNT_AGG_QUERY_FOLDED,	/* a row keyed by query id not made: past
 					 * agg_query_rows_max, folded into its
 					 * row without one (PGOFF_AGG_F_QUERY_FOLDED) */
+	PGOFF_CNT_USDT_LWLOCK_PAUSED,	/* LWLock STARTs not read: their
+					 * cluster was over usdt-max-rate */
 	PGOFF_CNT__COUNT
 };
 
@@ -156,6 +158,26 @@ enum pgoff_usdt_kind {
 	PGOFF_USDT_LWLOCK_DONE,		/* lwlock__wait__done */
 	PGOFF_USDT__KINDS
 };
+
+/*
+ * usdt-max-rate: a cluster's LWLock waits (lwlock__wait__start hits) in
+ * the current second. A contended LWLock can fire 100k times a second,
+ * and each hit costs its backend the uprobe trap and pg_usdt (about
+ * 1.5 us here). Past usdt_max_rate in a second, the cluster's LWLock
+ * STARTs are not read until PGOFF_USDT_QUIET_NS after the last second
+ * over it: those waits' episodes fall back to inferred bounds. DONE is
+ * still read, so a pair opened before stays exact. Lock probes (rare,
+ * long) are never paused. Key: the cluster's id.
+ */
+struct pgoff_usdt_rate {
+	__u64 second;		/* CLOCK_MONOTONIC second of hits */
+	__u64 hits;		/* LWLock STARTs in it */
+	__u64 paused_until_ns;	/* not read before (CLOCK_MONOTONIC) */
+	__u64 pauses;		/* times it went over, since pgoffd started */
+	__u64 last_over_hits;	/* hits of the last second over the rate */
+};
+#define PGOFF_USDT_QUIET_NS	(60ULL * 1000000000ULL)
+#define PGOFF_USDT_RATES	1024	/* clusters kept, least recent out */
 
 /* What a ring buffer record is: its first field. */
 enum pgoff_record_kind {

@@ -40,6 +40,7 @@ const volatile __u64 agg_query_rows_max = PGOFF_MAX_AGG / 2;
 /* 1: a member of the query group looks at statements (top --by query):
  * keep the text of each statement seen, by its query id */
 volatile __u32 want_query_texts;
+volatile __u64 usdt_max_rate;		/* 0: LWLock probes never paused */
 
 /* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
 struct episode {
@@ -295,6 +296,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct query);
 } query_scratch SEC(".maps");
+
+/* Each cluster's LWLock probe rate (usdt-max-rate, see offcpu.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PGOFF_USDT_RATES);
+	__type(key, __u32);
+	__type(value, struct pgoff_usdt_rate);
+} usdt_rates SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

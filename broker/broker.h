@@ -24,6 +24,7 @@
 #include "broker/server.h"
 #include "broker/stats.h"
 #include "broker/tracer.h"
+#include "broker/usdt_rate.h"
 
 struct broker {
 	struct tracer *tracer;
@@ -44,6 +45,7 @@ struct broker {
 	uint64_t told[PGOFF_CNT__COUNT];	/* kernel losses already told */
 	uint64_t symbol_files_refused;		/* see offer_files */
 	struct log_limit symbol_log;		/* its lines, per owner */
+	struct usdt_rate_watch usdt_rates;	/* clusters paused, logged */
 	int epfd, tfd, sfd;			/* the loop's; a 1 s timer; signals */
 	struct loop_handler timer_ready, signal_ready, prober_ready;
 	bool running;				/* until SIGTERM or SIGINT */

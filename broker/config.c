@@ -30,6 +30,9 @@ void config_defaults(struct pgoffd_config *c)
 	c->max_procs_per_uid = 4096;
 	c->record = true;
 	c->usdt = true;
+	/* a hit costs its backend about 1.5 us (the trap and pg_usdt,
+	 * tests/bench/results-usdt-trap.md): at most 1.5 % of a CPU */
+	c->usdt_max_rate = 10000;
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/pgoff");
 	c->record_min_ns = 10000000;
 	/* as journald's SystemMaxUse and SystemKeepFree: the record never
@@ -283,6 +286,11 @@ static const struct setting_row settings[] = {
 	    "attach PostgreSQL's wait probes: exact lock and LWLock episodes "
 	    "(default yes)",
 	    KIND_FLAG, usdt),
+	ROW("usdt-max-rate", "N", RELOAD,
+	    "a cluster's LWLock waits a second past which their probes are "
+	    "not read for a quiet minute (episodes then have inferred bounds); "
+	    "0: no limit (default 10000)",
+	    KIND_U64, usdt_max_rate, .min = 0, .max = UINT32_MAX),
 	ROW("verbose", NULL, RELOAD,
 	    "debug logging, with libbpf's and the verifier's output",
 	    KIND_FLAG, verbose, .pub.short_name = 'v'),

@@ -57,6 +57,7 @@ struct pgoffd_config {
 	bool record_user_stacks;	/* walked at every switch-out */
 	bool raw_tp;
 	bool usdt;			/* PostgreSQL's wait probes */
+	uint64_t usdt_max_rate;		/* LWLock hits a second, a cluster */
 	bool verbose;
 };
 

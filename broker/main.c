@@ -407,6 +407,15 @@ static bool ring_in_use(const struct broker *b)
 	return tracer_min_duration(b->tracer) != UINT64_MAX;
 }
 
+/* A cluster's data directory, for the log (usdt_rate_tick). */
+static const char *cluster_name(void *ctx, uint32_t id)
+{
+	const struct broker *b = ctx;
+	const struct pg_cluster *c = pg_registry_cluster(b->registry, id);
+
+	return c ? c->info.data_dir : "(gone)";
+}
+
 /* Once a second; also reads what the last subscriber left in the ring. */
 static void on_tick(void *ctx, uint32_t events)
 {
@@ -435,6 +444,8 @@ static void on_tick(void *ctx, uint32_t events)
 		log_warn("scanning /proc for PostgreSQL");
 	broker_probe_next(b);
 	query_texts_tick(&b->texts, monotonic_ms());
+	usdt_rate_tick(&b->usdt_rates, tracer_usdt_rates_fd(b->tracer),
+		       stats_now_ns(), b->cfg.usdt_max_rate, cluster_name, b);
 	server_tick(b->server);
 }
 
@@ -562,6 +573,7 @@ static void attach(struct broker *b, struct setup *s)
 		log_fatal(-err, "cannot load the BPF programs (root, a kernel "
 			  "with BTF and BPF ring buffers are needed)");
 	log_info("BPF programs attached (%s)", tracer_hook(b->tracer));
+	tracer_set_usdt_max_rate(b->tracer, b->cfg.usdt_max_rate);
 	/* the prober alone adds targets: pgoffd keeps a read-only fd */
 	err = prober_give_maps(b->prober, tracer_targets_fd(b->tracer),
 			       tracer_quotas_fd(b->tracer),

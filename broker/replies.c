@@ -35,6 +35,7 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_USDT_LWLOCK_START] = "usdt_lwlock_wait_start",
 	[PGOFF_CNT_USDT_LWLOCK_DONE] = "usdt_lwlock_wait_done",
 	[PGOFF_CNT_AGG_QUERY_FOLDED] = "aggregate_query_folded",
+	[PGOFF_CNT_USDT_LWLOCK_PAUSED] = "usdt_lwlock_paused",
 };
 
 /* Which tables name a cluster's wait events, or why none do. */
@@ -223,6 +224,11 @@ static void status_hook(void *ctx, json_object *r)
 	json_object_object_add(r, "usdt_binaries", usdt_status(b->usdt));
 	json_object_object_add(r, "usdt_binaries_skipped", json_object_new_int64(
 				       usdt_skipped(b->usdt)));
+	json_object_object_add(r, "usdt_max_rate", json_object_new_int64(
+				       (int64_t)b->cfg.usdt_max_rate));
+	json_object_object_add(r, "usdt_lwlock_paused_clusters",
+		json_object_new_int64((int64_t)usdt_rate_paused_count(
+			tracer_usdt_rates_fd(b->tracer), stats_now_ns())));
 	json_object_object_add(r, "usdt_refusals_forgotten", json_object_new_int64(
 				       usdt_forgotten(b->usdt)));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(
@@ -308,7 +314,7 @@ static void ps_hook(void *ctx, json_object *r)
 	for (size_t i = 0; i < n; i++) {
 		const struct pg_cluster *c = pg_registry_cluster(b->registry,
 								 p[i].cluster);
-		json_object *o;
+		json_object *o, *rate;
 
 		if (c && c->info.postmaster_pid == p[i].pid) {
 			o = event_encode_cluster(c);
@@ -317,6 +323,10 @@ static void ps_hook(void *ctx, json_object *r)
 			add_names_source(o, c);
 			add_run_names(o, c, true);
 			add_identity_facts(b, o, c);
+			rate = usdt_rate_json(tracer_usdt_rates_fd(b->tracer),
+					      c->id, stats_now_ns());
+			if (rate)
+				json_object_object_add(o, "usdt_lwlock", rate);
 			cluster_bytes += strlen(pgoff_json_line(o, NULL)) + 1;
 			if (cluster_bytes > CLUSTERS_BUDGET)
 				json_object_put(o);

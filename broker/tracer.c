@@ -288,6 +288,16 @@ int tracer_usdt_prog_fd(const struct tracer *t)
 	return bpf_program__fd(t->skel->progs.pg_usdt);
 }
 
+void tracer_set_usdt_max_rate(struct tracer *t, uint64_t rate)
+{
+	t->skel->bss->usdt_max_rate = rate;
+}
+
+int tracer_usdt_rates_fd(const struct tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.usdt_rates);
+}
+
 int tracer_forget_usdt(struct tracer *t)
 {
 	int fd = tracer_usdt_prog_fd(t);

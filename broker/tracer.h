@@ -54,6 +54,11 @@ int tracer_forget_targets(struct tracer *t);
 int tracer_usdt_prog_fd(const struct tracer *t);	/* < 0: not loaded
 							   (Linux < 6.6) */
 int tracer_forget_usdt(struct tracer *t);
+/* usdt-max-rate: a cluster's LWLock probe hits a second past which they
+ * are paused (0: never); reloadable. */
+void tracer_set_usdt_max_rate(struct tracer *t, uint64_t rate);
+/* The map of each cluster's rate (struct pgoff_usdt_rate by id). */
+int tracer_usdt_rates_fd(const struct tracer *t);
 /* Traced processes, as the per-user quotas count them. */
 size_t tracer_target_count(const struct tracer *t);
 

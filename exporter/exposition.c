@@ -96,6 +96,7 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		{ "pg_read_failed", "pg_wait_event" },
 		{ "query_failed", "query" },
 		{ "user_stack_failed", "user_stack" },
+		{ "usdt_lwlock_paused", "lwlock_bounds" },
 	};
 	json_object *st = s->status, *counters = NULL, *v;
 	const char *broker = NULL, *hook = NULL;
@@ -130,6 +131,10 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		     "Connections to pgoffd, this exporter's included.");
 	status_gauge(out, st, "subscribers", "pgoff_broker_subscribers",
 		     "Connections to pgoffd with an event subscription.");
+	status_gauge(out, st, "usdt_lwlock_paused_clusters",
+		     "pgoff_usdt_lwlock_paused_clusters",
+		     "Clusters whose LWLock wait probes pgoffd does not read "
+		     "(over usdt-max-rate): their LWLock episodes are inferred.");
 	if (get_count(st, "kernel_min_duration_ns", &n))
 		gauge(out, "pgoff_kernel_min_duration_seconds",
 		      "Shortest interval the kernel sends as an event (absent: "
