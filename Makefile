@@ -72,17 +72,17 @@ endif
 
 PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c \
 		 protocol/utf8.c protocol/since.c protocol/clock.c
-BROKER_SRCS := broker/main.c broker/tracer.c broker/event.c broker/json_fields.c broker/json_writer.c broker/server.c \
-	broker/control_socket.c broker/ksyms.c broker/classify.c \
-	broker/pg_registry.c broker/pg_elf.c broker/pg_title.c broker/pg_wait_names.c \
-	broker/uelf.c broker/usyms.c broker/fs_kind.c broker/symfiles.c \
-	broker/pg_wait_names_data.c broker/pg_status_layout.c broker/pg_status_layout_data.c \
-	broker/filter.c broker/pg_probe.c broker/pg_trust.c broker/prober.c broker/privdrop.c \
-	broker/procfs.c broker/config.c \
-	broker/syscall_wait.c broker/aggregate.c broker/stats.c broker/ring_pace.c \
-	broker/holdback.c broker/store.c broker/agg_record.c broker/grow_buf.c broker/replay_meta.c broker/recorder.c broker/owner_share.c broker/event_dict.c broker/sql_redact.c broker/safe_dir.c broker/log_limit.c broker/sd_notify.c \
-	broker/usdt.c broker/usdt_rate.c broker/worker_seccomp.c broker/query_texts.c broker/replies.c broker/cmdline.c \
-	broker/pg_shmem_names.c broker/pg_names.c broker/cluster_ident.c broker/container.c
+BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker/kernel/json_fields.c broker/kernel/json_writer.c broker/serve/server.c \
+	broker/serve/control_socket.c broker/kernel/ksyms.c broker/kernel/classify.c \
+	broker/pg/pg_registry.c broker/pg/pg_elf.c broker/pg/pg_title.c broker/pg/pg_wait_names.c \
+	broker/pg/uelf.c broker/pg/usyms.c broker/priv/fs_kind.c broker/priv/symfiles.c \
+	broker/pg/pg_wait_names_data.c broker/pg/pg_status_layout.c broker/pg/pg_status_layout_data.c \
+	broker/serve/filter.c broker/priv/pg_probe.c broker/priv/pg_trust.c broker/priv/prober.c broker/priv/privdrop.c \
+	broker/pg/procfs.c broker/config.c \
+	broker/kernel/syscall_wait.c broker/kernel/aggregate.c broker/kernel/stats.c broker/kernel/ring_pace.c \
+	broker/kernel/holdback.c broker/record/store.c broker/record/agg_record.c broker/grow_buf.c broker/record/replay_meta.c broker/record/recorder.c broker/record/owner_share.c broker/record/event_dict.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/log_limit.c broker/sd_notify.c \
+	broker/priv/usdt.c broker/kernel/usdt_rate.c broker/priv/worker_seccomp.c broker/kernel/query_texts.c broker/replies.c broker/cmdline.c \
+	broker/priv/pg_shmem_names.c broker/pg/pg_names.c broker/pg/cluster_ident.c broker/pg/container.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/event_frames.c client/pprof.c client/json_out.c
@@ -92,7 +92,7 @@ CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c clie
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
 	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c exporter/auth_limit.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
-	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c broker/procfs.c \
+	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c broker/pg/procfs.c \
 	client/stats_view.c client/event_frames.c client/pprof.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
@@ -124,7 +124,7 @@ $(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name offcpu_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/broker/tracer.o: $(BUILD)/offcpu.skel.h
+$(BUILD)/broker/kernel/tracer.o: $(BUILD)/offcpu.skel.h
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -141,10 +141,10 @@ $(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
 
 # The wait event names and their generated tables go together; so do
 # where a backend's status entry lies and its generated table.
-PG_WAIT_NAMES := broker/pg_wait_names.c broker/pg_wait_names_data.c
-PG_STATUS_LAYOUT := broker/pg_status_layout.c broker/pg_status_layout_data.c
+PG_WAIT_NAMES := broker/pg/pg_wait_names.c broker/pg/pg_wait_names_data.c
+PG_STATUS_LAYOUT := broker/pg/pg_status_layout.c broker/pg/pg_status_layout_data.c
 # A cluster's run-time names: as pgoffd keeps them, and their reader.
-PG_NAMES := broker/pg_names.c broker/pg_shmem_names.c $(PG_WAIT_NAMES)
+PG_NAMES := broker/pg/pg_names.c broker/priv/pg_shmem_names.c $(PG_WAIT_NAMES)
 
 # The git revision in pgoff_build_info: the header changes only when the
 # revision does, so a commit rebuilds one object.
@@ -163,61 +163,61 @@ $(BUILD)/pgoff_exporter: $(EXPORTER_OBJS) $(PROTOCOL_OBJS)
 # protocol/ and the pure modules that one needs. None needs vmlinux.h,
 # clang or bpftool: only the BPF object does (bpf/offcpu.h, which the
 # broker's modules share with it, holds no kernel types).
-TEST_NEEDS_filter := broker/classify.c $(PG_WAIT_NAMES)
+TEST_NEEDS_filter := broker/kernel/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_render := client/render.c
 TEST_NEEDS_cli := client/cli.c
-TEST_NEEDS_syscall_wait := broker/classify.c $(PG_WAIT_NAMES)
+TEST_NEEDS_syscall_wait := broker/kernel/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_stats_view := client/stats_view.c
-TEST_NEEDS_aggregate := broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_STATUS_LAYOUT) \
+TEST_NEEDS_aggregate := broker/kernel/json_fields.c broker/kernel/classify.c broker/kernel/syscall_wait.c $(PG_STATUS_LAYOUT) \
 	$(PG_NAMES)
 TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pprof := client/pprof.c client/event_frames.c
-TEST_NEEDS_usyms := broker/uelf.c broker/fs_kind.c broker/symfiles.c
-TEST_NEEDS_event := broker/json_fields.c broker/json_writer.c broker/classify.c broker/ksyms.c broker/sql_redact.c broker/grow_buf.c \
-	broker/pg_registry.c broker/pg_title.c broker/procfs.c broker/usyms.c broker/log_limit.c \
-	broker/uelf.c broker/fs_kind.c broker/syscall_wait.c broker/cluster_ident.c broker/container.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
-TEST_NEEDS_pg_wait_names := broker/pg_wait_names_data.c
-TEST_NEEDS_usdt := broker/pg_elf.c
-TEST_NEEDS_pg_registry := broker/pg_title.c broker/procfs.c broker/log_limit.c \
-	broker/cluster_ident.c broker/container.c $(PG_NAMES)
-TEST_NEEDS_pg_status_layout := broker/pg_status_layout_data.c
-TEST_NEEDS_pg_probe := broker/pg_elf.c broker/procfs.c broker/pg_trust.c broker/pg_shmem_names.c \
+TEST_NEEDS_usyms := broker/pg/uelf.c broker/priv/fs_kind.c broker/priv/symfiles.c
+TEST_NEEDS_event := broker/kernel/json_fields.c broker/kernel/json_writer.c broker/kernel/classify.c broker/kernel/ksyms.c broker/record/sql_redact.c broker/grow_buf.c \
+	broker/pg/pg_registry.c broker/pg/pg_title.c broker/pg/procfs.c broker/pg/usyms.c broker/serve/log_limit.c \
+	broker/pg/uelf.c broker/priv/fs_kind.c broker/kernel/syscall_wait.c broker/pg/cluster_ident.c broker/pg/container.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
+TEST_NEEDS_pg_wait_names := broker/pg/pg_wait_names_data.c
+TEST_NEEDS_usdt := broker/pg/pg_elf.c
+TEST_NEEDS_pg_registry := broker/pg/pg_title.c broker/pg/procfs.c broker/serve/log_limit.c \
+	broker/pg/cluster_ident.c broker/pg/container.c $(PG_NAMES)
+TEST_NEEDS_pg_status_layout := broker/pg/pg_status_layout_data.c
+TEST_NEEDS_pg_probe := broker/pg/pg_elf.c broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
-TEST_NEEDS_pg_names := broker/pg_shmem_names.c $(PG_WAIT_NAMES)
-TEST_NEEDS_config := broker/pg_trust.c
+TEST_NEEDS_pg_names := broker/priv/pg_shmem_names.c $(PG_WAIT_NAMES)
+TEST_NEEDS_config := broker/priv/pg_trust.c
 TEST_NEEDS_exporter_histogram := exporter/histogram.c
-TEST_NEEDS_self_stats := exporter/self_stats.c broker/procfs.c
+TEST_NEEDS_self_stats := exporter/self_stats.c broker/pg/procfs.c
 TEST_NEEDS_exporter_exposition := $(EXPORTER_PURE) client/stats_view.c
 TEST_NEEDS_exporter_web_config := exporter/web_config.c exporter/basic_auth.c
 TEST_NEEDS_exporter_auth_limit := exporter/auth_limit.c
 TEST_LIBS_exporter_exposition := -lyaml -lcrypt
 TEST_LIBS_exporter_web_config := -lyaml -lcrypt
-TEST_NEEDS_control_socket := broker/safe_dir.c
+TEST_NEEDS_control_socket := broker/priv/safe_dir.c
 TEST_NEEDS_json_out := client/json_out.c
 TEST_NEEDS_agg_record := broker/grow_buf.c
-TEST_NEEDS_json_writer := broker/grow_buf.c broker/json_fields.c \
+TEST_NEEDS_json_writer := broker/grow_buf.c broker/kernel/json_fields.c \
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_sql_redact := broker/grow_buf.c
-TEST_NEEDS_recorder_window := broker/recorder.c broker/owner_share.c broker/event_dict.c broker/store.c broker/agg_record.c \
-	broker/aggregate.c broker/grow_buf.c broker/sql_redact.c broker/safe_dir.c broker/filter.c \
-	broker/json_fields.c broker/classify.c broker/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
+TEST_NEEDS_recorder_window := broker/record/recorder.c broker/record/owner_share.c broker/record/event_dict.c broker/record/store.c broker/record/agg_record.c \
+	broker/kernel/aggregate.c broker/grow_buf.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/filter.c \
+	broker/kernel/json_fields.c broker/kernel/classify.c broker/kernel/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_recorder_dir := $(TEST_NEEDS_recorder_window)
-TEST_NEEDS_replay_meta := broker/classify.c $(PG_WAIT_NAMES)
-TEST_NEEDS_server := broker/control_socket.c broker/safe_dir.c broker/log_limit.c \
-	broker/store.c broker/replay_meta.c \
-	broker/filter.c broker/classify.c $(PG_WAIT_NAMES)
+TEST_NEEDS_replay_meta := broker/kernel/classify.c $(PG_WAIT_NAMES)
+TEST_NEEDS_server := broker/serve/control_socket.c broker/priv/safe_dir.c broker/serve/log_limit.c \
+	broker/record/store.c broker/record/replay_meta.c \
+	broker/serve/filter.c broker/kernel/classify.c $(PG_WAIT_NAMES)
 
 # A test is built from sources in one command, with no dependency file:
 # any header change rebuilds them all, rather than leave one stale.
-UNIT_TEST_HEADERS := $(wildcard broker/*.h client/*.h exporter/*.h protocol/*.h tests/unit/*.h) \
+UNIT_TEST_HEADERS := $(wildcard broker/*.h broker/*/*.h client/*.h exporter/*.h protocol/*.h tests/unit/*.h) \
 	bpf/offcpu.h
 
 .SECONDEXPANSION:
-$(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c) $$(TEST_NEEDS_$$*) \
+$(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c broker/*/$$*.c) $$(TEST_NEEDS_$$*) \
 		$(PROTOCOL_OBJS) $(UNIT_TEST_HEADERS)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(wildcard broker/$*.c) $(TEST_NEEDS_$*) \
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(wildcard broker/$*.c broker/*/$*.c) $(TEST_NEEDS_$*) \
 		$(PROTOCOL_OBJS) $(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
 
 # Tools the end-to-end tests run (not installed); pprof_write writes the
@@ -231,7 +231,7 @@ $(BUILD)/tests/pprof_write: tests/tools/pprof_write.c client/pprof.c client/ppro
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c,$^) -lz -o $@
 
 $(BUILD)/tests/pg_wait_names_dump: tests/tools/pg_wait_names_dump.c $(PG_WAIT_NAMES) \
-		broker/pg_wait_names.h broker/pg_wait_names_data.h
+		broker/pg/pg_wait_names.h broker/pg/pg_wait_names_data.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c,$^) -o $@
@@ -264,24 +264,24 @@ FUZZ_NAMES := request client web_config exporter uelf agg_record sql_redact \
 FUZZ_TARGETS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-FUZZ_NEEDS_request := $(PROTOCOL_SRCS) broker/filter.c broker/classify.c $(PG_WAIT_NAMES)
+FUZZ_NEEDS_request := $(PROTOCOL_SRCS) broker/serve/filter.c broker/kernel/classify.c $(PG_WAIT_NAMES)
 FUZZ_LIBS_request := -ljson-c
 FUZZ_NEEDS_client := $(PROTOCOL_SRCS) client/render.c client/stats_view.c client/flame.c
 FUZZ_LIBS_client := -ljson-c
 # The flight recorder's per-second aggregation records, as read back.
-FUZZ_NEEDS_agg_record := broker/agg_record.c broker/grow_buf.c $(BUILD)/vmlinux.h
+FUZZ_NEEDS_agg_record := broker/record/agg_record.c broker/grow_buf.c $(BUILD)/vmlinux.h
 # The flight recorder's batch records, as read back: any payload.
-FUZZ_NEEDS_store_batch := broker/store.c $(PROTOCOL_SRCS)
+FUZZ_NEEDS_store_batch := broker/record/store.c $(PROTOCOL_SRCS)
 FUZZ_LIBS_store_batch := -lz -lzstd -ljson-c
 # The pprof encoder: any frames, labels and weights, read back strictly.
 FUZZ_NEEDS_pprof := client/pprof.c protocol/utf8.c
 FUZZ_LIBS_pprof := -lz
 # The cgroup file parser: what names a cluster's container.
-FUZZ_NEEDS_container := broker/container.c
+FUZZ_NEEDS_container := broker/pg/container.c
 # The redactor of SQL the flight recorder stores: any query text.
-FUZZ_NEEDS_sql_redact := broker/sql_redact.c broker/grow_buf.c
+FUZZ_NEEDS_sql_redact := broker/record/sql_redact.c broker/grow_buf.c
 # The writer of event lines without json-c: json-c's text for any bytes.
-FUZZ_NEEDS_json_writer := broker/json_writer.c broker/json_fields.c broker/grow_buf.c \
+FUZZ_NEEDS_json_writer := broker/kernel/json_writer.c broker/kernel/json_fields.c broker/grow_buf.c \
 	$(PROTOCOL_SRCS) $(PG_WAIT_NAMES)
 FUZZ_LIBS_json_writer := -ljson-c
 # pgoff_exporter: the web config file (an operator's), and what it does
@@ -292,9 +292,9 @@ FUZZ_NEEDS_exporter := $(PROTOCOL_SRCS) $(EXPORTER_PURE) client/stats_view.c
 FUZZ_LIBS_exporter := -ljson-c -lyaml -lcrypt
 # The reader of run-time names: any bytes as a cluster's shared memory.
 # Its corpus: the valid segments test_pg_shmem_names builds.
-FUZZ_NEEDS_shmem_names := broker/pg_shmem_names.c
+FUZZ_NEEDS_shmem_names := broker/priv/pg_shmem_names.c
 # The ELF reader of user stacks: files a traced process has mapped.
-FUZZ_NEEDS_uelf := broker/uelf.c
+FUZZ_NEEDS_uelf := broker/pg/uelf.c
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_NEEDS_$$*) $(UNIT_TEST_HEADERS)
 	$(call msg,FUZZ-CC,$@)
@@ -341,7 +341,7 @@ unit-binaries: $(UNIT_TESTS) $(TEST_TOOLS)
 #          packages of 13, 15 and 18 unpacked by dpkg-source -x next to
 #          their .dsc and .orig tarball, and the postgresql-server-dev
 #          .debs of 17 and 19 (whose source packages were not to be had).
-# The committed broker/pg_wait_names_data.c is exactly what
+# The committed broker/pg/pg_wait_names_data.c is exactly what
 #   make pg-wait-names PGSRC=/path/to/postgres.git PGDEB=/path/to/debian
 # writes (its header lists the arguments). PGREFS="19=REL_19_RC1 …" adds
 # --ref arguments; PG_WAIT_SOURCES replaces the Debian ones.
@@ -357,10 +357,10 @@ pg-wait-names:
 		exit 2; }
 	@test -n "$(PGDEB)" -o "$(origin PG_WAIT_SOURCES)" != file || \
 		{ echo "make pg-wait-names: give PGDEB=/path/to/debian-packages" >&2; exit 2; }
-	$(call msg,GEN,broker/pg_wait_names_data.c)
+	$(call msg,GEN,broker/pg/pg_wait_names_data.c)
 	$(Q)$(PYTHON3) tools/gen_pg_wait_names.py --git-dir $(PGSRC) \
 		$(foreach r,$(PGREFS),--ref $(r)) $(PG_WAIT_SOURCES) \
-		-o broker/pg_wait_names_data.c
+		-o broker/pg/pg_wait_names_data.c
 
 # Where each major keeps what pgoff reads of a backend's status entry,
 # from its own headers: PGDEB holds the postgresql-server-dev-MAJOR .debs
@@ -369,10 +369,10 @@ pg-wait-names:
 pg-status-layout:
 	@test -n "$(PGDEB)" || { echo "make pg-status-layout: give PGDEB=/path/to/debian-packages" >&2; \
 		exit 2; }
-	$(call msg,GEN,broker/pg_status_layout_data.c)
+	$(call msg,GEN,broker/pg/pg_status_layout_data.c)
 	$(Q)bash tools/gen_pg_status_layout.sh $(sort $(wildcard $(PGDEB)/postgresql-server-dev-*.deb)) \
-		> broker/pg_status_layout_data.c.tmp && mv broker/pg_status_layout_data.c.tmp \
-		broker/pg_status_layout_data.c
+		> broker/pg/pg_status_layout_data.c.tmp && mv broker/pg/pg_status_layout_data.c.tmp \
+		broker/pg/pg_status_layout_data.c
 
 # The SELinux module (selinux/): built by the refpolicy devel Makefile in
 # $(BUILD)/selinux, so the source tree stays clean. Debian: selinux-policy-dev;
@@ -423,14 +423,14 @@ $(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
 
 # floor_load finds a cluster's symbols with pgoffd's own prober code
-FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/pg_probe.c broker/pg_elf.c \
-	broker/procfs.c broker/pg_trust.c $(PG_STATUS_LAYOUT)
+FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/priv/pg_probe.c broker/pg/pg_elf.c \
+	broker/pg/procfs.c broker/priv/pg_trust.c $(PG_STATUS_LAYOUT)
 $(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench/floor.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(FLOOR_LOAD_SRCS) -lbpf -lelf -lz -o $@
 
 # stretch_store rewrites a recorded store with pgoffd's own store code
-STRETCH_STORE_SRCS := tests/bench/stretch_store.c broker/store.c broker/event_dict.c \
+STRETCH_STORE_SRCS := tests/bench/stretch_store.c broker/record/store.c broker/record/event_dict.c \
 	protocol/log.c protocol/utf8.c
 $(BUILD)/bench/stretch_store: $(STRETCH_STORE_SRCS)
 	$(call msg,CC,$@)

@@ -612,7 +612,7 @@ static __always_inline bool lwlock_paused(__u32 cluster, __u64 now)
 
 /*
  * PostgreSQL's wait probes, one uprobe_multi link per binary (pgoffd,
- * broker/usdt.c); the cookie says which (enum pgoff_usdt_kind). They
+ * broker/priv/usdt.c); the cookie says which (enum pgoff_usdt_kind). They
  * fire in every process of the binary: only traced ones count.
  */
 SEC("uprobe")

@@ -13,18 +13,18 @@
 #include <stdio.h>
 #include <time.h>
 #include "broker/config.h"
-#include "broker/event.h"
-#include "broker/ksyms.h"
-#include "broker/log_limit.h"
+#include "broker/kernel/event.h"
+#include "broker/kernel/ksyms.h"
+#include "broker/serve/log_limit.h"
 #include "broker/loop.h"
-#include "broker/prober.h"
-#include "broker/query_texts.h"
-#include "broker/recorder.h"
-#include "broker/ring_pace.h"
-#include "broker/server.h"
-#include "broker/stats.h"
-#include "broker/tracer.h"
-#include "broker/usdt_rate.h"
+#include "broker/priv/prober.h"
+#include "broker/kernel/query_texts.h"
+#include "broker/record/recorder.h"
+#include "broker/kernel/ring_pace.h"
+#include "broker/serve/server.h"
+#include "broker/kernel/stats.h"
+#include "broker/kernel/tracer.h"
+#include "broker/kernel/usdt_rate.h"
 
 struct broker {
 	struct tracer *tracer;

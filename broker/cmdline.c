@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "broker/broker.h"
-#include "broker/pg_registry.h"
-#include "broker/pg_trust.h"
+#include "broker/pg/pg_registry.h"
+#include "broker/priv/pg_trust.h"
 #include "protocol/log.h"
 
 void broker_usage(FILE *f)

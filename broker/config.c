@@ -7,7 +7,7 @@
 #include <linux/types.h>
 #include "bpf/offcpu.h"
 #include "broker/config.h"
-#include "broker/pg_trust.h"
+#include "broker/priv/pg_trust.h"
 #include "protocol/protocol.h"
 #include "protocol/since.h"
 #include "protocol/units.h"

@@ -45,7 +45,7 @@ struct pgoffd_config {
 	uint64_t stuck_timeout_s;
 	uint64_t max_clusters_per_uid;
 	uint64_t max_procs_per_uid;	/* also their threads */
-	char trust_uids[512];		/* "" = none; see broker/pg_trust.h */
+	char trust_uids[512];		/* "" = none; see broker/priv/pg_trust.h */
 	char trust_data_dirs[2048];
 	bool record;			/* the flight recorder */
 	char state_dir[256];

@@ -25,24 +25,24 @@
 #include <unistd.h>
 #include "broker/broker.h"
 #include "broker/config.h"
-#include "broker/event.h"
-#include "broker/holdback.h"
-#include "broker/ksyms.h"
+#include "broker/kernel/event.h"
+#include "broker/kernel/holdback.h"
+#include "broker/kernel/ksyms.h"
 #include "broker/loop.h"
-#include "broker/pg_registry.h"
-#include "broker/query_texts.h"
-#include "broker/privdrop.h"
-#include "broker/prober.h"
-#include "broker/symfiles.h"
-#include "broker/usdt.h"
-#include "broker/recorder.h"
-#include "broker/ring_pace.h"
+#include "broker/pg/pg_registry.h"
+#include "broker/kernel/query_texts.h"
+#include "broker/priv/privdrop.h"
+#include "broker/priv/prober.h"
+#include "broker/priv/symfiles.h"
+#include "broker/priv/usdt.h"
+#include "broker/record/recorder.h"
+#include "broker/kernel/ring_pace.h"
 #include "broker/sd_notify.h"
-#include "broker/server.h"
-#include "broker/stats.h"
-#include "broker/tracer.h"
+#include "broker/serve/server.h"
+#include "broker/kernel/stats.h"
+#include "broker/kernel/tracer.h"
 #include "protocol/clock.h"
-#include "broker/usyms.h"
+#include "broker/pg/usyms.h"
 #include "protocol/log.h"
 #include "protocol/units.h"
 
@@ -310,7 +310,7 @@ static void probe_at_start(struct broker *b)
  * PostgreSQL's wait probes, as root, in the binaries of the postmasters
  * found and of the majors installed; then the program's fd goes to the
  * prober, which links the binaries of postmasters found later, and
- * pgoffd closes its own (see broker/prober.h).
+ * pgoffd closes its own (see broker/priv/prober.h).
  */
 static void attach_usdt(struct broker *b)
 {

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "broker/broker.h"
-#include "broker/json_fields.h"
-#include "broker/pg_registry.h"
-#include "broker/pg_wait_names.h"
-#include "broker/usdt.h"
-#include "broker/usyms.h"
+#include "broker/kernel/json_fields.h"
+#include "broker/pg/pg_registry.h"
+#include "broker/pg/pg_wait_names.h"
+#include "broker/priv/usdt.h"
+#include "broker/pg/usyms.h"
 #include "protocol/clock.h"
 #include "protocol/log.h"
 

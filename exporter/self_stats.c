@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "broker/procfs.h"
+#include "broker/pg/procfs.h"
 #include "exporter/self_stats.h"
 
 /* Boot time in seconds since the epoch (/proc/stat btime). */

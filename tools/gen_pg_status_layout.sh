@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Generate broker/pg_status_layout_data.c: where each PostgreSQL major
+# Generate broker/pg/pg_status_layout_data.c: where each PostgreSQL major
 # keeps the fields pgoff reads of a backend's own status entry
 # (PgBackendStatus: st_changecount, st_procpid, st_state, st_query_id)
 # and the values of its BackendState, from that major's own headers,
@@ -40,7 +40,7 @@ cat <<HDR
  * pg-status-layout PGDEB=... (see the Makefile). Read from:
  *
 ${sources} */
-#include "broker/pg_status_layout.h"
+#include "broker/pg/pg_status_layout.h"
 
 const struct pg_status_layout pg_status_layouts[] = {
 ${rows}};

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Generate broker/pg_wait_names_data.c from PostgreSQL's own sources.
+"""Generate broker/pg/pg_wait_names_data.c from PostgreSQL's own sources.
 
 For each major version it reads the files that define the numbers
 PostgreSQL publishes in wait_event_info and the names pg_stat_activity
@@ -60,7 +60,7 @@ Usage:
   gen_pg_wait_names.py --git-dir PATH [--ref MAJOR=REF ...]
       [--tree MAJOR=DIR ...] [--headers MAJOR=DEB ...] [-o FILE]
 
-Reproducing broker/pg_wait_names_data.c (make pg-wait-names, see the
+Reproducing broker/pg/pg_wait_names_data.c (make pg-wait-names, see the
 Makefile, with PGSRC=the git repository and PGDEB=a directory for
 Debian's packages; nothing of it is committed).  The majors this
 project's servers run come from Debian (bullseye 13, bookworm 15,
@@ -1181,7 +1181,7 @@ def emit(majors, arguments, out):
       " entry).\n *\n")
     for m in majors:
         emit_provenance(w, m)
-    w(" */\n#include \"broker/pg_wait_names_data.h\"\n")
+    w(" */\n#include \"broker/pg/pg_wait_names_data.h\"\n")
     for m in majors:
         maj = m["major"]
         for cid in sorted(m["tables"]):

@@ -4,7 +4,7 @@
  * server headers by tools/gen_pg_status_layout.sh: prints where the
  * fields pgoff reads of a backend's own PgBackendStatus lie, and the
  * values of the BackendState it reads, as that major's compiler sees
- * them (x86-64). One line: a row of broker/pg_status_layout_data.c.
+ * them (x86-64). One line: a row of broker/pg/pg_status_layout_data.c.
  */
 #include "postgres.h"
 #if PG_VERSION_NUM >= 140000

@@ -28,7 +28,7 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "broker/pg_probe.h"
+#include "broker/priv/pg_probe.h"
 #include "tests/bench/floor.h"
 #include "bench/floor.skel.h"
 

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "broker/event_dict.h"
-#include "broker/store.h"
+#include "broker/record/event_dict.h"
+#include "broker/record/store.h"
 
 #define BATCH_NS (50 * 1000000ll)	/* pgoffd's RECORDER_BATCH_MS */
 

@@ -2,7 +2,7 @@
 /*
  * trap_load - for make bench only: load one uprobe program of a BPF
  * object (the other programs are not loaded) and link it to one site of a
- * file the way pgoffd links pg_usdt (broker/usdt.c): a uprobe_multi link
+ * file the way pgoffd links pg_usdt (broker/priv/usdt.c): a uprobe_multi link
  * with a cookie, every process of the file. Prints "attached" once the
  * link exists, keeps it until SIGTERM or SIGINT, then exits.
  * usage: trap_load OBJECT PROGRAM FILE OFFSET [COOKIE]

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker/agg_record.h"
+#include "broker/record/agg_record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker/container.h"
+#include "broker/pg/container.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "broker/filter.h"
+#include "broker/serve/filter.h"
 #include "protocol/linebuf.h"
 #include "protocol/protocol.h"
 

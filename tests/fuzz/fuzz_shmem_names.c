@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "broker/pg_shmem_names.h"
+#include "broker/priv/pg_shmem_names.h"
 
 #define BASE		0x7f0000000000ull
 #define VARS_LEN	16

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker/sql_redact.h"
+#include "broker/record/sql_redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "broker/store.h"
+#include "broker/record/store.h"
 #include "protocol/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker/uelf.h"
+#include "broker/pg/uelf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "broker/pg_wait_names.h"
-#include "broker/pg_wait_names_data.h"
+#include "broker/pg/pg_wait_names.h"
+#include "broker/pg/pg_wait_names_data.h"
 
 static int parse_int(const char *s, int *out)
 {

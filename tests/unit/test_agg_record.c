@@ -4,7 +4,7 @@
  * top takes them, an encode/decode round trip, and any damaged record
  * refused without reading past it.
  */
-#include "broker/agg_record.h"
+#include "broker/record/agg_record.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>

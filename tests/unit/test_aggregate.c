@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include "broker/aggregate.h"
+#include "broker/kernel/aggregate.h"
 #include "tests/unit/check.h"
 
 static struct agg_row row(uint32_t pid, const char *db, uint32_t info,

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "broker/classify.h"
+#include "broker/kernel/classify.h"
 #include "tests/unit/check.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

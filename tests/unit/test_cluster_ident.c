@@ -5,7 +5,7 @@
  * fact that differs gives another: a replica's directory, a copy's, a
  * look-alike's.
  */
-#include "broker/cluster_ident.h"
+#include "broker/pg/cluster_ident.h"
 #include "tests/unit/check.h"
 
 #define SYSID 7321456789012345678ull

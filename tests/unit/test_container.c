@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "broker/container.h"
+#include "broker/pg/container.h"
 #include "protocol/units.h"
 #include "tests/unit/check.h"
 

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "broker/control_socket.h"
+#include "broker/serve/control_socket.h"
 #include "protocol/log.h"
 #include "tests/unit/check.h"
 

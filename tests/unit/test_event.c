@@ -13,10 +13,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "broker/event.h"
-#include "broker/ksyms.h"
-#include "broker/pg_registry.h"
-#include "broker/usyms.h"
+#include "broker/kernel/event.h"
+#include "broker/kernel/ksyms.h"
+#include "broker/pg/pg_registry.h"
+#include "broker/pg/usyms.h"
 #include "tests/unit/check.h"
 
 #define POSTMASTER	100

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Subscription filters: checking names, matching events, the kernel union. */
 #include <errno.h>
-#include "broker/filter.h"
-#include "broker/pg_wait_names.h"
+#include "broker/serve/filter.h"
+#include "broker/pg/pg_wait_names.h"
 #include "tests/unit/check.h"
 
 #define LOCK_TXID	0x03000004u	/* Lock/transactionid */

@@ -2,7 +2,7 @@
 /* Records held until their process's title comes, in order, bounded. */
 #include <errno.h>
 #include <string.h>
-#include "broker/holdback.h"
+#include "broker/kernel/holdback.h"
 #include "tests/unit/check.h"
 
 static char out[64];

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "broker/json_fields.h"
-#include "broker/json_writer.h"
+#include "broker/kernel/json_fields.h"
+#include "broker/kernel/json_writer.h"
 #include "protocol/protocol.h"
 #include "tests/unit/check.h"
 

@@ -3,7 +3,7 @@
  * test_ksyms.c - kernel symbolizer: synthetic tables through fmemopen, and
  * one round trip through the running kernel's /proc/kallsyms.
  */
-#include "broker/ksyms.h"
+#include "broker/kernel/ksyms.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>

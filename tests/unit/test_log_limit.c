@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
-#include "broker/log_limit.h"
+#include "broker/serve/log_limit.h"
 #include "protocol/log.h"
 #include "tests/unit/check.h"
 

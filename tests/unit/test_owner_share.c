@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include "broker/owner_share.h"
+#include "broker/record/owner_share.h"
 #include "tests/unit/check.h"
 
 #define A 1001u

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "bpf/offcpu.h"
-#include "broker/pg_elf.h"
+#include "broker/pg/pg_elf.h"
 #include "tests/unit/check.h"
 
 static void test_parse_version(void)

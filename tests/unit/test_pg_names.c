@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker/pg_names.h"
+#include "broker/pg/pg_names.h"
 #include "tests/unit/check.h"
 
 static struct pg_run_names answer;

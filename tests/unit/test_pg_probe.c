@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "broker/pg_probe.h"
+#include "broker/priv/pg_probe.h"
 #include "tests/unit/check.h"
 
 #define PG_BINARY "/usr/lib/postgresql/15/bin/postgres"

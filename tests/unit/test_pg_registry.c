@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "broker/pg_registry.h"
+#include "broker/pg/pg_registry.h"
 #include "protocol/log.h"
 #include "tests/unit/check.h"
 

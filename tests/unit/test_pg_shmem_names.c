@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "broker/pg_shmem_names.h"
+#include "broker/priv/pg_shmem_names.h"
 #include "tests/unit/check.h"
 
 #define BASE		0x7f0000000000ull	/* where the fake segment is "mapped" */

@@ -8,7 +8,7 @@
  */
 #include <linux/types.h>
 #include "bpf/offcpu.h"
-#include "broker/pg_status_layout.h"
+#include "broker/pg/pg_status_layout.h"
 #include "tests/unit/check.h"
 
 static void test_rows(void)

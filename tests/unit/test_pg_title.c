@@ -3,10 +3,10 @@
  * Process titles as PostgreSQL sets them: the 15 ones seen on this
  * machine, the others built from each version's sources the way
  * init_ps_display() builds them (GetBackendTypeDesc() or a background
- * worker's bgw_name, see broker/pg_title.c), mapped to the backend_type
+ * worker's bgw_name, see broker/pg/pg_title.c), mapped to the backend_type
  * that version's pg_stat_activity shows.
  */
-#include "broker/pg_title.h"
+#include "broker/pg/pg_title.h"
 #include "tests/unit/check.h"
 
 static void expect(const char *title, int major, const char *type,

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "broker/pg_trust.h"
+#include "broker/priv/pg_trust.h"
 #include "tests/unit/check.h"
 
 static struct stat exe(unsigned int uid, unsigned int mode)

@@ -6,7 +6,7 @@
  * branch (wait_event.h/pgstat.h enums, wait_event_names.txt sorted as
  * generate-wait_event_types.pl does, lwlocknames.txt/lwlocklist.h, the
  * 'Stamp M.N.' commits around a change), independently of the generator
- * that wrote broker/pg_wait_names_data.c; the 15 ones also match what a
+ * that wrote broker/pg/pg_wait_names_data.c; the 15 ones also match what a
  * PostgreSQL 15 server shows in pg_stat_activity. Those of 19rc1, 18.6
  * and 17.12 were read in Debian's packages of them (postgresql-18
  * 18.6-3's source; the utils/wait_event_types.h and
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "tests/unit/check.h"
-#include "broker/pg_wait_names.h"
+#include "broker/pg/pg_wait_names.h"
 
 /* Both columns of pg_stat_activity for one wait_event_info. */
 #define EXPECT(major, info, type, name)                                    \

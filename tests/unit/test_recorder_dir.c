@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "broker/recorder.h"
+#include "broker/record/recorder.h"
 #include "protocol/log.h"
 #include "tests/unit/check.h"
 

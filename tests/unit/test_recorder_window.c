@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include "broker/recorder.h"
+#include "broker/record/recorder.h"
 #include "tests/unit/check.h"
 
 #define SECONDS 60

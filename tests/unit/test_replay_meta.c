@@ -3,7 +3,7 @@
  * test_replay_meta.c - a stored event line gives back the fields the
  * filters match on, and a replay is filtered as live.
  */
-#include "broker/replay_meta.h"
+#include "broker/record/replay_meta.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
  * records come, backing off to the idle pace when none do, fast again
  * for a new subscription.
  */
-#include "broker/ring_pace.h"
+#include "broker/kernel/ring_pace.h"
 #include "tests/unit/check.h"
 
 static void test_first_read_is_due_at_once(void)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "broker/safe_dir.h"
+#include "broker/priv/safe_dir.h"
 #include "tests/unit/check.h"
 
 static char base[64];

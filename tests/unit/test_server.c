@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "broker/loop.h"
-#include "broker/server.h"
+#include "broker/serve/server.h"
 #include "protocol/log.h"
 #include "tests/unit/check.h"
 

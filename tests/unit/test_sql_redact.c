@@ -3,7 +3,7 @@
  * test_sql_redact.c - literals become $n as pg_stat_statements shows
  * them; what the tokenizer cannot tell for sure is hidden, never shown.
  */
-#include "broker/sql_redact.h"
+#include "broker/record/sql_redact.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * written, reopened, damaged and read back.
  */
 #define _GNU_SOURCE
-#include "broker/store.h"
+#include "broker/record/store.h"
 #include "protocol/log.h"
 #include "tests/unit/check.h"
 

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <linux/types.h>
 #include "bpf/offcpu.h"
-#include "broker/classify.h"
+#include "broker/kernel/classify.h"
 #include "tests/unit/check.h"
 
 #define S PGOFF_AGG_SLEEP

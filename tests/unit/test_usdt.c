@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "broker/usdt.h"
+#include "broker/priv/usdt.h"
 #include "tests/unit/check.h"
 
 static struct usdt_result result(uint64_t ino, bool probed)

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "broker/symfiles.h"
-#include "broker/uelf.h"
-#include "broker/usyms.h"
+#include "broker/priv/symfiles.h"
+#include "broker/pg/uelf.h"
+#include "broker/pg/usyms.h"
 #include "tests/unit/check.h"
 
 #define PG15 "/usr/lib/postgresql/15/bin/postgres"

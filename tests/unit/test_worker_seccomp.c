@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include "broker/worker_seccomp.h"
+#include "broker/priv/worker_seccomp.h"
 #include "tests/unit/check.h"
 
 #ifndef __NR_pidfd_open

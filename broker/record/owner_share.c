@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* owner_share.c - the record shared between cluster owners; see
+ * owner_share.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "broker/record/owner_share.h"
+#include "protocol/log.h"
+
+#define VERSION_LINE	"pgoff-owners 1\n"
+/* A saved file longer than this many runs is not pgoffd's. */
+#define MAX_RUNS	(1u << 22)
+
+struct run {
+	uint32_t owner;			/* index in owners */
+	uint64_t first, last;		/* seqs */
+	uint64_t bytes;			/* on disk */
+};
+
+struct owner {
+	uint32_t uid;
+	uint64_t bytes;			/* on disk, in the record */
+	uint64_t pending;		/* bytes of lines not yet written */
+	double per_line;		/* its last batch's disk per line byte */
+	uint64_t oldest;		/* first seq of its oldest run */
+	size_t open;			/* its run being added to; SIZE_MAX */
+	uint64_t stored, refused;	/* events since start */
+};
+
+/* An event admitted, not yet written. */
+struct pending {
+	uint32_t owner;
+	uint32_t len;
+	uint64_t seq;
+};
+
+struct owner_share {
+	struct run *runs;		/* by first seq */
+	size_t nruns, cap;
+	struct owner *owners;
+	size_t nowners;
+	size_t in_record;		/* owners with bytes or pending */
+	uint64_t bytes;
+	struct pending *pend;		/* by seq */
+	size_t npend, pend_cap;
+	uint64_t refused;
+	bool dirty;
+};
+
+int owner_share_new(struct owner_share **out)
+{
+	struct owner_share *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->owners = calloc(OWNER_SHARE_MAX_OWNERS + 1, sizeof(*s->owners));
+	if (!s->owners) {
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void owner_share_free(struct owner_share *s)
+{
+	if (!s)
+		return;
+	free(s->runs);
+	free(s->owners);
+	free(s->pend);
+	free(s);
+}
+
+/* uid's entry, made if new; past the cap, the one for OTHER. */
+static struct owner *owner_of(struct owner_share *s, uint32_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nowners; i++)
+		if (s->owners[i].uid == uid)
+			return &s->owners[i];
+	if (s->nowners >= OWNER_SHARE_MAX_OWNERS && uid != OWNER_SHARE_OTHER)
+		return owner_of(s, OWNER_SHARE_OTHER);
+	s->owners[i] = (struct owner){ .uid = uid, .open = SIZE_MAX,
+				       .per_line = 1.0 };
+	s->nowners++;
+	return &s->owners[i];
+}
+
+/* Whether another owner than o has events in the segment retention
+ * removes next (seqs up to last; 0: it removes none). */
+static bool others_in_next_removed(const struct owner_share *s,
+				   const struct owner *o, uint64_t last)
+{
+	if (!last)
+		return false;
+	for (size_t i = 0; i < s->nowners; i++) {
+		const struct owner *p = &s->owners[i];
+
+		if (p != o && (p->bytes || p->pending) && p->oldest <= last)
+			return true;
+	}
+	return false;
+}
+
+static int add_run(struct owner_share *s, struct owner *o, uint64_t seq)
+{
+	if (s->nruns == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct run *r = reallocarray(s->runs, cap, sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		s->runs = r;
+		s->cap = cap;
+	}
+	s->runs[s->nruns] = (struct run){ .owner = (uint32_t)(o - s->owners),
+					  .first = seq, .last = seq };
+	o->open = s->nruns++;
+	if (!o->bytes && !o->pending)
+		o->oldest = seq;
+	return 0;
+}
+
+static int add_pending(struct owner_share *s, const struct owner *o,
+		       uint64_t seq, uint64_t len)
+{
+	if (s->npend == s->pend_cap) {
+		size_t cap = s->pend_cap ? s->pend_cap * 2 : 256;
+		struct pending *p = reallocarray(s->pend, cap, sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->pend = p;
+		s->pend_cap = cap;
+	}
+	s->pend[s->npend++] = (struct pending){
+		.owner = (uint32_t)(o - s->owners), .seq = seq,
+		.len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len };
+	return 0;
+}
+
+/* o's part, on disk or about to be */
+static double part_of(const struct owner *o, uint64_t more)
+{
+	return (double)o->bytes + (double)(o->pending + more) * o->per_line;
+}
+
+bool owner_share_admit(struct owner_share *s,
+		       const struct owner_share_record *rec, uint32_t uid,
+		       uint64_t seq, uint64_t len)
+{
+	struct owner *o = owner_of(s, uid);
+	bool in = o->bytes || o->pending;
+	size_t n = s->in_record + !in;
+	struct run *r;
+
+	if (n > 1 && part_of(o, len) > (double)(rec->cap / n) &&
+	    others_in_next_removed(s, o, rec->next_removed_last_seq)) {
+		o->refused++;
+		s->refused++;
+		return false;
+	}
+	o->stored++;
+	r = o->open != SIZE_MAX ? &s->runs[o->open] : NULL;
+	if (((!r || r->bytes >= OWNER_SHARE_RUN_BYTES) && add_run(s, o, seq)) ||
+	    add_pending(s, o, seq, len))
+		return true;	/* stored, not told apart: memory */
+	s->runs[o->open].last = seq;
+	s->in_record += !in;
+	o->pending += len;
+	s->dirty = true;
+	return true;
+}
+
+void owner_share_not_taken(struct owner_share *s, uint64_t seq)
+{
+	struct owner *o;
+
+	if (!s->npend || s->pend[s->npend - 1].seq != seq)
+		return;
+	o = &s->owners[s->pend[--s->npend].owner];
+	o->pending -= s->pend[s->npend].len;
+	s->in_record -= !o->bytes && !o->pending;
+}
+
+void owner_share_written(struct owner_share *s, uint64_t last_seq,
+			 uint64_t bytes)
+{
+	uint64_t lines = 0;
+	size_t k = 0;
+
+	while (k < s->npend && s->pend[k].seq <= last_seq)
+		lines += s->pend[k++].len;
+	for (size_t i = 0; i < k; i++) {
+		struct owner *o = &s->owners[s->pend[i].owner];
+		uint64_t part = lines ? (uint64_t)((double)bytes *
+				s->pend[i].len / (double)lines) : 0;
+
+		o->pending -= s->pend[i].len;
+		if (bytes)
+			o->per_line = (double)bytes / (double)lines;
+		if (o->open != SIZE_MAX)
+			s->runs[o->open].bytes += part;
+		o->bytes += part;
+		s->bytes += part;
+		s->in_record -= !o->bytes && !o->pending;
+	}
+	memmove(s->pend, s->pend + k, (s->npend - k) * sizeof(*s->pend));
+	s->npend -= k;
+}
+
+void owner_share_forget(struct owner_share *s, uint64_t first_seq)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nowners; i++)
+		s->owners[i].open = SIZE_MAX;
+	for (size_t i = 0; i < s->nruns; i++) {
+		struct run *r = &s->runs[i];
+		struct owner *o = &s->owners[r->owner];
+
+		if (first_seq && r->last < first_seq) {
+			bool had = o->bytes || o->pending;
+
+			o->bytes -= r->bytes;
+			s->bytes -= r->bytes;
+			s->in_record -= had && !o->bytes && !o->pending;
+			s->dirty = true;
+			continue;
+		}
+		/* runs stay by first seq: an owner's first kept is its oldest */
+		if (o->open == SIZE_MAX)
+			o->oldest = r->first;
+		o->open = k;
+		s->runs[k++] = *r;
+	}
+	s->nruns = k;
+}
+
+uint64_t owner_share_bytes(const struct owner_share *s)
+{
+	return s->bytes;
+}
+
+uint64_t owner_share_refused(const struct owner_share *s)
+{
+	return s->refused;
+}
+
+bool owner_share_dirty(const struct owner_share *s)
+{
+	return s->dirty;
+}
+
+int owner_share_save(struct owner_share *s, int dirfd, const char *name)
+{
+	char tmp[256];
+	FILE *f;
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", name);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return err;
+	}
+	fputs(VERSION_LINE, f);
+	for (size_t i = 0; i < s->nruns; i++) {
+		const struct run *r = &s->runs[i];
+
+		fprintf(f, "%" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			s->owners[r->owner].uid, r->first, r->last, r->bytes);
+	}
+	if (fflush(f) || ferror(f))
+		err = -(errno ? errno : EIO);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && renameat(dirfd, tmp, dirfd, name))
+		err = -errno;
+	if (err)
+		unlinkat(dirfd, tmp, 0);
+	else
+		s->dirty = false;
+	return err;
+}
+
+/* One saved run added as it was; false when it does not fit those
+ * before it (not pgoffd's file). */
+static bool load_run(struct owner_share *s, uint32_t uid, uint64_t first,
+		     uint64_t last, uint64_t bytes)
+{
+	struct owner *o;
+
+	if (first > last || (s->nruns && first < s->runs[s->nruns - 1].first) ||
+	    s->nruns >= MAX_RUNS || bytes > (1ull << 40))
+		return false;
+	o = owner_of(s, uid);
+	if (add_run(s, o, first))
+		return false;
+	s->runs[o->open].last = last;
+	s->runs[o->open].bytes = bytes;
+	s->in_record += !o->bytes && bytes;
+	o->bytes += bytes;
+	s->bytes += bytes;
+	return true;
+}
+
+int owner_share_load(struct owner_share *s, int dirfd, const char *name)
+{
+	char line[128];
+	bool ok = true;
+	FILE *f;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (!fgets(line, sizeof(line), f) || strcmp(line, VERSION_LINE))
+		ok = false;
+	while (ok && fgets(line, sizeof(line), f)) {
+		uint32_t uid;
+		uint64_t first, last, bytes;
+		int end = 0;
+
+		ok = sscanf(line, "%" SCNu32 " %" SCNu64 " %" SCNu64 " %" SCNu64
+			    "\n%n", &uid, &first, &last, &bytes, &end) == 4 &&
+		     line[end] == '\0' && load_run(s, uid, first, last, bytes);
+	}
+	fclose(f);
+	for (size_t i = 0; i < s->nowners; i++)
+		s->owners[i].open = SIZE_MAX;	/* new events start new runs */
+	if (ok)
+		return 0;
+	log_warnx("record store: %s is not a file of owners' runs that pgoffd "
+		  "wrote; what is stored counts for no owner", name);
+	free(s->runs);
+	s->runs = NULL;
+	s->nruns = s->cap = s->nowners = s->in_record = 0;
+	s->bytes = 0;
+	return -EINVAL;
+}
+
+json_object *owner_share_report(const struct owner_share *s,
+				const struct owner_share_record *rec)
+{
+	json_object *a = json_object_new_array();
+	size_t n = s->in_record ? s->in_record : 1;
+
+	for (size_t i = 0; i < s->nowners; i++) {
+		const struct owner *o = &s->owners[i];
+		json_object *e = json_object_new_object();
+		bool special = o->uid == OWNER_SHARE_OTHER ||
+			       o->uid == OWNER_SHARE_UNKNOWN;
+
+		json_object_object_add(e, "uid", special ? NULL :
+				       json_object_new_int64(o->uid));
+		if (special)
+			json_object_object_add(e, "owner", json_object_new_string(
+				o->uid == OWNER_SHARE_OTHER ? "other" : "unknown"));
+		json_object_object_add(e, "bytes",
+				       json_object_new_int64((int64_t)o->bytes));
+		json_object_object_add(e, "share_bytes",
+				       json_object_new_int64((int64_t)(rec->cap / n)));
+		json_object_object_add(e, "events_stored",
+				       json_object_new_int64((int64_t)o->stored));
+		json_object_object_add(e, "events_refused",
+				       json_object_new_int64((int64_t)o->refused));
+		json_object_array_add(a, e);
+	}
+	return a;
+}
