@@ -315,7 +315,12 @@ fuzz: $(FUZZ_TARGETS)
 # call such as bsearch on an empty NULL array aborts there).
 ASAN_UNIT_TESTS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(UNIT_TESTS))
 
-test: all asan $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_TARGETS)
+# make test builds the bench's programs too (never runs them): a change
+# that breaks make bench fails here, not on the day someone measures
+BENCH_BINS = $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
+	floor_load trap_empty.bpf.o trap_site trap_load stretch_store)
+
+test: all asan $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_TARGETS) $(BENCH_BINS)
 	@FUZZ_SECONDS=20 tests/run.sh all $(UNIT_TESTS) $(ASAN_UNIT_TESTS) $(UNIT_SCRIPTS) \
 		-- $(FUZZ_TARGETS)
 
@@ -398,8 +403,7 @@ selinux-test:
 
 # Cost side by side (root; ROUNDS=5 SECONDS_PER_RUN=15 by default):
 # writes tests/bench/results.md. Not part of make test: timings never pass or fail.
-bench: all $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
-	floor_load trap_empty.bpf.o trap_site trap_load stretch_store)
+bench: all $(BENCH_BINS)
 	@tests/bench/bench.sh
 	@flock -o /tmp/pgoff-e2e.lock tests/bench/recorder.sh
 	@flock -o /tmp/pgoff-e2e.lock tests/bench/usdt.sh
@@ -424,7 +428,8 @@ $(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
 
 # floor_load finds a cluster's symbols with pgoffd's own prober code
 FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/priv/pg_probe.c broker/pg/pg_elf.c \
-	broker/pg/procfs.c broker/priv/pg_trust.c $(PG_STATUS_LAYOUT)
+	broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
+	$(PG_STATUS_LAYOUT)
 $(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench/floor.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(FLOOR_LOAD_SRCS) -lbpf -lelf -lz -o $@
