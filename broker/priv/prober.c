@@ -23,6 +23,7 @@
 #include "broker/priv/privdrop.h"
 #include "broker/priv/prober.h"
 #include "broker/pg/procfs.h"
+#include "broker/priv/prober_ops.h"
 #include "broker/priv/symfiles.h"
 #include "broker/priv/worker_seccomp.h"
 #include "protocol/log.h"
@@ -30,8 +31,6 @@
 /* A worker reads at most this much memory (libelf, a hostile binary). */
 #define WORKER_MAX_MEMORY (1ul << 30)
 
-enum prober_op { OP_PROBE = 1, OP_MAPS = 2, OP_USDT_KNOWN = 3,
-		 OP_USDT = 4, OP_NAMES = 5 };
 
 struct prober_msg {
 	uint32_t op;
@@ -82,6 +81,8 @@ struct serve_state {
 	struct usdt_refusals refused;	/* binaries refused since start */
 	struct known_cluster known[PROBER_MAX_KNOWN];
 	size_t nknown, next_known;	/* slots used; the next one to reuse */
+	uint32_t ops_taken;		/* prober_op_take's */
+	int fd;				/* pgoffd's end */
 };
 
 /* A user's slot in the quota array: theirs, a free one, or -ENOSPC. */
@@ -805,7 +806,8 @@ static void names(struct serve_state *st, uint32_t id, uint32_t pid,
 }
 
 /* The maps pgoffd sends once they exist: fds in SCM_RIGHTS. */
-static void take_maps(struct serve_state *st, struct msghdr *mh)
+static void take_maps(struct serve_state *st, const struct prober_msg *m,
+		      struct msghdr *mh)
 {
 	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
 	int fds[3];
@@ -813,6 +815,7 @@ static void take_maps(struct serve_state *st, struct msghdr *mh)
 	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(sizeof(fds)))
 		_exit(1);
+	(void)m;
 	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
 	st->quotas = mmap(NULL, PGOFF_MAX_QUOTAS * sizeof(struct pgoff_quota),
 			  PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
@@ -826,23 +829,74 @@ static void take_maps(struct serve_state *st, struct msghdr *mh)
 }
 
 /* The wait probes' program, once pgoffd has linked what it found. */
-static void take_usdt(struct serve_state *st, struct msghdr *mh)
+static void take_usdt(struct serve_state *st, const struct prober_msg *m,
+		      struct msghdr *mh)
 {
 	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
 
+	(void)m;
 	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || st->usdt_prog_fd >= 0)
 		_exit(1);
 	memcpy(&st->usdt_prog_fd, CMSG_DATA(cm), sizeof(int));
 }
 
+/* A binary pgoffd linked at start: the prober does not link it again. */
+static void take_usdt_known(struct serve_state *st, const struct prober_msg *m,
+			    struct msghdr *mh)
+{
+	(void)mh;
+	if (st->usdt_n < USDT_MAX_BINARIES) {
+		st->usdt_dev[st->usdt_n] = m->dev;
+		st->usdt_ino[st->usdt_n] = m->ino;
+		st->usdt_link[st->usdt_n++] = -1;
+	}
+}
+
+static void answer_names(struct serve_state *st, const struct prober_msg *m,
+			 struct msghdr *mh)
+{
+	static struct prober_names na;
+
+	(void)mh;
+	names(st, m->cluster, m->pid, &na);
+	if (send(st->fd, &na, sizeof(na), MSG_NOSIGNAL) != sizeof(na))
+		_exit(1);
+}
+
+static void answer_probe(struct serve_state *st, const struct prober_msg *m,
+			 struct msghdr *mh)
+{
+	static struct prober_answer a;
+	int files[PG_PROBE_MAX_MAPS], err;
+	size_t nfiles;
+
+	(void)mh;
+	probe(st, m->pid, &a);
+	open_files(st, &a, files, &nfiles);
+	err = send_with_fds(st->fd, &a, sizeof(a), files, nfiles);
+	for (size_t i = 0; i < nfiles; i++)
+		close(files[i]);
+	if (err)
+		_exit(1);
+}
+
+/* What each op does (prober_ops.h says when it may come). */
+typedef void (*op_fn)(struct serve_state *st, const struct prober_msg *m,
+		      struct msghdr *mh);
+static const op_fn op_fns[OP__COUNT] = {
+	[OP_PROBE] = answer_probe,
+	[OP_MAPS] = take_maps,
+	[OP_USDT_KNOWN] = take_usdt_known,
+	[OP_USDT] = take_usdt,
+	[OP_NAMES] = answer_names,
+};
+
 /* The prober's life: pids in, cluster facts out, until pgoffd is gone. */
 static void serve(int fd, const struct prober_opts *o)
 {
 	struct serve_state st = { .o = o, .targets_fd = -1,
-				  .usdt_prog_fd = -1 };
-	int files[PG_PROBE_MAX_MAPS], err;
-	size_t nfiles;
+				  .usdt_prog_fd = -1, .fd = fd };
 
 	for (;;) {
 		char cbuf[CMSG_SPACE(3 * sizeof(int))];
@@ -851,7 +905,6 @@ static void serve(int fd, const struct prober_opts *o)
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = cbuf,
 				     .msg_controllen = sizeof(cbuf) };
-		static struct prober_answer a;
 		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 
 		if (n == 0)
@@ -861,39 +914,10 @@ static void serve(int fd, const struct prober_opts *o)
 				continue;
 			_exit(n < 0 ? 1 : 0);
 		}
-		if (m.op == OP_MAPS) {
-			take_maps(&st, &mh);
-			continue;
-		}
-		if (m.op == OP_USDT_KNOWN) {
-			if (st.usdt_n < USDT_MAX_BINARIES) {
-				st.usdt_dev[st.usdt_n] = m.dev;
-				st.usdt_ino[st.usdt_n] = m.ino;
-				st.usdt_link[st.usdt_n++] = -1;
-			}
-			continue;
-		}
-		if (m.op == OP_USDT) {
-			take_usdt(&st, &mh);
-			continue;
-		}
-		if (m.op == OP_NAMES) {
-			static struct prober_names na;
-
-			names(&st, m.cluster, m.pid, &na);
-			if (send(fd, &na, sizeof(na), MSG_NOSIGNAL) != sizeof(na))
-				_exit(1);
-			continue;
-		}
-		if (m.op != OP_PROBE)
+		/* an op out of turn: pgoffd is not itself */
+		if (!prober_op_take(m.op, &st.ops_taken))
 			_exit(1);
-		probe(&st, m.pid, &a);
-		open_files(&st, &a, files, &nfiles);
-		err = send_with_fds(fd, &a, sizeof(a), files, nfiles);
-		for (size_t i = 0; i < nfiles; i++)
-			close(files[i]);
-		if (err)
-			_exit(1);
+		op_fns[m.op](&st, &m, &mh);
 	}
 }
 

@@ -250,5 +250,5 @@ int main(void)
 		if (system(cmd))
 			return 1;
 	}
-	return check_failed_tests != 0;
+	return CHECK_DONE();
 }
