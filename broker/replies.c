@@ -228,7 +228,8 @@ static void status_hook(void *ctx, json_object *r)
 				       (int64_t)b->cfg.usdt_max_rate));
 	json_object_object_add(r, "usdt_lwlock_paused_clusters",
 		json_object_new_int64((int64_t)usdt_rate_paused_count(
-			tracer_usdt_rates_fd(b->tracer), stats_now_ns())));
+			tracer_usdt_rates_fd(b->tracer), stats_now_ns(),
+			b->cfg.usdt_max_rate)));
 	json_object_object_add(r, "usdt_refusals_forgotten", json_object_new_int64(
 				       usdt_forgotten(b->usdt)));
 	json_object_object_add(r, "traced_processes", json_object_new_int64(
@@ -324,7 +325,8 @@ static void ps_hook(void *ctx, json_object *r)
 			add_run_names(o, c, true);
 			add_identity_facts(b, o, c);
 			rate = usdt_rate_json(tracer_usdt_rates_fd(b->tracer),
-					      c->id, stats_now_ns());
+					      c->id, stats_now_ns(),
+					      b->cfg.usdt_max_rate);
 			if (rate)
 				json_object_object_add(o, "usdt_lwlock", rate);
 			cluster_bytes += strlen(pgoff_json_line(o, NULL)) + 1;

@@ -16,7 +16,8 @@ static struct usdt_rate_seen *seen_of(struct usdt_rate_watch *w,
 	for (size_t i = 0; i < w->n; i++)
 		if (w->seen[i].cluster == cluster)
 			return &w->seen[i];
-	if (w->n == PGOFF_USDT_RATES)	/* as the map: the oldest goes */
+	if (w->n == PGOFF_USDT_RATES)	/* full: one goes (the map, an LRU,
+					 * has let one go too) */
 		w->seen[0] = w->seen[--w->n];
 	w->seen[w->n] = (struct usdt_rate_seen){ .cluster = cluster };
 	return &w->seen[w->n++];
@@ -38,7 +39,7 @@ void usdt_rate_tick(struct usdt_rate_watch *w, int fd, uint64_t now,
 		if (!usdt_rate_get(fd, key, &r))
 			continue;
 		s = seen_of(w, key);
-		paused = usdt_rate_paused(&r, now);
+		paused = usdt_rate_paused(&r, now, max_rate);
 		if (paused && (!s->paused || r.pauses != s->pauses))
 			log_warnx("cluster %s: %" PRIu64 " LWLock waits in a "
 				  "second, over usdt-max-rate %" PRIu64 ": its "
@@ -46,14 +47,15 @@ void usdt_rate_tick(struct usdt_rate_watch *w, int fd, uint64_t now,
 				  "minute (those episodes have inferred bounds)",
 				  name(ctx, key), (uint64_t)r.last_over_hits, max_rate);
 		else if (!paused && s->paused)
-			log_info("cluster %s: a quiet minute; its LWLock wait "
-				 "probes are read again", name(ctx, key));
+			log_info("cluster %s: its LWLock wait probes are read "
+				 "again (%s)", name(ctx, key), max_rate ?
+				 "a quiet minute passed" : "usdt-max-rate 0");
 		s->paused = paused;
 		s->pauses = r.pauses;
 	}
 }
 
-size_t usdt_rate_paused_count(int fd, uint64_t now)
+size_t usdt_rate_paused_count(int fd, uint64_t now, uint64_t max_rate)
 {
 	uint32_t key, next;
 	bool first = true;
@@ -64,22 +66,25 @@ size_t usdt_rate_paused_count(int fd, uint64_t now)
 
 		first = false;
 		key = next;
-		n += usdt_rate_get(fd, key, &r) && usdt_rate_paused(&r, now);
+		n += usdt_rate_get(fd, key, &r) &&
+		     usdt_rate_paused(&r, now, max_rate);
 	}
 	return n;
 }
 
-json_object *usdt_rate_json(int fd, uint32_t cluster, uint64_t now)
+json_object *usdt_rate_json(int fd, uint32_t cluster, uint64_t now,
+			    uint64_t max_rate)
 {
 	struct pgoff_usdt_rate r;
 	json_object *o;
+	bool paused;
 
 	if (!usdt_rate_get(fd, cluster, &r))
 		return NULL;
+	paused = usdt_rate_paused(&r, now, max_rate);
 	o = json_object_new_object();
-	json_object_object_add(o, "paused", json_object_new_boolean(
-				       usdt_rate_paused(&r, now)));
-	if (usdt_rate_paused(&r, now))
+	json_object_object_add(o, "paused", json_object_new_boolean(paused));
+	if (paused)
 		json_object_object_add(o, "paused_for_s", json_object_new_int64(
 			(int64_t)((r.paused_until_ns - now + 999999999ULL) /
 				  1000000000ULL)));

@@ -29,10 +29,12 @@ struct usdt_rate_watch {
 /* A cluster's rate from the map (fd), now (CLOCK_MONOTONIC ns): false
  * when it has none (no LWLock wait since pgoffd started, or forgotten). */
 bool usdt_rate_get(int fd, uint32_t cluster, struct pgoff_usdt_rate *r);
+/* (with usdt-max-rate 0 the program reads every START, whatever the
+ * entry says) */
 static inline bool usdt_rate_paused(const struct pgoff_usdt_rate *r,
-				    uint64_t now)
+				    uint64_t now, uint64_t max_rate)
 {
-	return r->paused_until_ns > now;
+	return max_rate && r->paused_until_ns > now;
 }
 
 /* Once a second: log each cluster that paused or came back since (name
@@ -41,8 +43,9 @@ typedef const char *(*usdt_rate_name_fn)(void *ctx, uint32_t cluster);
 void usdt_rate_tick(struct usdt_rate_watch *w, int fd, uint64_t now,
 		    uint64_t max_rate, usdt_rate_name_fn name, void *ctx);
 /* How many clusters are paused now. */
-size_t usdt_rate_paused_count(int fd, uint64_t now);
+size_t usdt_rate_paused_count(int fd, uint64_t now, uint64_t max_rate);
 /* ps: the cluster's "usdt_lwlock" object, or NULL when it has none. */
-json_object *usdt_rate_json(int fd, uint32_t cluster, uint64_t now);
+json_object *usdt_rate_json(int fd, uint32_t cluster, uint64_t now,
+			    uint64_t max_rate);
 
 #endif

@@ -284,7 +284,9 @@ int owner_share_save(struct owner_share *s, int dirfd, const char *name)
 		fprintf(f, "%" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 			s->owners[r->owner].uid, r->first, r->last, r->bytes);
 	}
-	if (fflush(f) || ferror(f))
+	/* on disk before the rename: after a power cut, the old file or
+	 * the new one, never a torn one that would count for no owner */
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
 		err = -(errno ? errno : EIO);
 	if (fclose(f) && !err)
 		err = -errno;

@@ -830,6 +830,16 @@ failed:
 	return err;
 }
 
+/* An event dropped before any write: the recorder is told too. */
+static int dropped_unwritten(struct store *s, enum drop_cause cause,
+			     uint64_t seq, int err)
+{
+	count_dropped(s, cause, 1);
+	if (s->opts.written)
+		s->opts.written(s->opts.written_ctx, seq, 0);
+	return err;
+}
+
 int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 		 const char *payload, size_t len, int64_t mono_ms)
 {
@@ -838,14 +848,10 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 	const void *p = payload;
 	size_t zlen;
 
-	if (len > STORE_MAX_PAYLOAD) {
-		count_dropped(s, DROP_ERROR, 1);
-		return -EMSGSIZE;
-	}
-	if (s->stopped && mono_ms < s->retry_ms) {
-		count_dropped(s, s->stop_cause, 1);
-		return -EAGAIN;
-	}
+	if (len > STORE_MAX_PAYLOAD)
+		return dropped_unwritten(s, DROP_ERROR, seq, -EMSGSIZE);
+	if (s->stopped && mono_ms < s->retry_ms)
+		return dropped_unwritten(s, s->stop_cause, seq, -EAGAIN);
 	/* compressed when that is smaller; else (or on failure) as it is */
 	if (s->opts.compress &&
 	    compress_payload(s, ZSTD_LEVEL, payload, len, 0, &zlen) == 0 &&

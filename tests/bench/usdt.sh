@@ -119,7 +119,9 @@ for i in 1 2 3; do
 done
 e2e_stop_broker TERM
 
-# side by side over TPC-B: rings and queues that hold the whole run
+# side by side over TPC-B: rings and queues that hold the whole run; the
+# sampler on time
+sampler_on_time || { echo "bench: pg_wait_sampling's collector not found" >&2; exit 1; }
 e2e_start_broker --record no --min-floor 0 --ringbuf-size 67108864 \
 	--queue-bytes 67108864 || exit 1
 for i in 1 2 3; do

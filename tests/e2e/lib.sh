@@ -109,6 +109,15 @@ sql() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 # pgoff beside pg_wait_sampling (test_wait_sampling, make bench), each
 # summed by wait event over the processes PIDS (comma-separated):
+# sampler_on_time: pg_wait_sampling's collector at real-time priority, so
+# that a busy machine does not delay its samples to when the CPUs free up
+# (which is when backends have just gone to wait). Sets COLLECTOR (its
+# pid).
+sampler_on_time() {
+	COLLECTOR=$(sql -c "select pid from pg_stat_activity
+		where backend_type = 'pg_wait_sampling collector'")
+	[ -n "$COLLECTOR" ] && chrt -f -p 10 "$COLLECTOR"
+}
 # sampled_sums PIDS: the profile's samples x its period, "Type:Event s"
 sampled_sums() {
 	sql -F' ' -c "select event_type || ':' || event,

@@ -69,7 +69,7 @@ check "... lock waits stay exact ($lock_exact exact, $lock_inferred not)" \
 	[ "$lock_exact" -gt 0 -a "$lock_inferred" -le $((lock_exact / 20)) ]
 
 # --- a quiet minute: read again
-resumed() { grep -q "a quiet minute; its LWLock wait probes are read again" "$E2E_DIR/pgoffd.log"; }
+resumed() { grep -q "its LWLock wait probes are read again (a quiet minute passed)" "$E2E_DIR/pgoffd.log"; }
 wait_for 75 resumed
 check "after a quiet minute the probes are read again, logged" resumed
 check "... status and ps say so" \

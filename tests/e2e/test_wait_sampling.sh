@@ -22,6 +22,8 @@ pg_start shared_preload_libraries=pg_wait_sampling autovacuum=off \
 trap 'e2e_cleanup' EXIT
 sql -c "create extension pg_wait_sampling" >/dev/null ||
 	{ not_ok "create extension pg_wait_sampling"; exit 1; }
+check "pg_wait_sampling's collector samples on time (real-time priority)" sampler_on_time ||
+	note "collector: '$COLLECTOR'; backends: $(sql -c "select string_agg(backend_type, ', ') from pg_stat_activity")"
 pgbench -i -s 2 -q >"$E2E_DIR/init.out" 2>&1 || { not_ok "pgbench -i"; exit 1; }
 # rings and queues that hold the whole run: a loss would make a sum short
 e2e_start_broker --min-floor 0 --ringbuf-size 67108864 --queue-bytes 67108864 ||
