@@ -579,7 +579,7 @@ static __always_inline void pair_done(__u32 pid, struct pg_pair *p,
 /*
  * Whether the cluster's LWLock STARTs are paused (usdt-max-rate): its
  * hits counted by the second; a second over the rate pauses them for a
- * quiet PGOFF_USDT_QUIET_NS after it. Updates from several CPUs may race:
+ * quiet usdt_quiet_ns after it. Updates from several CPUs may race:
  * a second's count can be a little off, never the pause.
  */
 static __always_inline bool lwlock_paused(__u32 cluster, __u64 now)
@@ -601,7 +601,7 @@ static __always_inline bool lwlock_paused(__u32 cluster, __u64 now)
 				r->pauses++;
 			r->last_over_hits = r->hits;
 			r->paused_until_ns = (r->second + 1) * 1000000000ULL +
-					     PGOFF_USDT_QUIET_NS;
+					     usdt_quiet_ns;
 		}
 		r->second = sec;
 		r->hits = 0;

@@ -164,7 +164,7 @@ enum pgoff_usdt_kind {
  * the current second. A contended LWLock can fire 100k times a second,
  * and each hit costs its backend the uprobe trap and pg_usdt (about
  * 1.5 us here). Past usdt_max_rate in a second, the cluster's LWLock
- * STARTs are not read until PGOFF_USDT_QUIET_NS after the last second
+ * STARTs are not read until usdt-quiet (a minute) after the last second
  * over it: those waits' episodes fall back to inferred bounds. DONE is
  * still read, so a pair opened before stays exact. Lock probes (rare,
  * long) are never paused. Key: the cluster's id.
@@ -176,7 +176,6 @@ struct pgoff_usdt_rate {
 	__u64 pauses;		/* times it went over, since pgoffd started */
 	__u64 last_over_hits;	/* hits of the last second over the rate */
 };
-#define PGOFF_USDT_QUIET_NS	(60ULL * 1000000000ULL)
 #define PGOFF_USDT_RATES	1024	/* clusters kept, least recent out */
 
 /* What a ring buffer record is: its first field. */

@@ -41,6 +41,8 @@ const volatile __u64 agg_query_rows_max = PGOFF_MAX_AGG / 2;
  * keep the text of each statement seen, by its query id */
 volatile __u32 want_query_texts;
 volatile __u64 usdt_max_rate;		/* 0: LWLock probes never paused */
+volatile __u64 usdt_quiet_ns;		/* paused that long after the last
+					 * second over usdt_max_rate */
 
 /* The PostgreSQL wait a thread is in, as far as the kernel saw it. */
 struct episode {

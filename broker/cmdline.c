@@ -182,7 +182,7 @@ void broker_reload(struct broker *b)
 	}
 	server_reconfigure(b->server, &so);
 	pg_registry_set_limit(b->registry, (uint32_t)cfg.max_clusters_per_uid);
-	tracer_set_usdt_max_rate(b->tracer, cfg.usdt_max_rate);
+	tracer_set_usdt_rate(b->tracer, cfg.usdt_max_rate, cfg.usdt_quiet_ns);
 	log_info("SIGHUP: configuration reloaded from %s: group %s, query "
 		 "group %s, min-floor %llu ns, %llu clients (%llu per user)",
 		 path, cfg.group, cfg.query_group[0] ? cfg.query_group : "-",

@@ -33,6 +33,7 @@ void config_defaults(struct pgoffd_config *c)
 	/* a hit costs its backend about 1.5 us (the trap and pg_usdt,
 	 * tests/bench/results-usdt-trap.md): at most 1.5 % of a CPU */
 	c->usdt_max_rate = 10000;
+	c->usdt_quiet_ns = 60ULL * 1000000000ULL;
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/pgoff");
 	c->record_min_ns = 10000000;
 	/* as journald's SystemMaxUse and SystemKeepFree: the record never
@@ -153,6 +154,18 @@ static int set_flag(bool *dst, const char *v)
 		*dst = false;
 	else
 		return -EINVAL;
+	return 0;
+}
+
+/* A duration, within min..max where max is set. */
+static int set_duration(uint64_t *dst, const char *v, uint64_t min,
+			uint64_t max)
+{
+	uint64_t ns;
+
+	if (pgoff_parse_duration(v, &ns) || (max && (ns < min || ns > max)))
+		return -EINVAL;
+	*dst = ns;
 	return 0;
 }
 
@@ -288,9 +301,14 @@ static const struct setting_row settings[] = {
 	    KIND_FLAG, usdt),
 	ROW("usdt-max-rate", "N", RELOAD,
 	    "a cluster's LWLock waits a second past which their probes are "
-	    "not read for a quiet minute (episodes then have inferred bounds); "
-	    "0: no limit (default 10000)",
+	    "not read until usdt-quiet passes with no second over it "
+	    "(episodes then have inferred bounds); 0: no limit (default 10000)",
 	    KIND_U64, usdt_max_rate, .min = 0, .max = UINT32_MAX),
+	ROW("usdt-quiet", "DUR", RELOAD,
+	    "how long a cluster paused by usdt-max-rate must stay under it "
+	    "before its LWLock probes are read again, 1s..1h (default 1m)",
+	    KIND_DURATION, usdt_quiet_ns, .min = 1000000000ULL,
+	    .max = 3600ULL * 1000000000ULL),
 	ROW("verbose", NULL, RELOAD,
 	    "debug logging, with libbpf's and the verifier's output",
 	    KIND_FLAG, verbose, .pub.short_name = 'v'),
@@ -328,7 +346,7 @@ static int set_row(const struct setting_row *r, struct pgoffd_config *c,
 	case KIND_POW2:
 		return set_pow2(u, v);
 	case KIND_DURATION:
-		return pgoff_parse_duration(v, u) ? -EINVAL : 0;
+		return set_duration(u, v, r->min, r->max);
 	case KIND_AGO:
 		return pgoff_parse_ago(v, u) || !*u ? -EINVAL : 0;
 	case KIND_SHARE:

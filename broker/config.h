@@ -58,6 +58,7 @@ struct pgoffd_config {
 	bool raw_tp;
 	bool usdt;			/* PostgreSQL's wait probes */
 	uint64_t usdt_max_rate;		/* LWLock hits a second, a cluster */
+	uint64_t usdt_quiet_ns;		/* paused after the last second over */
 	bool verbose;
 };
 

@@ -445,7 +445,8 @@ static void on_tick(void *ctx, uint32_t events)
 	broker_probe_next(b);
 	query_texts_tick(&b->texts, monotonic_ms());
 	usdt_rate_tick(&b->usdt_rates, tracer_usdt_rates_fd(b->tracer),
-		       stats_now_ns(), b->cfg.usdt_max_rate, cluster_name, b);
+		       stats_now_ns(), b->cfg.usdt_max_rate,
+		       b->cfg.usdt_quiet_ns, cluster_name, b);
 	server_tick(b->server);
 }
 
@@ -573,7 +574,8 @@ static void attach(struct broker *b, struct setup *s)
 		log_fatal(-err, "cannot load the BPF programs (root, a kernel "
 			  "with BTF and BPF ring buffers are needed)");
 	log_info("BPF programs attached (%s)", tracer_hook(b->tracer));
-	tracer_set_usdt_max_rate(b->tracer, b->cfg.usdt_max_rate);
+	tracer_set_usdt_rate(b->tracer, b->cfg.usdt_max_rate,
+			     b->cfg.usdt_quiet_ns);
 	/* the prober alone adds targets: pgoffd keeps a read-only fd */
 	err = prober_give_maps(b->prober, tracer_targets_fd(b->tracer),
 			       tracer_quotas_fd(b->tracer),

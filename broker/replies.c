@@ -226,6 +226,8 @@ static void status_hook(void *ctx, json_object *r)
 				       usdt_skipped(b->usdt)));
 	json_object_object_add(r, "usdt_max_rate", json_object_new_int64(
 				       (int64_t)b->cfg.usdt_max_rate));
+	json_object_object_add(r, "usdt_quiet_s", json_object_new_int64(
+				       (int64_t)(b->cfg.usdt_quiet_ns / 1000000000ULL)));
 	json_object_object_add(r, "usdt_lwlock_paused_clusters",
 		json_object_new_int64((int64_t)usdt_rate_paused_count(
 			tracer_usdt_rates_fd(b->tracer), stats_now_ns(),

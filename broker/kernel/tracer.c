@@ -288,9 +288,11 @@ int tracer_usdt_prog_fd(const struct tracer *t)
 	return bpf_program__fd(t->skel->progs.pg_usdt);
 }
 
-void tracer_set_usdt_max_rate(struct tracer *t, uint64_t rate)
+void tracer_set_usdt_rate(struct tracer *t, uint64_t max_rate,
+			  uint64_t quiet_ns)
 {
-	t->skel->bss->usdt_max_rate = rate;
+	t->skel->bss->usdt_quiet_ns = quiet_ns;
+	t->skel->bss->usdt_max_rate = max_rate;
 }
 
 int tracer_usdt_rates_fd(const struct tracer *t)

@@ -55,8 +55,10 @@ int tracer_usdt_prog_fd(const struct tracer *t);	/* < 0: not loaded
 							   (Linux < 6.6) */
 int tracer_forget_usdt(struct tracer *t);
 /* usdt-max-rate: a cluster's LWLock probe hits a second past which they
- * are paused (0: never); reloadable. */
-void tracer_set_usdt_max_rate(struct tracer *t, uint64_t rate);
+ * are paused (0: never), until quiet_ns with no second over it;
+ * reloadable. */
+void tracer_set_usdt_rate(struct tracer *t, uint64_t max_rate,
+			  uint64_t quiet_ns);
 /* The map of each cluster's rate (struct pgoff_usdt_rate by id). */
 int tracer_usdt_rates_fd(const struct tracer *t);
 /* Traced processes, as the per-user quotas count them. */

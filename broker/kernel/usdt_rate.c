@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include "broker/kernel/usdt_rate.h"
 #include "protocol/log.h"
+#include "protocol/units.h"
 
 bool usdt_rate_get(int fd, uint32_t cluster, struct pgoff_usdt_rate *r)
 {
@@ -24,10 +25,14 @@ static struct usdt_rate_seen *seen_of(struct usdt_rate_watch *w,
 }
 
 void usdt_rate_tick(struct usdt_rate_watch *w, int fd, uint64_t now,
-		    uint64_t max_rate, usdt_rate_name_fn name, void *ctx)
+		    uint64_t max_rate, uint64_t quiet_ns,
+		    usdt_rate_name_fn name, void *ctx)
 {
 	uint32_t key, next;
 	bool first = true;
+	char quiet[16];
+
+	pgoff_format_duration(quiet_ns, quiet, sizeof(quiet));
 
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
 		struct pgoff_usdt_rate r;
@@ -43,13 +48,15 @@ void usdt_rate_tick(struct usdt_rate_watch *w, int fd, uint64_t now,
 		if (paused && (!s->paused || r.pauses != s->pauses))
 			log_warnx("cluster %s: %" PRIu64 " LWLock waits in a "
 				  "second, over usdt-max-rate %" PRIu64 ": its "
-				  "LWLock wait probes are not read until a quiet "
-				  "minute (those episodes have inferred bounds)",
-				  name(ctx, key), (uint64_t)r.last_over_hits, max_rate);
+				  "LWLock wait probes are not read until %s "
+				  "pass with no second over it (usdt-quiet; "
+				  "those episodes have inferred bounds)",
+				  name(ctx, key), (uint64_t)r.last_over_hits,
+				  max_rate, quiet);
 		else if (!paused && s->paused)
 			log_info("cluster %s: its LWLock wait probes are read "
 				 "again (%s)", name(ctx, key), max_rate ?
-				 "a quiet minute passed" : "usdt-max-rate 0");
+				 "usdt-quiet passed" : "usdt-max-rate 0");
 		s->paused = paused;
 		s->pauses = r.pauses;
 	}

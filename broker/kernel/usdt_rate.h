@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * usdt_rate.h - usdt-max-rate as pgoffd shows it: the BPF program pauses
- * a cluster's LWLock wait probes for a quiet minute after a second over
- * the rate (struct pgoff_usdt_rate, bpf/offcpu.h); here each second the
+ * a cluster's LWLock wait probes until usdt-quiet (a minute) passes with
+ * no second over the rate (struct pgoff_usdt_rate, bpf/offcpu.h); here each second the
  * clusters that paused or came back are logged, and ps and status say
  * which are paused.
  */
@@ -41,7 +41,8 @@ static inline bool usdt_rate_paused(const struct pgoff_usdt_rate *r,
  * names it for the log: its data directory). */
 typedef const char *(*usdt_rate_name_fn)(void *ctx, uint32_t cluster);
 void usdt_rate_tick(struct usdt_rate_watch *w, int fd, uint64_t now,
-		    uint64_t max_rate, usdt_rate_name_fn name, void *ctx);
+		    uint64_t max_rate, uint64_t quiet_ns,
+		    usdt_rate_name_fn name, void *ctx);
 /* How many clusters are paused now. */
 size_t usdt_rate_paused_count(int fd, uint64_t now, uint64_t max_rate);
 /* ps: the cluster's "usdt_lwlock" object, or NULL when it has none. */

@@ -5,8 +5,8 @@
 # shared_buffers: one hot page of branches) go over a low
 # usdt-max-rate; the cluster's LWLock probes are then not read (counted,
 # logged, in status and ps), its LWLock episodes fall back to inferred
-# bounds while lock waits stay exact; after a quiet minute the probes
-# are read again, and a reload to 0 (no limit) keeps them so under the
+# bounds while lock waits stay exact; after usdt-quiet (20 s here, a
+# minute by default) the probes are read again, and a reload to 0 (no limit) keeps them so under the
 # same load.
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -15,14 +15,14 @@ e2e_setup
 pg_start shared_buffers=128kB max_connections=30 autovacuum=off ||
 	{ not_ok "start PostgreSQL 15"; exit 1; }
 pgbench -i -s 1 -q >"$E2E_DIR/init.out" 2>&1 || { not_ok "pgbench -i"; exit 1; }
-echo "usdt-max-rate = 100" >"$E2E_DIR/pgoffd.conf"
+printf "usdt-max-rate = 100\nusdt-quiet = 20s\n" >"$E2E_DIR/pgoffd.conf"
 e2e_start_broker -c "$E2E_DIR/pgoffd.conf" --record no --min-floor 0 \
 	--ringbuf-size 67108864 --queue-bytes 67108864 || { not_ok "start pgoffd"; exit 1; }
 st() { "$PGOFFCTL" --socket "$SOCK" status --json; }
 probed() { st | jq -e '[.usdt_binaries[]? | select(.probed)] | length > 0' >/dev/null; }
 wait_for 10 probed
-check "PostgreSQL's wait probes are linked, usdt_max_rate 100" \
-	jqe '.usdt_max_rate == 100 and ([.usdt_binaries[] | select(.probed)] | length > 0)' <<<"$(st)"
+check "PostgreSQL's wait probes are linked, usdt_max_rate 100, usdt_quiet_s 20" \
+	jqe '.usdt_max_rate == 100 and .usdt_quiet_s == 20 and ([.usdt_binaries[] | select(.probed)] | length > 0)' <<<"$(st)"
 PM=$(head -n1 "$PGDATA_DIR/postmaster.pid")
 ps_cluster() { "$PGOFFCTL" --socket "$SOCK" ps --json | jq -c --argjson p "$PM" '.clusters[] | select(.postmaster_pid == $p)'; }
 
@@ -51,7 +51,7 @@ check "the cluster went over the rate and its LWLock probes are paused (status)"
 	jqe '.usdt_lwlock_paused_clusters == 1 and .counters.usdt_lwlock_paused > 0' <<<"$s" ||
 	note "pgoffd's log: $(tail -n 5 "$E2E_DIR/pgoffd.log")"
 check "... ps says so, with the second's count over the rate" \
-	jqe '.usdt_lwlock.paused and .usdt_lwlock.pauses == 1 and .usdt_lwlock.last_over_per_second > 100 and .usdt_lwlock.paused_for_s <= 61' <<<"$(ps_cluster)"
+	jqe '.usdt_lwlock.paused and .usdt_lwlock.pauses == 1 and .usdt_lwlock.last_over_per_second > 100 and .usdt_lwlock.paused_for_s <= 21' <<<"$(ps_cluster)"
 check "... and pgoffd logged it" grep -q "over usdt-max-rate 100: its LWLock wait probes are not read" "$E2E_DIR/pgoffd.log"
 lw_exact=$(episodes "$E2E_DIR/over.json" LWLock exact)
 lw_inferred=$(episodes "$E2E_DIR/over.json" LWLock inferred)
@@ -68,16 +68,16 @@ check "... the LWLock waits that left the CPU have inferred episodes ($lw_inferr
 check "... lock waits stay exact ($lock_exact exact, $lock_inferred not)" \
 	[ "$lock_exact" -gt 0 -a "$lock_inferred" -le $((lock_exact / 20)) ]
 
-# --- a quiet minute: read again
-resumed() { grep -q "its LWLock wait probes are read again (a quiet minute passed)" "$E2E_DIR/pgoffd.log"; }
-wait_for 75 resumed
-check "after a quiet minute the probes are read again, logged" resumed
+# --- usdt-quiet passes: read again
+resumed() { grep -q "its LWLock wait probes are read again (usdt-quiet passed)" "$E2E_DIR/pgoffd.log"; }
+wait_for 35 resumed
+check "after usdt-quiet (20 s) the probes are read again, logged" resumed
 check "... status and ps say so" \
 	bash -c "[ \"\$(\"$PGOFFCTL\" --socket '$SOCK' status --json | jq .usdt_lwlock_paused_clusters)\" = 0 ]" &&
 	check "... (ps)" jqe '(.usdt_lwlock.paused | not) and .usdt_lwlock.pauses == 1' <<<"$(ps_cluster)"
 
 # --- usdt-max-rate 0 by a reload: the same load stays exact
-echo "usdt-max-rate = 0" >"$E2E_DIR/pgoffd.conf"
+printf "usdt-max-rate = 0\nusdt-quiet = 20s\n" >"$E2E_DIR/pgoffd.conf"
 kill -HUP "$E2E_BROKER_PID"
 reloaded() { [ "$(st | jq .usdt_max_rate)" = 0 ]; }
 wait_for 10 reloaded

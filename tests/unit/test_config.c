@@ -77,6 +77,12 @@ static void test_recorder_keys(void)
 	CHECK(c.usdt);
 	CHECK(config_set(&c, "usdt", "no", err, sizeof(err)) == 0 && !c.usdt);
 	CHECK(config_set(&c, "usdt", "maybe", err, sizeof(err)) == -EINVAL);
+	CHECK(c.usdt_quiet_ns == 60000000000ULL);
+	CHECK(config_set(&c, "usdt-quiet", "20s", err, sizeof(err)) == 0 &&
+	      c.usdt_quiet_ns == 20000000000ULL);
+	CHECK(config_set(&c, "usdt-quiet", "500ms", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "usdt-quiet", "2h", err, sizeof(err)) == -EINVAL);
+	CHECK(c.usdt_quiet_ns == 20000000000ULL);
 	CHECK(config_set(&c, "record-min", "0", err, sizeof(err)) == 0 &&
 	      c.record_min_ns == 0);
 	CHECK(config_set(&c, "record-max-size", "64M", err, sizeof(err)) == 0 &&
