@@ -77,7 +77,7 @@ BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker
 	broker/pg/pg_registry.c broker/pg/pg_elf.c broker/pg/pg_title.c broker/pg/pg_wait_names.c \
 	broker/pg/uelf.c broker/pg/usyms.c broker/priv/fs_kind.c broker/priv/symfiles.c \
 	broker/pg/pg_wait_names_data.c broker/pg/pg_status_layout.c broker/pg/pg_status_layout_data.c \
-	broker/serve/filter.c broker/priv/pg_probe.c broker/priv/pg_trust.c broker/priv/prober.c broker/priv/privdrop.c \
+	broker/serve/filter.c broker/priv/pg_probe.c broker/priv/userns_owner.c broker/priv/pg_trust.c broker/priv/prober.c broker/priv/privdrop.c \
 	broker/pg/procfs.c broker/config.c \
 	broker/kernel/syscall_wait.c broker/kernel/aggregate.c broker/kernel/stats.c broker/kernel/ring_pace.c \
 	broker/kernel/holdback.c broker/record/store.c broker/record/agg_record.c broker/grow_buf.c broker/record/replay_meta.c broker/record/recorder.c broker/record/owner_share.c broker/record/event_dict.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/log_limit.c broker/sd_notify.c \
@@ -181,7 +181,7 @@ TEST_NEEDS_usdt := broker/pg/pg_elf.c
 TEST_NEEDS_pg_registry := broker/pg/pg_title.c broker/pg/procfs.c broker/serve/log_limit.c \
 	broker/pg/cluster_ident.c broker/pg/container.c $(PG_NAMES)
 TEST_NEEDS_pg_status_layout := broker/pg/pg_status_layout_data.c
-TEST_NEEDS_pg_probe := broker/pg/pg_elf.c broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
+TEST_NEEDS_pg_probe := broker/priv/userns_owner.c broker/pg/pg_elf.c broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_names := broker/priv/pg_shmem_names.c $(PG_WAIT_NAMES)
 TEST_NEEDS_config := broker/priv/pg_trust.c
@@ -427,7 +427,7 @@ $(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
 
 # floor_load finds a cluster's symbols with pgoffd's own prober code
-FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/priv/pg_probe.c broker/pg/pg_elf.c \
+FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/priv/pg_probe.c broker/priv/userns_owner.c broker/pg/pg_elf.c \
 	broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
 $(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench/floor.skel.h

@@ -134,6 +134,11 @@ static void add_identity_facts(const struct broker *b, json_object *o,
 					 SAME_PATH_SHOWN);
 	char sysid[24];
 
+	json_object_object_add(o, "account_uid", json_object_new_int64(
+				       c->info.account_uid));
+	if (c->info.account_missing[0])
+		json_add_text(o, "account_uid_missing", c->info.account_missing,
+			      sizeof(c->info.account_missing));
 	if (c->info.has_sysid) {
 		snprintf(sysid, sizeof(sysid), "%" PRIu64,
 			 c->info.system_identifier);

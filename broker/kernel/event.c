@@ -339,7 +339,7 @@ void event_meta_of(const struct event *e, struct event_meta *meta)
 	meta->database = t && t->database[0] ? t->database : NULL;
 	meta->query_id = e->query_id;
 	meta->has_owner = e->cluster != NULL;
-	meta->owner = e->cluster ? e->cluster->info.uid : 0;
+	meta->owner = e->cluster ? e->cluster->info.account_uid : 0;
 	meta->container = e->cluster && e->cluster->ident.container.id[0] ?
 			  e->cluster->ident.container.id : NULL;
 }

@@ -714,6 +714,7 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 					    int64_t now_ms)
 {
 	struct pg_cluster *c;
+	char account[48] = "";
 	struct pg_refusal *f;
 	uint64_t start = r->asked_start;
 	/* the user /proc said, not the prober's: it may not have read one */
@@ -777,9 +778,14 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 			info->dir_dev, info->dir_ino, c->ident.id);
 	c->ident.owner = info->uid;
 	name_container(r, c);
-	log_info("cluster %u (%s): postmaster %u (uid %u), %s, port %d, "
+	if (info->account_uid != info->uid)
+		snprintf(account, sizeof(account), ", in a user namespace of "
+			 "uid %u", info->account_uid);
+	log_info("cluster %u (%s): postmaster %u (uid %u%s%s%s), %s, port %d, "
 		 "PostgreSQL %s%s%s%s%s, %u processes traced%s%s%s%s%s%s",
 		 c->id, c->ident.id, info->postmaster_pid, info->uid,
+		 account, info->account_missing[0] ? "; " : "",
+		 info->account_missing,
 		 info->data_dir[0] ? info->data_dir : "?", info->port,
 		 info->version[0] ? info->version : "?",
 		 c->ident.container.id[0] ? ", " : "", c->ident.container.runtime,

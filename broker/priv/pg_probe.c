@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "broker/pg/pg_elf.h"
 #include "broker/priv/pg_probe.h"
+#include "broker/priv/userns_owner.h"
 #include "broker/pg/pg_status_layout.h"
 #include "broker/pg/procfs.h"
 
@@ -366,6 +367,9 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 			      "%u, saved %u, filesystem %u)", uids[0], uids[1],
 			      uids[2], uids[3]);
 	c->uid = uids[0];
+	c->account_uid = userns_account_uid(proc_root, pid, c->uid,
+					    c->account_missing,
+					    sizeof(c->account_missing));
 	err = read_exe(proc_root, pid, exe, sizeof(exe));
 	if (err)
 		return refuse(c, -ENOENT, "gone");

@@ -45,10 +45,11 @@ struct pg_cluster_info {
 	int32_t status;			/* 0, or -errno: see pg_probe_cluster */
 	uint32_t id;			/* the cluster's id, given by the prober */
 	uint32_t uid;			/* the postmaster's (its four uids are one) */
+	uint32_t account_uid;		/* the user answerable (userns_owner.h):
+					 * uid, or its user namespace's owner */
 	uint32_t traced;		/* processes the prober put into the kernel's table */
 	int32_t port;			/* 0 if postmaster.pid was unreadable */
 	int32_t major;			/* from the binary; 0 if unknown */
-	uint32_t pad;
 	uint64_t exe_dev, exe_ino;	/* the executable every process must share */
 	uint64_t wait_event_ptr;	/* run-time address of my_wait_event_info */
 	uint64_t query_ptr;		/* run-time address of debug_query_string */
@@ -66,6 +67,7 @@ struct pg_cluster_info {
 	char version[32];
 	char pg_missing[96];		/* why PostgreSQL fields are unavailable */
 	char status_missing[96];	/* why the status entry is not read */
+	char account_missing[96];	/* why account_uid is uid: not known */
 	char why[160];			/* status != 0: why it is not traced */
 	uint32_t nmaps;			/* executable mappings, by address */
 	uint32_t maps_truncated;	/* 1: more than PG_PROBE_MAX_MAPS */

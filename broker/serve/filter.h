@@ -60,7 +60,8 @@ struct event_meta {
 	uint64_t query_id;			/* 0: none */
 	const char *container;			/* its cluster's; NULL: the host */
 	bool has_owner;				/* its cluster is known: */
-	uint32_t owner;				/* its postmaster's uid */
+	uint32_t owner;				/* the user answerable for it:
+						 * info.account_uid */
 };
 
 /*

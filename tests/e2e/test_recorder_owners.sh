@@ -6,7 +6,10 @@
 # recorded waits. The flooder is refused past its half of the record
 # (counted, per owner, in history and status) instead of pushing the
 # first cluster's events out; every one of them still replays after the
-# flood, and the first cluster goes on being recorded.
+# flood, and the first cluster goes on being recorded. The second user
+# also runs a rootless container (a user namespace of theirs, its uids
+# the host's subuids): its cluster, a subuid's, counts for that user,
+# so its flood shares the user's half instead of taking a third share.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -22,9 +25,33 @@ as "$E2E_OUTSIDER" "$PGBIN/initdb" -D "$OUT/data" -A trust -U postgres \
 as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -w -l "$OUT/log" \
 	-o "-p $PORT_O -k $OUT_SOCK -c listen_addresses= -c autovacuum=off" start \
 	>/dev/null 2>&1 || { not_ok "start the second cluster"; sed 's/^/# /' "$OUT/log"; exit 1; }
-trap 'as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -m immediate stop >/dev/null 2>&1; e2e_cleanup' EXIT
+trap 'kill -QUIT ${PM_C:-} 2>/dev/null; as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -m immediate stop >/dev/null 2>&1; e2e_cleanup' EXIT
 osql() { psql -X -q -At -h "$OUT_SOCK" -p "$PORT_O" -U postgres -d postgres "$@"; }
-OUT_UID=$(id -u "$E2E_OUTSIDER") PG_UID=$(id -u postgres)
+OUT_UID=$(id -u "$E2E_OUTSIDER") OUT_GID=$(id -g "$E2E_OUTSIDER") PG_UID=$(id -u postgres)
+
+# the second user's rootless container, as podman makes one: a user
+# namespace of theirs where they are root, its uids 1.. the host's
+# subuids SUB.. (written here as newuidmap writes /etc/subuid's range);
+# postgres runs there as its uid 999, the host's SUB_PG
+SUB=400001 SUB_PG=400999
+CT=$E2E_DIR/ct CT_SOCK=$E2E_DIR/ct-sock PORT_C=$((PGPORT + 2))
+mkdir -p "$CT" "$CT_SOCK" && chown "$SUB_PG:$SUB_PG" "$CT" "$CT_SOCK" && mkfifo "$E2E_DIR/ct-go"
+setpriv --reuid="$OUT_UID" --regid="$OUT_GID" --init-groups -- unshare --user sh -c "
+	read _ <'$E2E_DIR/ct-go' &&
+	exec setpriv --reuid=999 --regid=999 --clear-groups sh -c \"
+		'$PGBIN/initdb' -D '$CT/data' -A trust -U postgres >'$CT/initdb.log' 2>&1 &&
+		exec '$PGBIN/postgres' -D '$CT/data' -p $PORT_C -k '$CT_SOCK' \
+			-c listen_addresses= -c autovacuum=off\"" >"$E2E_DIR/ct.log" 2>&1 &
+PM_C=$!
+in_userns() { [ "$(readlink "/proc/$PM_C/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
+wait_for 10 in_userns
+# (a map is written once, whole: a here-string makes it one write)
+cat >"/proc/$PM_C/uid_map" <<<"$(printf '0 %s 1\n1 %s 65536' "$OUT_UID" "$SUB")" &&
+	cat >"/proc/$PM_C/gid_map" <<<"$(printf '0 %s 1\n1 %s 65536' "$OUT_GID" "$SUB")" &&
+	echo go >"$E2E_DIR/ct-go" || { not_ok "map the container's uids"; exit 1; }
+csql() { psql -X -q -At -h "$CT_SOCK" -p "$PORT_C" -U postgres -d postgres "$@"; }
+c_up() { csql -c "select 1" >/dev/null 2>&1; }
+wait_for 60 c_up || { not_ok "the container's cluster is up"; sed 's/^/# /' "$E2E_DIR/ct.log" "$CT/initdb.log"; exit 1; }
 
 # 2 MiB of events (record-max-size is shared with the aggregation), in
 # segments of 512 KiB; every wait recorded, with its SQL (random text,
@@ -36,8 +63,14 @@ traced_both() {
 	member ps --json | jq -e --argjson a "$PG_UID" --argjson b "$OUT_UID" \
 		'[.clusters[].owner] | index($a) and index($b)' >/dev/null
 }
-wait_for 20 traced_both || note "ps: $(member ps --json | jq -c '[.clusters[] | {id, owner}]')"
-check "pgoffd traces both clusters (owners $PG_UID and $OUT_UID)" traced_both
+ct_cluster() { member ps --json | jq -c --argjson p "$PM_C" '.clusters[] | select(.postmaster_pid == $p)'; }
+traced_all() { traced_both && [ -n "$(ct_cluster)" ]; }
+wait_for 20 traced_all || note "ps: $(member ps --json | jq -c '[.clusters[] | {id, owner, account_uid}]')"
+check "pgoffd traces the three clusters (owners $PG_UID, $OUT_UID and the container's $SUB_PG)" traced_all
+note "the container's cluster: $(ct_cluster | jq -c '{owner, account_uid, account_uid_missing}')"
+check "... the container's, a subuid's, counts for the user who made its namespace ($OUT_UID)" \
+	jqe ".owner == $SUB_PG and .account_uid == $OUT_UID" <<<"$(ct_cluster)"
+check "... as pgoffd logged" grep -q "postmaster $PM_C (uid $SUB_PG, in a user namespace of uid $OUT_UID)" "$E2E_DIR/pgoffd.log"
 
 # --- the first cluster's waits: 200 sleeps of one session, a statement each
 T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
@@ -75,10 +108,13 @@ with open(sys.argv[1], "w") as f:
     for _ in range(2000):
         f.write("select pg_sleep(0.0002), '%s';\n" % "".join(random.choices(chars, k=900)))
 PY
+# (two sessions in the user's own cluster, two in their container's)
 flood() {
 	local jobs=()
-	for _ in 1 2 3 4; do
+	for _ in 1 2; do
 		osql -f "$E2E_DIR/flood.sql" >/dev/null &
+		jobs+=($!)
+		csql -f "$E2E_DIR/flood.sql" >/dev/null &
 		jobs+=($!)
 	done
 	wait "${jobs[@]}"
@@ -93,6 +129,8 @@ check "the flood was far more than the record holds ($flooded events of about 1 
 	[ "${flooded:-0}" -ge 8000 ]
 check "the flooder was refused past its share, counted in history" \
 	jqe '.events_refused > 0 and .share_bytes == 1048576' <<<"$(owner "$OUT_UID")"
+check "... its container's waits among them: two owners, not one a subuid's ($(jq -c '[.owners[].uid]' <<<"$after"))" \
+	jqe "[.owners[].uid] | sort == ([$PG_UID, $OUT_UID] | sort)" <<<"$after"
 # its bytes are its part of each batch written; a batch (50 ms) may pass
 check "... and holds its half of the record, no more (a batch at most over)" \
 	jqe '.bytes <= .share_bytes + 65536' <<<"$(owner "$OUT_UID")"
