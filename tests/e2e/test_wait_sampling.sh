@@ -11,7 +11,12 @@
 # fdatasync) is less in pgoff, which sees only its off-CPU part, by that
 # part (noted per event), but never more: an episode no longer spans
 # the statements between two waits on one event (it read +20 to +43 %
-# before).
+# before). Then what a DBA reads first: `top --by wait`'s active
+# sessions (idle time left out, as ASH does) over the same run, against
+# the sampler's profile of the same backends without their idle wait
+# (ClientRead: pgbench sends a statement only once it has the last one's
+# answer, so the backend then is idle or idle in transaction), its top
+# five events.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -34,6 +39,7 @@ member watch --view waits --min 0 --json --timeout 300s >"$out" 2>"$E2E_DIR/watc
 watcher=$!
 watchers 1 || note "the watcher did not subscribe: $(head -c 300 "$E2E_DIR/watch.err")"
 sql -c "select pg_wait_sampling_reset_profile()" >/dev/null
+T0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 pgbench -c 4 -j 2 -T 20 -n -P 5 >"$E2E_DIR/pgbench.out" 2>&1 &
 bench=$!
 # pgbench's four backends, once connected
@@ -44,6 +50,7 @@ bench_pids() {
 }
 wait_for 15 bench_pids || note "pgbench's 4 backends did not show: $PIDS"
 wait "$bench"
+T1=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 check "pgbench ran 20 s" grep -q '^tps = ' "$E2E_DIR/pgbench.out" ||
 	note "pgbench: $(tail -c 400 "$E2E_DIR/pgbench.out")"
 sampled_sums "${PIDS:-0}" >"$E2E_DIR/sampled"
@@ -84,6 +91,41 @@ for ev in Client:ClientRead Lock:transactionid IO:WALSync LWLock:WALWrite; do
 			awk -v p="$p" -v s="$s" 'BEGIN { exit !(s > 0 && p >= s * 0.5) }' ;;
 	esac
 done
+
+# --- top --by wait, active sessions, against the sampler's active profile
+pid_opts=()
+for p in ${PIDS//,/ }; do pid_opts+=(--pid "$p"); done
+# (the record's aggregation is stored once a second: the run's last one)
+sleep 2
+(member top --by wait --json --since "$T0" --until "$T1" --limit 1000 "${pid_opts[@]}") \
+	>"$E2E_DIR/top.json" 2>"$E2E_DIR/top.err"
+# "Type:Event seconds", summed over the kernel's wait types, and the idle
+# rows a second top shows with --idle
+top_sums() {
+	jq -r '.rows[] | select(.wait_event_type != null and .wait_event_type != "") |
+		"\(.wait_event_type):\(.wait_event) \(.time_ns)"' "$1" |
+		awk '{ t[$1] += $2 } END { for (k in t) printf "%s %.3f\n", k, t[k] / 1e9 }'
+}
+top_sums "$E2E_DIR/top.json" >"$E2E_DIR/top"
+(member top --by wait --json --idle --since "$T0" --until "$T1" --limit 1000 "${pid_opts[@]}") \
+	>"$E2E_DIR/top-idle.json" 2>>"$E2E_DIR/top.err"
+idle_cr=$(jq '[.rows[] | select(.idle and .wait_event == "ClientRead") | .time_ns] | add // 0 | . / 1e9' "$E2E_DIR/top-idle.json")
+active_cr=$(sum_of "$E2E_DIR/top" Client:ClientRead)
+note "top --by wait (active): $(sort -k2 -nr "$E2E_DIR/top" | head -n 8 | tr '\n' ';')"
+note "... ClientRead: $active_cr s active, $idle_cr s idle (--idle); the sampler's ClientRead: $(sum_of "$E2E_DIR/sampled" Client:ClientRead) s"
+check "top --by wait answered for the run ($(jq '.rows | length' "$E2E_DIR/top.json" 2>/dev/null) rows)" \
+	jqe '.rows | length > 0' "$E2E_DIR/top.json" || note "top: $(head -c 300 "$E2E_DIR/top.err")"
+check "top leaves the backends' ClientRead out as idle ($active_cr s active, $idle_cr s idle)" \
+	awk -v a="$active_cr" -v i="$idle_cr" 'BEGIN { exit !(i > 1 && a <= i * 0.05) }'
+grep -v '^Client:ClientRead ' "$E2E_DIR/sampled" | sort -k2 -nr | head -n 5 >"$E2E_DIR/sampled-top5"
+note "the sampler's active top five: $(tr '\n' ';' <"$E2E_DIR/sampled-top5")"
+while read -r ev s; do
+	p=$(sum_of "$E2E_DIR/top" "$ev")
+	tol=$(awk -v s="$s" 'BEGIN { t = s * 0.1; t = (t > 0.3 ? t : 0.3)
+		printf "%.3f", t + 3 * sqrt(s / 0.010) * 0.010 }')
+	check "top --by wait, $ev: $p s of active sessions, PostgreSQL's sampler $s s (within $tol s)" \
+		awk -v p="$p" -v s="$s" -v t="$tol" 'BEGIN { exit !(p >= s - t && p <= s + t) }'
+done <"$E2E_DIR/sampled-top5"
 
 e2e_stop_broker TERM
 exit "$TAP_FAILED"
