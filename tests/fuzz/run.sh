@@ -3,6 +3,8 @@
 # Run each libFuzzer target: first over the corpus in the repo (every
 # input that ever mattered must still pass), then for SECONDS of new
 # inputs. New corpus units go to a temp dir, crashes next to the binary.
+# Targets run side by side, one a CPU (FUZZ_JOBS, default nproc: a
+# libFuzzer run is one thread); their lines are printed in order.
 # usage: tests/fuzz/run.sh SECONDS TARGET...
 set -u
 secs=$1; shift
@@ -10,7 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/pgoff-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-for target in "$@"; do
+# fuzz_one TARGET: its two TAP lines
+fuzz_one() {
+	local target=$1 name kind corpus dict runs
 	name=$(basename "$target")
 	kind=${name#fuzz_}
 	corpus=$here/corpus/$kind
@@ -32,4 +36,16 @@ for target in "$@"; do
 		echo "not ok - $name: found a failing input (kept as $(dirname "$target")/$name-*)"
 		grep -E "ERROR|SUMMARY|runtime error" "$work/$name.log" | head -n 5 | sed 's/^/# /'
 	fi
+}
+
+max_jobs=${FUZZ_JOBS:-$(nproc)}
+for target in "$@"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do
+		wait -n
+	done
+	fuzz_one "$target" >"$work/$(basename "$target").tap" &
+done
+wait
+for target in "$@"; do
+	cat "$work/$(basename "$target").tap"
 done
