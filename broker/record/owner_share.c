@@ -27,6 +27,10 @@ struct owner {
 	uint64_t bytes;			/* on disk, in the record */
 	uint64_t pending;		/* bytes of lines not yet written */
 	double per_line;		/* its last batch's disk per line byte */
+	double cost;			/* its lines' disk per line byte when
+					 * batched alone, as last sampled
+					 * (owner_cost.h); 0: not yet */
+	int64_t cost_ms;		/* when; 0: never */
 	uint64_t oldest;		/* first seq of its oldest run */
 	size_t open;			/* its run being added to; SIZE_MAX */
 	uint64_t stored, refused;	/* events since start */
@@ -190,22 +194,34 @@ void owner_share_not_taken(struct owner_share *s, uint64_t seq)
 	s->in_record -= !o->bytes && !o->pending;
 }
 
+/* A line's weight in its batch: its bytes at its owner's cost (an owner
+ * not sampled yet at 1: as its lines stored uncompressed). */
+static double weight_of(const struct owner *o, uint32_t len)
+{
+	return (double)len * (o->cost > 0 ? o->cost : 1.0);
+}
+
 void owner_share_written(struct owner_share *s, uint64_t last_seq,
 			 uint64_t bytes)
 {
-	uint64_t lines = 0;
+	double weights = 0;
 	size_t k = 0;
 
-	while (k < s->npend && s->pend[k].seq <= last_seq)
-		lines += s->pend[k++].len;
+	while (k < s->npend && s->pend[k].seq <= last_seq) {
+		weights += weight_of(&s->owners[s->pend[k].owner],
+				     s->pend[k].len);
+		k++;
+	}
 	for (size_t i = 0; i < k; i++) {
 		struct owner *o = &s->owners[s->pend[i].owner];
-		uint64_t part = lines ? (uint64_t)((double)bytes *
-				s->pend[i].len / (double)lines) : 0;
+		double w = weight_of(o, s->pend[i].len);
+		uint64_t part = weights > 0 ?
+				(uint64_t)((double)bytes * w / weights) : 0;
 
 		o->pending -= s->pend[i].len;
-		if (bytes)
-			o->per_line = (double)bytes / (double)lines;
+		if (bytes && s->pend[i].len)
+			o->per_line = (double)bytes * w / weights /
+				      (double)s->pend[i].len;
 		if (o->open != SIZE_MAX)
 			s->runs[o->open].bytes += part;
 		o->bytes += part;
@@ -242,6 +258,25 @@ void owner_share_forget(struct owner_share *s, uint64_t first_seq)
 		s->runs[k++] = *r;
 	}
 	s->nruns = k;
+}
+
+bool owner_share_cost_due(struct owner_share *s, uint32_t uid,
+			  int64_t now_ms)
+{
+	const struct owner *o = owner_of(s, uid);
+	int64_t every = OWNER_SHARE_COST_EVERY_MS *
+			(int64_t)(s->in_record ? s->in_record : 1);
+
+	return !o->cost_ms || now_ms - o->cost_ms >= every;
+}
+
+void owner_share_set_cost(struct owner_share *s, uint32_t uid, double cost,
+			  int64_t now_ms)
+{
+	struct owner *o = owner_of(s, uid);
+
+	o->cost = cost > 0 ? cost : 1e-3;
+	o->cost_ms = now_ms ? now_ms : 1;
 }
 
 uint64_t owner_share_bytes(const struct owner_share *s)
@@ -385,6 +420,10 @@ json_object *owner_share_report(const struct owner_share *s,
 				       json_object_new_int64((int64_t)o->stored));
 		json_object_object_add(e, "events_refused",
 				       json_object_new_int64((int64_t)o->refused));
+		json_object_object_add(e, "disk_per_line_byte", o->cost > 0 ?
+			json_object_new_double(
+				(double)(int64_t)(o->cost * 1000 + 0.5) / 1000) :
+			NULL);
 		json_object_array_add(a, e);
 	}
 	return a;

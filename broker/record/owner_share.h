@@ -7,7 +7,10 @@
  *
  * What each owner (a postmaster's uid) has in the record is kept as runs
  * of seqs with the bytes they take on disk (a batch's, shared by its
- * events' lines), forgotten as retention removes them.
+ * events' lines weighed by each owner's cost: what its lines take on
+ * disk per byte when batched alone, sampled by owner_cost.h, so that an
+ * owner whose lines compress badly pays for it), forgotten as retention
+ * removes them.
  * With N owners in the record, an owner's event is refused (counted)
  * once its part would pass 1/N of the cap, unless the segment retention
  * removes next holds none of the others' events: then what goes to make
@@ -61,6 +64,17 @@ void owner_share_written(struct owner_share *s, uint64_t last_seq,
 /* Retention removed every seq below first_seq: runs wholly below it are
  * forgotten. */
 void owner_share_forget(struct owner_share *s, uint64_t first_seq);
+/* An owner's cost is sampled at most this often, times the owners in
+ * the record (one sample at a time, each owner in turn). */
+#define OWNER_SHARE_COST_EVERY_MS	1000
+/* Whether uid's cost is due to be sampled (never was, or not since
+ * OWNER_SHARE_COST_EVERY_MS times the owners in the record). */
+bool owner_share_cost_due(struct owner_share *s, uint32_t uid,
+			  int64_t now_ms);
+/* uid's lines take cost bytes on disk per byte when batched alone:
+ * batches written afterwards are shared by it. */
+void owner_share_set_cost(struct owner_share *s, uint32_t uid, double cost,
+			  int64_t now_ms);
 /* The bytes on disk of every run. */
 uint64_t owner_share_bytes(const struct owner_share *s);
 /* Events refused, in all, since start. */
@@ -78,7 +92,8 @@ int owner_share_save(struct owner_share *s, int dirfd, const char *name);
 int owner_share_load(struct owner_share *s, int dirfd, const char *name);
 
 /* The history reply's "owners": each owner's uid, bytes (on disk, its
- * part of each batch), share (1/N of the cap), events stored and refused. */
+ * part of each batch), share (1/N of the cap), events stored and
+ * refused, and its cost (disk_per_line_byte; null: not sampled yet). */
 json_object *owner_share_report(const struct owner_share *s,
 				const struct owner_share_record *rec);
 

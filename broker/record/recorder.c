@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "broker/record/agg_record.h"
 #include "broker/record/event_dict.h"
+#include "broker/record/owner_cost.h"
 #include "broker/record/owner_share.h"
 #include "broker/record/recorder.h"
 #include "broker/priv/safe_dir.h"
@@ -38,6 +39,7 @@ struct recorder {
 	bool fs_warned;			/* fstatvfs failed, said */
 	/* each cluster owner's part of the events' store */
 	struct owner_share *owners;
+	struct owner_cost *cost;	/* what their lines take on disk */
 	int64_t owners_saved_ms;	/* CLOCK_MONOTONIC; 0: not since start */
 	bool owners_warned;		/* saving failed, said */
 };
@@ -483,6 +485,8 @@ int recorder_open(struct recorder **out, int dirfd,
 	}
 	r->agg_seq = store_last_seq(r->agg);
 	err = owner_share_new(&r->owners);
+	if (!err)
+		err = owner_cost_new(&r->cost);
 	if (err) {
 		recorder_close(r);
 		return err;
@@ -506,6 +510,7 @@ void recorder_close(struct recorder *r)
 	store_close(r->store);
 	store_close(r->agg);
 	owner_share_free(r->owners);
+	owner_cost_free(r->cost);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	agg_vec_free(&r->prev);
@@ -573,22 +578,25 @@ bool recorder_widen_ustack(const struct recorder *r, struct kernel_filter *u)
 bool recorder_record(struct recorder *r, const struct event_lines *lines,
 		     const struct event_meta *meta, uint64_t seq)
 {
+	uint32_t owner = meta->has_owner ? meta->owner : OWNER_SHARE_UNKNOWN;
+	int64_t mono_ms = now_ns(CLOCK_MONOTONIC) / 1000000;
+	struct owner_share_record rec;
 	const char *line;
 	size_t len;
-
-	struct owner_share_record rec;
 
 	if (meta->duration_ns < r->opts.min_ns)
 		return false;
 	line = stored_line(r, lines, &len);
 	owner_record(r, &rec);
-	if (!owner_share_admit(r->owners, &rec, meta->has_owner ? meta->owner :
-			       OWNER_SHARE_UNKNOWN, seq, len))
+	if (!owner_share_admit(r->owners, &rec, owner, seq, len))
 		return false;	/* counted: record_dropped_owner_share */
 	/* a failure is counted by the store and said once */
 	if (store_add(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
-		      now_ns(CLOCK_MONOTONIC) / 1000000))
+		      mono_ms))
 		owner_share_not_taken(r->owners, seq);
+	else
+		owner_cost_add(r->cost, r->owners, r->store, owner, line, len,
+			       mono_ms);
 	return true;
 }
 
@@ -632,6 +640,7 @@ void recorder_tick(struct recorder *r)
 	store_tick(r->agg, wall);
 	look_at_fs(r, r->dirfd);
 	look_at_owners(r);
+	owner_cost_tick(r->cost, r->owners, r->store, mono_ms);
 	save_owners(r, mono_ms);
 	if (make_room(r, 0)) {
 		store_hold(r->store, mono_ms);

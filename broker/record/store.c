@@ -143,6 +143,19 @@ static int compress_payload(struct store *s, int level, const void *in,
 	return 0;
 }
 
+ssize_t store_batch_cost(struct store *s, const void *lines, size_t len)
+{
+	size_t n;
+	int err;
+
+	if (!s->opts.compress)
+		return (ssize_t)len;
+	if (len > STORE_BATCH_MAX)
+		return -E2BIG;
+	err = compress_payload(s, BATCH_LEVEL, lines, len, 0, &n);
+	return err ? err : (ssize_t)(n < len ? n : len);
+}
+
 /* in (len bytes, Zstandard) into buf (cap bytes, NUL-terminated); its
  * length, or -EINVAL when it does not decompress into what fits. */
 static ssize_t decompress_payload(struct store *s, const void *in, size_t len,

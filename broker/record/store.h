@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define STORE_MAGIC	0x52464f50u	/* "POFR" little-endian */
 /* A payload is one event line (never longer than the broker sends), or a
@@ -167,6 +168,11 @@ int store_append(struct store *s, uint64_t seq, int64_t wall_ns,
 int store_add(struct store *s, uint64_t seq, int64_t wall_ns,
 	      const char *line, size_t len, int64_t mono_ms);
 void store_flush(struct store *s);
+/* The bytes lines (len: one after another, as in a batch's body) would
+ * take on disk compressed as a batch is (len when the store does not
+ * compress), or -errno: what some lines cost, for the recorder's part of
+ * each cluster owner. Not while a batch is being written. */
+ssize_t store_batch_cost(struct store *s, const void *lines, size_t len);
 /* The mono_ms the first event of the batch being made was added at;
  * -1: none is. */
 int64_t store_pending_since(const struct store *s);

@@ -141,6 +141,41 @@ static void test_a_batch_is_shared_by_its_lines(void)
 	owner_share_free(s);
 }
 
+static int64_t bytes_of(json_object *a, size_t i)
+{
+	return json_object_get_int64(json_object_object_get(
+		json_object_array_get_idx(a, i), "bytes"));
+}
+
+/* With costs sampled, a batch is shared by lines weighed by them: an
+ * owner whose lines compress 8 times worse pays 8 times more a byte. A
+ * cost is due at first, then once a second times the owners. */
+static void test_a_batch_is_shared_by_cost(void)
+{
+	struct owner_share *s;
+	struct owner_share_record rec = record(1000 * LINE, 0);
+	json_object *a;
+
+	CHECK(owner_share_new(&s) == 0);
+	CHECK(owner_share_cost_due(s, A, 5000));
+	owner_share_set_cost(s, A, 0.1, 5000);
+	owner_share_set_cost(s, B, 0.8, 5000);
+	CHECK(!owner_share_cost_due(s, A, 5999));
+	CHECK(owner_share_admit(s, &rec, A, 1, LINE));
+	CHECK(owner_share_admit(s, &rec, B, 2, LINE));
+	owner_share_written(s, 2, 900);
+	CHECK(owner_share_bytes(s) == 900);
+	a = owner_share_report(s, &rec);
+	CHECK(bytes_of(a, 0) == 100 && bytes_of(a, 1) == 800);
+	CHECK(json_object_get_double(json_object_object_get(
+		json_object_array_get_idx(a, 1), "disk_per_line_byte")) == 0.8);
+	json_object_put(a);
+	/* two owners in the record: each is due every 2 s */
+	CHECK(!owner_share_cost_due(s, A, 6999));
+	CHECK(owner_share_cost_due(s, A, 7000));
+	owner_share_free(s);
+}
+
 static void test_owners_past_the_cap_count_as_one(void)
 {
 	struct owner_share *s;
@@ -240,6 +275,7 @@ int main(void)
 	RUN(test_over_share_with_only_own_events_to_remove);
 	RUN(test_retention_gives_the_share_back);
 	RUN(test_a_batch_is_shared_by_its_lines);
+	RUN(test_a_batch_is_shared_by_cost);
 	RUN(test_owners_past_the_cap_count_as_one);
 	RUN(test_saved_runs_read_back);
 	RUN(test_a_file_not_pgoffds_is_refused);
