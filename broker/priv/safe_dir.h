@@ -18,7 +18,7 @@
 
 /*
  * Open the directory path (absolute) and return an O_RDONLY|O_DIRECTORY
- * fd, or -errno with why filled (naming the component at fault).
+ * fd, or -errno with err filled (naming the component at fault).
  *
  * Every component is a real directory (a symbolic link is refused) owned
  * by root or owner. An ancestor may be writable by its group or others
@@ -37,6 +37,6 @@
  * owns it; a caller may try again for that owner.
  */
 int safe_dir_open(const char *path, uid_t owner, gid_t group, bool create,
-		  char *why, size_t whylen);
+		  char *err, size_t errlen);
 
 #endif

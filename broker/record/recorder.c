@@ -244,24 +244,24 @@ static int chown_entries(int dirfd, uid_t uid, gid_t gid)
 	return 0;
 }
 
-int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
-			 size_t whylen)
+int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *err,
+			 size_t errlen)
 {
-	char why_root[300];
+	char err_root[300];
 	struct stat st;
-	int fd = safe_dir_open(path, uid, gid, false, why, whylen), err;
+	int fd = safe_dir_open(path, uid, gid, false, err, errlen), ret;
 
 	if (fd < 0) {
 		/* new, or made by systemd's StateDirectory=: root's */
 		int first = fd;
 
-		fd = safe_dir_open(path, 0, gid, true, why_root,
-				   sizeof(why_root));
+		fd = safe_dir_open(path, 0, gid, true, err_root,
+				   sizeof(err_root));
 		if (fd < 0) {
 			/* root's, but unsound: that is the reason to give */
 			if (first == -SAFE_DIR_OTHER_OWNER &&
 			    fd != -SAFE_DIR_OTHER_OWNER)
-				snprintf(why, whylen, "%s", why_root);
+				snprintf(err, errlen, "%s", err_root);
 			return fd;
 		}
 	}
@@ -277,11 +277,11 @@ int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
 	chown_entries(fd, uid, gid);
 	return fd;
 failed:
-	err = -errno;
-	snprintf(why, whylen, "cannot give %s to uid %u with mode 0700: %s",
-		 path, (unsigned int)uid, strerror(-err));
+	ret = -errno;
+	snprintf(err, errlen, "cannot give %s to uid %u with mode 0700: %s",
+		 path, (unsigned int)uid, strerror(-ret));
 	close(fd);
-	return err;
+	return ret;
 }
 
 /* The file system of dirfd: its size and what an unprivileged user (a

@@ -40,10 +40,10 @@ struct recorder_opts {
  * an fd opened without following links. Anything else (a hard link, a
  * symbolic link, a FIFO, another name) is left as it is, said in the
  * log. A symbolic link, or a directory another user owns or may write,
- * is refused. Returns an fd, or -errno with why filled.
+ * is refused. Returns an fd, or -errno with err filled.
  */
-int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *why,
-			 size_t whylen);
+int recorder_prepare_dir(const char *path, uid_t uid, gid_t gid, char *err,
+			 size_t errlen);
 /* The store in dirfd (taken over). Returns 0 or -errno. */
 int recorder_open(struct recorder **out, int dirfd,
 		  const struct recorder_opts *o);

@@ -33,13 +33,13 @@ static void mkdir_mode(const char *rel, mode_t mode)
 		perror(at(rel));
 }
 
-/* safe_dir_open(path) fails with err, and why names what; or succeeds. */
-static int try_open(const char *path, char *why, size_t len)
+/* safe_dir_open(path): 0, or its -errno with err naming what is at fault. */
+static int try_open(const char *path, char *err, size_t errlen)
 {
 	int fd;
 
-	why[0] = '\0';
-	fd = safe_dir_open(path, geteuid(), getegid(), true, why, len);
+	err[0] = '\0';
+	fd = safe_dir_open(path, geteuid(), getegid(), true, err, errlen);
 	if (fd >= 0)
 		close(fd);
 	return fd < 0 ? fd : 0;
