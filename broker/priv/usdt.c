@@ -241,13 +241,13 @@ static const char *file_type(mode_t mode)
 }
 
 int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
-	      unsigned int *sites, char *why, size_t why_len)
+	      unsigned int *sites, char *err, size_t errlen)
 {
 	struct pg_usdt found;
 	struct stat st;
 	char self[32], own[PATH_MAX];
 	const char *open_path = path;
-	int fd = -1, err;
+	int fd = -1, ret;
 
 	/*
 	 * Only a file that is the same file at the same path in pgoffd's
@@ -257,10 +257,11 @@ int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 	 * inode for the same file underneath, on which the kernel would
 	 * place a second set of probes, so each hit would run twice.
 	 */
-	err = own_namespace_path(path, own, sizeof(own), &open_path);
-	if (err) {
-		snprintf(why, why_len, "cannot read where it is: %s",
-			 err == -ESRCH ? "the process is gone" : strerror(-err));
+	ret = own_namespace_path(path, own, sizeof(own), &open_path);
+	if (ret) {
+		snprintf(err, errlen, "cannot read where it is: %s",
+			 ret == -ESRCH ? "the process is gone" :
+			 strerror(-ret));
 		goto cleanup;
 	}
 	/*
@@ -269,23 +270,23 @@ int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 	 * open would wait for them.
 	 */
 	if (lstat(open_path, &st)) {
-		err = -errno;
-		snprintf(why, why_len, "not found at its path in pgoffd's "
+		ret = -errno;
+		snprintf(err, errlen, "not found at its path in pgoffd's "
 			 "mount namespace (a container's own binary?): %s",
-			 strerror(-err));
+			 strerror(-ret));
 		goto cleanup;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		err = -EPERM;
-		snprintf(why, why_len, "its path in pgoffd's mount namespace "
+		ret = -EPERM;
+		snprintf(err, errlen, "its path in pgoffd's mount namespace "
 			 "is %s, not a regular file", file_type(st.st_mode));
 		goto cleanup;
 	}
 	/* the file looked at, not one put at the path since, nor another
 	 * mount's view of it */
 	if (!same_file(&st, dev, ino)) {
-		err = -ESTALE;
-		snprintf(why, why_len, "not the file at its path in pgoffd's "
+		ret = -ESTALE;
+		snprintf(err, errlen, "not the file at its path in pgoffd's "
 			 "mount namespace (replaced, or another mount's view "
 			 "of a file)");
 		goto cleanup;
@@ -295,50 +296,50 @@ int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
 		  O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 	    !same_file(&st, dev, ino)) {
-		err = fd < 0 ? -errno : -ESTALE;
-		snprintf(why, why_len, "replaced at its path in pgoffd's mount "
+		ret = fd < 0 ? -errno : -ESTALE;
+		snprintf(err, errlen, "replaced at its path in pgoffd's mount "
 			 "namespace while it was opened%s%s",
-			 fd < 0 ? ": " : "", fd < 0 ? strerror(-err) : "");
+			 fd < 0 ? ": " : "", fd < 0 ? strerror(-ret) : "");
 		goto cleanup;
 	}
 	/* a file its owner may change under the probe could move the nop */
 	if (st.st_uid != 0 || (st.st_mode & 022)) {
-		err = -EPERM;
-		snprintf(why, why_len, "not a regular file owned by root that "
+		ret = -EPERM;
+		snprintf(err, errlen, "not a regular file owned by root that "
 			 "only root may write");
 		goto cleanup;
 	}
 	if (prog_fd < 0) {
-		err = -EOPNOTSUPP;
-		snprintf(why, why_len, "uprobe_multi links need Linux 6.6");
+		ret = -EOPNOTSUPP;
+		snprintf(err, errlen, "uprobe_multi links need Linux 6.6");
 		goto cleanup;
 	}
-	err = pg_elf_read_usdt_fd(fd, &found);
-	if (err) {
-		snprintf(why, why_len, "its probe notes are unusable: %s",
-			 strerror(-err));
+	ret = pg_elf_read_usdt_fd(fd, &found);
+	if (ret) {
+		snprintf(err, errlen, "its probe notes are unusable: %s",
+			 strerror(-ret));
 		goto cleanup;
 	}
 	if (!found.n) {
-		err = -ENOENT;
-		snprintf(why, why_len, "no wait probes (PostgreSQL built "
+		ret = -ENOENT;
+		snprintf(err, errlen, "no wait probes (PostgreSQL built "
 			 "without --enable-dtrace)");
 		goto cleanup;
 	}
 	/* the kernel looks the path up again: give it the file read and
 	 * checked here, whatever the path (a process's exe) names now */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	err = link_sites(prog_fd, self, &found);
-	if (err < 0) {
-		snprintf(why, why_len, "the kernel refused the uprobes "
-			 "(uprobe_multi needs Linux 6.6): %s", strerror(-err));
+	ret = link_sites(prog_fd, self, &found);
+	if (ret < 0) {
+		snprintf(err, errlen, "the kernel refused the uprobes "
+			 "(uprobe_multi needs Linux 6.6): %s", strerror(-ret));
 		goto cleanup;
 	}
 	*sites = (unsigned int)found.n;
 cleanup:
 	if (fd >= 0)
 		close(fd);
-	return err;
+	return ret;
 }
 
 int usdt_attach(struct usdt *u, int prog_fd, const char *path,

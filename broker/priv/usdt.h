@@ -54,12 +54,12 @@ void usdt_attach_installed(struct usdt *u, int prog_fd);
  * namespace (for a /proc/PID/exe: the path it links to), a regular file
  * owned by root that only root may write, with usable probe notes. The file opened and checked is the one
  * linked (/proc/self/fd/N), not the path looked up again. Returns the
- * link's fd with *sites set, or -errno with why said: -ESRCH when the
+ * link's fd with *sites set, or -errno with err said: -ESRCH when the
  * process whose exe path names went away first (nothing is known of the
  * file then).
  */
 int usdt_link(int prog_fd, const char *path, uint64_t dev, uint64_t ino,
-	      unsigned int *sites, char *why, size_t why_len);
+	      unsigned int *sites, char *err, size_t errlen);
 
 /* A binary linked or refused elsewhere (the prober), for status. */
 void usdt_note(struct usdt *u, const struct usdt_result *r);

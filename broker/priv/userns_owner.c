@@ -50,23 +50,23 @@ static int outermost_owner(int fd, const struct stat *ours, uint32_t *owner)
 }
 
 uint32_t userns_account_uid(const char *proc_root, uint32_t pid,
-			    uint32_t uid, char *why, size_t whylen)
+			    uint32_t uid, char *err, size_t errlen)
 {
 	char path[96];
 	struct stat ours, st;
 	uint32_t owner = uid;
-	int fd, err;
+	int fd, ret;
 
-	why[0] = '\0';
+	err[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%u/ns/user", proc_root, pid);
 	if (stat("/proc/self/ns/user", &ours)) {
-		err = -errno;
+		ret = -errno;
 		goto unknown;
 	}
 	/* (O_NONBLOCK: where proc_root is not /proc, a FIFO does not wait) */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st)) {
-		err = -errno;
+		ret = -errno;
 		if (fd >= 0)
 			close(fd);
 		goto unknown;
@@ -75,11 +75,11 @@ uint32_t userns_account_uid(const char *proc_root, uint32_t pid,
 		close(fd);
 		return uid;
 	}
-	err = outermost_owner(fd, &ours, &owner);
-	if (!err)
+	ret = outermost_owner(fd, &ours, &owner);
+	if (!ret)
 		return owner;
 unknown:
-	snprintf(why, whylen, "its user namespace's owner is not known (%s); "
-		 "it counts as uid %u", strerror(-err), uid);
+	snprintf(err, errlen, "its user namespace's owner is not known (%s); "
+		 "it counts as uid %u", strerror(-ret), uid);
 	return uid;
 }

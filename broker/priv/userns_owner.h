@@ -19,10 +19,10 @@
 /*
  * The uid answerable for pid, whose own uid is uid: uid itself when pid
  * shares our user namespace, or its namespace cannot be read or is not
- * below ours (why then says so, else why is ""); else the owner of the
+ * below ours (err then says so, else err is ""); else the owner of the
  * outermost namespace below ours on pid's path.
  */
 uint32_t userns_account_uid(const char *proc_root, uint32_t pid,
-			    uint32_t uid, char *why, size_t whylen);
+			    uint32_t uid, char *err, size_t errlen);
 
 #endif
