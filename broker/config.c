@@ -329,9 +329,9 @@ static const struct setting_row *find(const char *name)
 	return NULL;
 }
 
-/* One row's value into its field; 0 or -EINVAL (why: for trust lists). */
+/* One row's value into its field; 0 or -EINVAL (err: for trust lists). */
 static int set_row(const struct setting_row *r, struct pgoffd_config *c,
-		   const char *v, char *why, size_t whylen)
+		   const char *v, char *err, size_t errlen)
 {
 	void *field = (char *)c + r->offset;
 	uint64_t *u = field;
@@ -356,7 +356,7 @@ static int set_row(const struct setting_row *r, struct pgoffd_config *c,
 	case KIND_TRUST_UIDS:
 	case KIND_TRUST_DIRS:
 		return set_trust(field, r->size, v, r->kind == KIND_TRUST_DIRS,
-				 why, whylen);
+				 err, errlen);
 	case KIND_RECORD_QUERIES:
 		return set_record_queries(field, v);
 	}

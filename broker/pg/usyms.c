@@ -569,7 +569,7 @@ static size_t hidden_caller(struct usyms *u, const struct pg_cluster_info *c,
 size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
 		   const struct pgoff_ustack *us,
 		   char names[][USYMS_NAME_MAX], size_t max,
-		   const char **error, char *errbuf, size_t errlen)
+		   const char **error, char *err, size_t errlen)
 {
 	size_t n = us->bytes > 0 ? (size_t)us->bytes / 8 : 0, out = 0;
 	const struct pg_map *exe = NULL, *m;
@@ -594,11 +594,11 @@ size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
 		struct umod *mod = module(u, exe, c->uid);
 
 		if (mod && !mod->status && mod->fp == 0) {
-			snprintf(errbuf, errlen, "this postgres binary (%s) "
+			snprintf(err, errlen, "this postgres binary (%s) "
 				 "keeps no frame pointers: its user stacks "
 				 "cannot be walked", c->version[0] ?
 				 c->version : "unknown version");
-			*error = errbuf;
+			*error = err;
 			return 0;
 		}
 	}
@@ -608,11 +608,11 @@ size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
 			/* a walk through code without frame pointers reads
 			 * other data as frames: stop at the first that is
 			 * no code */
-			snprintf(errbuf, errlen, "the frame-pointer walk left "
+			snprintf(err, errlen, "the frame-pointer walk left "
 				 "the mapped code after %zu frames (a library "
 				 "without frame pointers, or code loaded after "
 				 "the postmaster started)", out);
-			*error = errbuf;
+			*error = err;
 			return out;
 		}
 		name_frame(u, c->uid, m, us->ips[i], i > 0, names[out++],

@@ -89,11 +89,11 @@ void usyms_offer(struct usyms *u, uint32_t uid, uint64_t dev, uint64_t ino,
  * The frames of us, leaf first, into names; returns how many. c's owner
  * (c->uid) is charged for the files it brings into the cache. *error is
  * NULL, or why the stack is missing or ends early (a static string, or
- * one in errbuf).
+ * one in err).
  */
 size_t usyms_stack(struct usyms *u, const struct pg_cluster_info *c,
 		   const struct pgoff_ustack *us,
 		   char names[][USYMS_NAME_MAX], size_t max,
-		   const char **error, char *errbuf, size_t errlen);
+		   const char **error, char *err, size_t errlen);
 
 #endif
