@@ -12,12 +12,12 @@
 #include "protocol/units.h"
 #include "protocol/utf8.h"
 
-static int fail(char *err, size_t len, const char *fmt, ...)
+static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
+	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -EPROTO;
 }
@@ -65,7 +65,7 @@ void sv_parse_cluster(json_object *o, struct sv_row *r)
 	parse_ident(o, &r->ident);
 }
 
-static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
+static int parse_row(json_object *o, struct sv_row *r, char *err, size_t errlen)
 {
 	json_object *hist, *known;
 	uint64_t pid = 0;
@@ -73,16 +73,17 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 
 	memset(r, 0, sizeof(*r));
 	if (!json_object_is_type(o, json_type_object))
-		return fail(err, len, "a row is not an object");
+		return fail(err, errlen, "a row is not an object");
 	if (json_object_object_get_ex(o, "pid", NULL) &&
 	    (!get_u64(o, "pid", &pid) || pid > UINT32_MAX))
-		return fail(err, len, "a row has a bad pid");
+		return fail(err, errlen, "a row has a bad pid");
 	r->pid = (uint32_t)pid;
 	if (json_object_object_get_ex(o, "wait_event_info", NULL)) {
 		uint64_t info;
 
 		if (!get_u64(o, "wait_event_info", &info) || info > UINT32_MAX)
-			return fail(err, len, "a row has a bad wait_event_info");
+			return fail(err, errlen,
+				    "a row has a bad wait_event_info");
 		r->wait_event_info = (uint32_t)info;
 	}
 	r->pg_known = true;
@@ -91,14 +92,14 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 	if (json_object_object_get_ex(o, "query_id", NULL) &&
 	    (!pgoff_get_string(o, "query_id", &id) ||
 	     pgoff_parse_query_id(id, &r->query_id)))
-		return fail(err, len, "a row has a bad query_id");
+		return fail(err, errlen, "a row has a bad query_id");
 	if (json_object_object_get_ex(o, "query_folded", &known))
 		r->query_folded = json_object_get_boolean(known);
 	if (json_object_object_get_ex(o, "idle", &known))
 		r->idle = json_object_get_boolean(known);
 	copy_str(o, "state", r->state, sizeof(r->state));
 	if (!get_u64(o, "count", &r->count) || !get_u64(o, "time_ns", &r->time_ns))
-		return fail(err, len, "a row has no count or time_ns");
+		return fail(err, errlen, "a row has no count or time_ns");
 	sv_parse_cluster(o, r);
 	copy_str(o, "backend_type", r->backend_type, sizeof(r->backend_type));
 	copy_str(o, "database", r->database, sizeof(r->database));
@@ -112,14 +113,15 @@ static int parse_row(json_object *o, struct sv_row *r, char *err, size_t len)
 
 		if (!json_object_is_type(hist, json_type_array) ||
 		    (n = json_object_array_length(hist)) > SV_BUCKETS)
-			return fail(err, len, "a row has a bad histogram");
+			return fail(err, errlen, "a row has a bad histogram");
 		for (size_t i = 0; i < n; i++) {
 			json_object *v = json_object_array_get_idx(hist, i);
 			int64_t c;
 
 			if (!json_object_is_type(v, json_type_int) ||
 			    (c = json_object_get_int64(v)) < 0)
-				return fail(err, len, "a row has a bad histogram");
+				return fail(err, errlen,
+					    "a row has a bad histogram");
 			r->hist[i] = (uint64_t)c;
 		}
 	}

@@ -510,7 +510,7 @@ static enum MHD_Result profile(struct http_server *s, struct MHD_Connection *c)
 	unsigned seconds = profile_seconds(c);
 	unsigned char *gz = NULL;
 	size_t len = 0;
-	char why[300], *msg;
+	char err[300], *msg;
 	bool busy;
 	int ret, n;
 
@@ -538,8 +538,8 @@ static enum MHD_Result profile(struct http_server *s, struct MHD_Connection *c)
 				 "text/plain; charset=utf-8", (char *)later,
 				 sizeof(later) - 1, false, s, PROFILE_RETRY_S);
 	}
-	ret = profile_collect(s->o.broker->socket, seconds, &gz, &len, why,
-			      sizeof(why));
+	ret = profile_collect(s->o.broker->socket, seconds, &gz, &len, err,
+			      sizeof(err));
 	pthread_mutex_lock(&s->lock);
 	s->profiles--;
 	if (ret)
@@ -548,8 +548,8 @@ static enum MHD_Result profile(struct http_server *s, struct MHD_Connection *c)
 		s->counts.profiles_served++;
 	pthread_mutex_unlock(&s->lock);
 	if (ret) {
-		log_warnx("a profile of %u s: %s", seconds, why);
-		n = asprintf(&msg, "%s\n", why);
+		log_warnx("a profile of %u s: %s", seconds, err);
+		n = asprintf(&msg, "%s\n", err);
 		return n < 0 ? MHD_NO : send_text(c, ret == -ENOMEM ?
 			MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_SERVICE_UNAVAILABLE,
 			"text/plain; charset=utf-8", msg, (size_t)n, true, s, 0);

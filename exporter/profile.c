@@ -40,7 +40,7 @@ static bool in_window(json_object *ev, const struct window *w)
 
 /* The replay into p, to its "replayed" mark. */
 static int replay(struct conn *c, struct pprof *p, struct window *w,
-		  char *why, size_t whylen)
+		  char *err, size_t errlen)
 {
 	int64_t end = monotonic_ms() + PROFILE_REPLAY_DEADLINE_MS;
 
@@ -48,19 +48,19 @@ static int replay(struct conn *c, struct pprof *p, struct window *w,
 		int64_t left = end - monotonic_ms(), n = 0;
 		const char *type = "";
 		json_object *ev;
-		int err;
+		int ret;
 
 		if (left <= 0) {
-			snprintf(why, whylen, "pgoffd's replay of the flight record "
+			snprintf(err, errlen, "pgoffd's replay of the flight record "
 				 "did not end within %d s", PROFILE_REPLAY_DEADLINE_MS / 1000);
 			return -ETIMEDOUT;
 		}
-		err = conn_next(c, &ev, (int)left);
-		if (err == 0 || err == -EINTR)
+		ret = conn_next(c, &ev, (int)left);
+		if (ret == 0 || ret == -EINTR)
 			continue;
-		if (err < 0) {
-			snprintf(why, whylen, "the connection to pgoffd broke: %s",
-				 strerror(-err));
+		if (ret < 0) {
+			snprintf(err, errlen, "the connection to pgoffd broke: %s",
+				 strerror(-ret));
 			return -EPIPE;
 		}
 		pgoff_get_string(ev, "type", &type);
@@ -73,16 +73,16 @@ static int replay(struct conn *c, struct pprof *p, struct window *w,
 				w->idle++;
 			} else {
 				w->events++;
-				err = event_pprof_add(p, ev, false, false);
-				if (err && !w->not_added++)
-					w->first_error = err;
+				ret = event_pprof_add(p, ev, false, false);
+				if (ret && !w->not_added++)
+					w->first_error = ret;
 			}
 		} else if (strcmp(type, "dropped") == 0 &&
 			   pgoff_get_int64(ev, "count", &n) && n > 0) {
 			w->lost += (uint64_t)n;
 		} else if (strcmp(type, "bye") == 0) {
 			json_object_put(ev);
-			snprintf(why, whylen, "pgoffd is stopping");
+			snprintf(err, errlen, "pgoffd is stopping");
 			return -EPIPE;
 		}
 		json_object_put(ev);
@@ -90,7 +90,7 @@ static int replay(struct conn *c, struct pprof *p, struct window *w,
 }
 
 int profile_collect(const char *socket, unsigned seconds, unsigned char **gz,
-		    size_t *len, char *why, size_t whylen)
+		    size_t *len, char *err, size_t errlen)
 {
 	struct pgoff_request req = { .op = PGOFF_OP_SUBSCRIBE };
 	struct window w = { 0 };
@@ -104,7 +104,7 @@ int profile_collect(const char *socket, unsigned seconds, unsigned char **gz,
 	int ret;
 
 	if (seconds < 1 || seconds > PROFILE_MAX_SECONDS) {
-		snprintf(why, whylen, "seconds: 1 to %d", PROFILE_MAX_SECONDS);
+		snprintf(err, errlen, "seconds: 1 to %d", PROFILE_MAX_SECONDS);
 		return -EINVAL;
 	}
 	w.until = wall_ns() - (int64_t)PROFILE_SETTLE_MS * 1000000;
@@ -112,7 +112,7 @@ int profile_collect(const char *socket, unsigned seconds, unsigned char **gz,
 	ret = conn_open_quiet(&c, socket, true);
 	if (ret != EXIT_OK) {
 		conn_close(&c);
-		snprintf(why, whylen, "pgoffd is not running, or refused the "
+		snprintf(err, errlen, "pgoffd is not running, or refused the "
 			 "exporter (see its log)");
 		return -ECONNREFUSED;
 	}
@@ -122,7 +122,7 @@ int profile_collect(const char *socket, unsigned seconds, unsigned char **gz,
 	ret = conn_request(&c, &req, &reply);
 	if (ret != EXIT_OK) {
 		conn_close(&c);
-		snprintf(why, whylen, "pgoffd refused to replay its flight "
+		snprintf(err, errlen, "pgoffd refused to replay its flight "
 			 "record (does it keep one? record = yes); see the "
 			 "exporter's log");
 		return ret == EXIT_USAGE ? -ENOTSUP : -EPIPE;
@@ -130,10 +130,10 @@ int profile_collect(const char *socket, unsigned seconds, unsigned char **gz,
 	pgoff_get_int64(reply, "min_duration_ns", &min_ns);
 	json_object_put(reply);
 	p = pprof_new();
-	ret = p ? replay(&c, p, &w, why, whylen) : -ENOMEM;
+	ret = p ? replay(&c, p, &w, err, errlen) : -ENOMEM;
 	conn_close(&c);
 	if (ret == -ENOMEM)
-		snprintf(why, whylen, "out of memory");
+		snprintf(err, errlen, "out of memory");
 	if (ret)
 		goto out;
 	if (w.lost || w.not_added)
@@ -157,7 +157,7 @@ int profile_collect(const char *socket, unsigned seconds, unsigned char **gz,
 	m.duration_nanos = w.until - w.since;
 	ret = pprof_encode_gzip(p, &m, gz, len);
 	if (ret)
-		snprintf(why, whylen, "cannot encode the profile: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot encode the profile: %s", strerror(-ret));
 out:
 	pprof_free(p);
 	return ret;

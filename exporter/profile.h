@@ -28,12 +28,12 @@
  * The profile of the seconds (1..PROFILE_MAX_SECONDS) that ended
  * PROFILE_SETTLE_MS ago, idle time left out, from pgoffd at socket:
  * *gz (malloc'd, the caller's), *len bytes. Returns 0, or -errno with
- * why (a sentence for the HTTP answer): -ECONNREFUSED pgoffd is not
+ * err (a sentence for the HTTP answer): -ECONNREFUSED pgoffd is not
  * there or refused us, -ENOTSUP it refused the replay (it keeps no
  * flight record), -ETIMEDOUT the replay did not end in time, -EPIPE
  * the connection broke, -ENOMEM, -EINVAL.
  */
 int profile_collect(const char *socket, unsigned seconds, unsigned char **gz,
-		    size_t *len, char *why, size_t whylen);
+		    size_t *len, char *err, size_t errlen);
 
 #endif
