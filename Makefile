@@ -77,7 +77,7 @@ BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker
 	broker/pg/pg_registry.c broker/pg/pg_elf.c broker/pg/pg_title.c broker/pg/pg_wait_names.c \
 	broker/pg/uelf.c broker/pg/usyms.c broker/priv/fs_kind.c broker/priv/symfiles.c \
 	broker/pg/pg_wait_names_data.c broker/pg/pg_status_layout.c broker/pg/pg_status_layout_data.c \
-	broker/serve/filter.c broker/priv/pg_probe.c broker/priv/userns_owner.c broker/priv/pg_trust.c broker/priv/prober.c broker/priv/privdrop.c \
+	broker/serve/filter.c broker/priv/pg_probe.c broker/priv/userns_owner.c broker/priv/pg_trust.c broker/priv/prober_client.c broker/priv/prober_server.c broker/priv/privdrop.c \
 	broker/pg/procfs.c broker/config.c \
 	broker/kernel/syscall_wait.c broker/kernel/aggregate.c broker/kernel/stats.c broker/kernel/ring_pace.c \
 	broker/kernel/holdback.c broker/record/store.c broker/record/agg_record.c broker/grow_buf.c broker/record/replay_meta.c broker/record/recorder.c broker/record/owner_share.c broker/record/owner_cost.c broker/record/event_dict.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/log_limit.c broker/sd_notify.c \

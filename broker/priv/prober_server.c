@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* prober.c - the prober process and pgoffd's end of it; see prober.h. */
+/*
+ * prober_server.c - the prober process (see prober.h): forked by
+ * prober_start, it runs as pgoffd's user with CAP_SYS_PTRACE and
+ * CAP_DAC_READ_SEARCH only. Its loop takes pgoffd's ops (prober_ops.h
+ * says when each may come) and answers each question by a short-lived
+ * worker it forks, confined (seccomp, no uprobe program, bounded
+ * memory) and killed at the deadline. pgoffd's end is prober_client.c.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -24,32 +29,13 @@
 #include "broker/priv/prober.h"
 #include "broker/pg/procfs.h"
 #include "broker/priv/prober_ops.h"
+#include "broker/priv/prober_wire.h"
 #include "broker/priv/symfiles.h"
 #include "broker/priv/worker_seccomp.h"
 #include "protocol/log.h"
 
 /* A worker reads at most this much memory (libelf, a hostile binary). */
 #define WORKER_MAX_MEMORY (1ul << 30)
-
-
-struct prober_msg {
-	uint32_t op;
-	uint32_t pid;
-	uint64_t dev, ino;		/* OP_USDT_KNOWN: a binary seen */
-	uint32_t cluster;		/* OP_NAMES: the prober's cluster id */
-	uint32_t pad;
-};
-
-struct prober {
-	int fd;
-	pid_t pid;
-	bool busy;			/* a question is out */
-	enum prober_question asked_what;
-	uint32_t asked;			/* its pid */
-	uint32_t asked_cluster;		/* PROBER_NAMES: the cluster */
-};
-
-/* ---- the prober process ---- */
 
 /*
  * A cluster the prober traced, as its worker found it: what a worker
@@ -371,41 +357,8 @@ static void link_worker(struct serve_state *st, uint32_t pid,
 	_exit(0);
 }
 
-/* Up to len bytes; the descriptors that came with them go to fds (at
- * most max; *n counts them), any past that are closed. */
-static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds,
-			size_t max, size_t *n, int flags)
-{
-	char cbuf[CMSG_SPACE(PG_PROBE_MAX_MAPS * sizeof(int))];
-	struct iovec iov = { buf, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	ssize_t got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
-
-	for (struct cmsghdr *cm = got > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
-	     cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t k;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-		    cm->cmsg_len < CMSG_LEN(0))
-			continue;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
-			if (*n < max)
-				fds[(*n)++] = fd;
-			else
-				close(fd);
-		}
-	}
-	return got;
-}
-
 /* All len bytes from a worker by the deadline, with the descriptors that
- * came with them (see recv_fds). */
+ * came with them (see prober_recv_fds). */
 static int read_whole(int fd, void *buf, size_t len, int *fds, size_t max,
 		      size_t *nfds)
 {
@@ -424,8 +377,8 @@ static int read_whole(int fd, void *buf, size_t len, int *fds, size_t max,
 		       (until.tv_nsec - now.tv_nsec) / 1000000;
 		if (left <= 0 || poll(&pfd, 1, (int)left) != 1)
 			return -ETIMEDOUT;
-		n = recv_fds(fd, (char *)buf + got, len - got, fds, max, nfds,
-			     0);
+		n = prober_recv_fds(fd, (char *)buf + got, len - got, fds, max,
+				    nfds, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -921,251 +874,28 @@ static void serve(int fd, const struct prober_opts *o)
 	}
 }
 
-int prober_start(struct prober **out, const struct prober_opts *o)
+/* See prober_wire.h: the first thing the forked prober runs. */
+void prober_serve(int sock, pid_t parent, const struct prober_opts *o)
 {
 	static const cap_value_t keep[] = { CAP_SYS_PTRACE,
 					    CAP_DAC_READ_SEARCH };
-	struct prober *p;
-	pid_t parent;
-	int sv[2], err;
 
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	/* SEQPACKET: one message, one answer, never half of one */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
-		free(p);
-		return -errno;
-	}
-	parent = getpid();
-	p->pid = fork();
-	if (p->pid < 0) {
-		err = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		free(p);
-		return err;
-	}
-	if (p->pid == 0) {
-		log_init("pgoffd[probe]", log_get_level());
-		/* pgoffd's end closing is the signal to exit; PDEATHSIG (set
-		 * after the uid change, which clears it) covers a stuck read.
-		 * privdrop leaves it not dumpable: the workers it forks
-		 * inherit that. */
-		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0) ||
-		    privdrop(o->uid, o->gid, keep, 2) ||
-		    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
-			_exit(1);
-		if (getppid() != parent)	/* pgoffd died before that */
-			_exit(0);
-		signal(SIGPIPE, SIG_IGN);
-		/* a signal to pgoffd's whole group (systemd's stop, Ctrl-C)
-		 * is pgoffd's to act on: the prober ends with it, not first */
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		serve(3, o);
-	}
-	close(sv[1]);
-	p->fd = sv[0];
-	*out = p;
-	return 0;
-}
-
-/* ---- pgoffd's end ---- */
-
-/* One message with nfds descriptors (at most 3) in SCM_RIGHTS. */
-static int send_fds(struct prober *p, const struct prober_msg *m,
-		    const int *fds, size_t nfds)
-{
-	char cbuf[CMSG_SPACE(3 * sizeof(int))];
-	struct iovec iov = { (void *)m, sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
-	memset(cbuf, 0, sizeof(cbuf));
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
-	if (sendmsg(p->fd, &mh, MSG_NOSIGNAL) != sizeof(*m))
-		return -errno;
-	return 0;
-}
-
-int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
-		     int target_slots_fd)
-{
-	struct prober_msg m = { .op = OP_MAPS };
-	int fds[3] = { targets_fd, quotas_fd, target_slots_fd };
-
-	return send_fds(p, &m, fds, 3);
-}
-
-int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known)
-{
-	struct prober_msg m = { .op = OP_USDT };
-
-	for (size_t i = 0; i < usdt_count(known); i++) {
-		struct prober_msg k = { .op = OP_USDT_KNOWN };
-
-		usdt_binary(known, i, &k.dev, &k.ino);
-		if (send(p->fd, &k, sizeof(k), MSG_NOSIGNAL) != sizeof(k))
-			return -errno;
-	}
-	return send_fds(p, &m, &prog_fd, 1);
-}
-
-static int ask(struct prober *p, const struct prober_msg *m,
-	       enum prober_question what)
-{
-	if (p->busy)
-		return -EBUSY;
-	/* one question at a time: the socket always has room for it */
-	if (send(p->fd, m, sizeof(*m), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-	    sizeof(*m))
-		return -errno;
-	p->busy = true;
-	p->asked_what = what;
-	p->asked = m->pid;
-	p->asked_cluster = m->cluster;
-	return 0;
-}
-
-int prober_ask(struct prober *p, uint32_t pid)
-{
-	return ask(p, &(struct prober_msg){ .op = OP_PROBE, .pid = pid },
-		   PROBER_CLUSTER);
-}
-
-int prober_ask_names(struct prober *p, uint32_t cluster, uint32_t pid)
-{
-	return ask(p, &(struct prober_msg){ .op = OP_NAMES, .pid = pid,
-					    .cluster = cluster },
-		   PROBER_NAMES);
-}
-
-enum prober_question prober_asked(const struct prober *p)
-{
-	return p->busy ? p->asked_what : PROBER_NOTHING;
-}
-
-bool prober_busy(const struct prober *p)
-{
-	return p->busy;
-}
-
-int prober_fd(const struct prober *p)
-{
-	return p->fd;
-}
-
-/* The descriptors that came with an answer into its map_fd; the rest
- * closed. false: the answer names one that did not come. */
-static bool take_files(struct prober_answer *a, int *fds, size_t n)
-{
-	bool used[PG_PROBE_MAX_MAPS] = { false }, ok = true;
-
-	for (size_t i = 0; i < PG_PROBE_MAX_MAPS; i++) {
-		int32_t k = a->map_fd[i];
-
-		if (i >= a->info.nmaps && k >= 0)
-			ok = false;
-		if (k < 0 || i >= a->info.nmaps)
-			a->map_fd[i] = k < 0 ? k : -EIO;
-		else if ((size_t)k >= n)
-			ok = false, a->map_fd[i] = -EIO;
-		else if (used[k])	/* an earlier map's file */
-			a->map_fd[i] = -EALREADY;
-		else
-			used[k] = true, a->map_fd[i] = fds[k];
-	}
-	for (size_t k = 0; k < n; k++)
-		if (!used[k])
-			close(fds[k]);
-	return ok;
-}
-
-int prober_answer(struct prober *p, struct prober_answer *out)
-{
-	struct pg_cluster_info *c = &out->info;
-	int fds[PG_PROBE_MAX_MAPS];
-	size_t nfds = 0;
-	ssize_t n = recv_fds(p->fd, out, sizeof(*out), fds, PG_PROBE_MAX_MAPS,
-			     &nfds, MSG_DONTWAIT);
-
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return -EAGAIN;
-	p->busy = false;
-	if (n != sizeof(*out) || c->postmaster_pid != p->asked ||
-	    out->npids > PROBER_MAX_PIDS || c->nmaps > PG_PROBE_MAX_MAPS) {
-		for (size_t k = 0; k < nfds; k++)
-			close(fds[k]);
-		return -EIO;
-	}
-	if (!take_files(out, fds, nfds)) {
-		prober_close_files(out);
-		return -EIO;
-	}
-	c->data_dir[sizeof(c->data_dir) - 1] = '\0';
-	c->version[sizeof(c->version) - 1] = '\0';
-	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
-	c->sysid_missing[sizeof(c->sysid_missing) - 1] = '\0';
-	c->why[sizeof(c->why) - 1] = '\0';
-	return 0;
-}
-
-int prober_names_answer(struct prober *p, struct prober_names *out)
-{
-	struct pg_run_names *n = &out->names;
-	ssize_t n_got = recv(p->fd, out, sizeof(*out), MSG_DONTWAIT);
-
-	if (n_got < 0 && (errno == EAGAIN || errno == EINTR))
-		return -EAGAIN;
-	p->busy = false;
-	if (n_got != sizeof(*out) || out->cluster != p->asked_cluster ||
-	    out->pid != p->asked || n->n > PG_RUN_NAMES_MAX)
-		return -EIO;
-	n->why[sizeof(n->why) - 1] = '\0';
-	for (uint32_t i = 0; i < n->n; i++)
-		n->names[i].name[PG_RUN_NAME_LEN - 1] = '\0';
-	return 0;
-}
-
-void prober_close_files(struct prober_answer *a)
-{
-	for (size_t i = 0; i < PG_PROBE_MAX_MAPS; i++) {
-		if (a->map_fd[i] >= 0)
-			close(a->map_fd[i]);
-		a->map_fd[i] = -EBADF;
-	}
-}
-
-int prober_wait(struct prober *p, int ms, struct prober_answer *out)
-{
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
-
-	if (p->busy && p->asked_what != PROBER_CLUSTER)
-		return -EINVAL;
-	if (poll(&pfd, 1, ms) != 1)
-		return -EAGAIN;
-	return prober_answer(p, out);
-}
-
-void prober_stop(struct prober *p)
-{
-	if (!p)
-		return;
-	close(p->fd);
-	/* at once: it may wait for a worker up to its deadline */
-	kill(p->pid, SIGKILL);
-	waitpid(p->pid, NULL, 0);
-	free(p);
-}
-
-int prober_pid(const struct prober *p)
-{
-	return p->pid;
+	log_init("pgoffd[probe]", log_get_level());
+	/* pgoffd's end closing is the signal to exit; PDEATHSIG (set
+	 * after the uid change, which clears it) covers a stuck read.
+	 * privdrop leaves it not dumpable: the workers it forks
+	 * inherit that. */
+	if (dup2(sock, 3) < 0 || close_range(4, ~0U, 0) ||
+	    privdrop(o->uid, o->gid, keep, 2) ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		_exit(1);
+	if (getppid() != parent)	/* pgoffd died before that */
+		_exit(0);
+	signal(SIGPIPE, SIG_IGN);
+	/* a signal to pgoffd's whole group (systemd's stop, Ctrl-C)
+	 * is pgoffd's to act on: the prober ends with it, not first */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	serve(3, o);
 }
