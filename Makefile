@@ -83,7 +83,7 @@ BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker
 	broker/kernel/holdback.c broker/record/store.c broker/record/agg_record.c broker/grow_buf.c broker/record/replay_meta.c broker/record/recorder.c broker/record/owner_share.c broker/record/owner_cost.c broker/record/event_dict.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/log_limit.c broker/sd_notify.c \
 	broker/priv/usdt.c broker/kernel/usdt_rate.c broker/priv/worker_seccomp.c broker/kernel/query_texts.c broker/replies.c broker/cmdline.c \
 	broker/priv/pg_shmem_names.c broker/pg/pg_names.c broker/pg/cluster_ident.c broker/pg/container.c
-CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c client/stats_view.c \
+CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/io_util.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
 	client/event_frames.c client/pprof.c client/json_out.c
 # pgoff_exporter: its own binary, so that pgoffctl links no HTTP or TLS
@@ -92,7 +92,7 @@ CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/render.c clie
 EXPORTER_PURE := exporter/exposition.c exporter/histogram.c exporter/monotonic.c \
 	exporter/streaks.c exporter/web_config.c exporter/basic_auth.c exporter/auth_limit.c
 EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
-	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c broker/pg/procfs.c \
+	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c client/io_util.c broker/pg/procfs.c \
 	client/stats_view.c client/event_frames.c client/pprof.c
 
 PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
@@ -194,6 +194,7 @@ TEST_LIBS_exporter_exposition := -lyaml -lcrypt
 TEST_LIBS_exporter_web_config := -lyaml -lcrypt
 TEST_NEEDS_control_socket := broker/priv/safe_dir.c
 TEST_NEEDS_json_out := client/json_out.c
+TEST_NEEDS_io_util := client/io_util.c
 TEST_NEEDS_agg_record := broker/grow_buf.c
 TEST_NEEDS_json_writer := broker/grow_buf.c broker/kernel/json_fields.c \
 	$(PG_WAIT_NAMES)

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "client/conn.h"
+#include "client/io_util.h"
 #include "protocol/log.h"
 
 /* The group that owns the socket (or its directory): the one to join. */
@@ -129,21 +130,6 @@ void conn_close(struct conn *c)
 	linebuf_free(&c->in);
 }
 
-static int send_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
 {
 	struct pgoff_error err;
@@ -156,9 +142,9 @@ int conn_request(struct conn *c, struct pgoff_request *req, json_object **reply)
 	req->id = c->next_id++;
 	obj = pgoff_request_encode(req);
 	line = pgoff_json_line(obj, &len);
-	ret = send_all(c->fd, line, len);
+	ret = io_send_all(c->fd, line, len);
 	if (!ret)
-		ret = send_all(c->fd, "\n", 1);
+		ret = io_send_all(c->fd, "\n", 1);
 	json_object_put(obj);
 	/* a refused connection may be closed before we could write: read why */
 	do {

@@ -24,6 +24,7 @@
 #include "client/conn.h"
 #include "client/event_frames.h"
 #include "client/flame.h"
+#include "client/io_util.h"
 #include "client/pprof.h"
 #include "protocol/clock.h"
 #include "protocol/log.h"
@@ -497,21 +498,6 @@ static int open_profile(const char *path)
 	return fd;
 }
 
-static int write_all(int fd, const unsigned char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The profile into fd (closed, but standard output), said on stderr. */
 static int write_profile(const struct flame_opts *o, struct pprof *pp,
 			 const struct pprof_meta *m, int fd)
@@ -521,7 +507,7 @@ static int write_profile(const struct flame_opts *o, struct pprof *pp,
 	int err = pprof_encode_gzip(pp, m, &buf, &len);
 
 	if (!err)
-		err = write_all(fd, buf, len);
+		err = io_write_all(fd, buf, len);
 	if (fd != STDOUT_FILENO && close(fd) && !err)
 		err = -errno;
 	free(buf);
