@@ -11,6 +11,8 @@
 #   pgroot_sql NAME [psql args...]               that root's own psql
 #   pgroot_stop NAME, pgroot_stop_all            stop, remove its data
 #   pgroot_restart NAME [name=value...]          same data, new settings
+#   hostpid NSPID                                the host's pid of a process
+#                                                of root $R's server
 #
 # Roots live in $PGOFF_ROOTS/NAME (outside the repository: a fresh clone
 # on the same machine finds them), each with a stamp naming what it was
@@ -256,6 +258,17 @@ pgroot_sql() {
 	local name=$1; shift
 	_pgr_run "$name" "${PGR_BIN[$name]}/psql" -X -q -At -v ON_ERROR_STOP=1 \
 		-h "${PGR_SOCK_IN[$name]}" -p "${PGR_PORT[$name]}" -U postgres -d postgres "$@"
+}
+
+# hostpid NSPID: the host's pid of a process of $R's cluster (R: the
+# caller's root, the one its loop over the majors is at)
+hostpid() {
+	local p
+	for p in "${PGR_PM[$R]}" $(pgrep -P "${PGR_PM[$R]}"); do
+		[ "$(awk '/^NSpid:/ { print $NF }' "/proc/$p/status" 2>/dev/null)" = "$1" ] &&
+			{ echo "$p"; return 0; }
+	done
+	return 1
 }
 
 # pgroot_start NAME MAJOR [name=value...]: initdb and start PostgreSQL

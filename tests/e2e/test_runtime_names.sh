@@ -42,16 +42,6 @@ DUMP=$E2E_TOP/$PGOFF_BUILD/tests/pg_wait_names_dump
 # the kernel's filter to every interval)
 roots_unlocked e2e_start_broker --min-floor 1ns --record no || { not_ok "start pgoffd"; exit 1; }
 
-# hostpid NSPID: the host's pid of a process of $R's cluster
-hostpid() {
-	local p
-	for p in "${PGR_PM[$R]}" $(pgrep -P "${PGR_PM[$R]}"); do
-		[ "$(awk '/^NSpid:/ { print $NF }' "/proc/$p/status" 2>/dev/null)" = "$1" ] &&
-			{ echo "$p"; return 0; }
-	done
-	return 1
-}
-
 # ps_cluster: $R's cluster as pgoff's ps shows it (CL)
 ps_cluster() {
 	CL=$(member ps --json | jq -c --argjson pm "${PGR_PM[$R]}" '.clusters[] | select(.postmaster_pid == $pm)')

@@ -63,16 +63,6 @@ if ! { mkdir -p "$VCG" && echo "$majmin 8388608" >"$VCG/blkio.throttle.read_bps_
 	exit 1
 fi
 
-# hostpid NSPID: the host's pid of a process of $R's cluster
-hostpid() {
-	local p
-	for p in "${PGR_PM[$R]}" $(pgrep -P "${PGR_PM[$R]}"); do
-		[ "$(awk '/^NSpid:/ { print $NF }' "/proc/$p/status" 2>/dev/null)" = "$1" ] &&
-			{ echo "$p"; return 0; }
-	done
-	return 1
-}
-
 # session OUT [psql args...]: a session of $R's server that prints its pid
 # first; S_NSPID (as its server sees it), S_PID (here), S_JOB
 session() {
