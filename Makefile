@@ -70,8 +70,9 @@ Q := @
 msg = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-PROTOCOL_SRCS := protocol/protocol.c protocol/linebuf.c protocol/log.c protocol/units.c \
-		 protocol/utf8.c protocol/since.c protocol/clock.c
+# What every program links: the wire protocol and the common utilities
+SHARED_SRCS := protocol/protocol.c common/linebuf.c common/log.c common/units.c \
+		 common/utf8.c common/since.c common/clock.c
 BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker/kernel/json_fields.c broker/kernel/json_writer.c broker/serve/server.c \
 	broker/serve/control_socket.c broker/kernel/ksyms.c broker/kernel/classify.c \
 	broker/pg/pg_registry.c broker/pg/pg_elf.c broker/pg/pg_title.c broker/pg/pg_wait_names.c \
@@ -95,7 +96,7 @@ EXPORTER_SRCS := exporter/main.c exporter/http.c exporter/broker_client.c \
 	exporter/self_stats.c exporter/profile.c $(EXPORTER_PURE) client/conn.c client/io_util.c broker/pg/procfs.c \
 	client/stats_view.c client/event_frames.c client/pprof.c
 
-PROTOCOL_OBJS := $(PROTOCOL_SRCS:%.c=$(BUILD)/%.o)
+SHARED_OBJS := $(SHARED_SRCS:%.c=$(BUILD)/%.o)
 BROKER_OBJS := $(BROKER_SRCS:%.c=$(BUILD)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 EXPORTER_OBJS := $(EXPORTER_SRCS:%.c=$(BUILD)/%.o)
@@ -131,11 +132,11 @@ $(BUILD)/%.o: %.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/pgoffd: $(BROKER_OBJS) $(PROTOCOL_OBJS)
+$(BUILD)/pgoffd: $(BROKER_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(BROKER_LIBS) -o $@
 
-$(BUILD)/pgoffctl: $(CLIENT_OBJS) $(PROTOCOL_OBJS)
+$(BUILD)/pgoffctl: $(CLIENT_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CLIENT_LIBS) -o $@
 
@@ -155,12 +156,12 @@ $(BUILD)/exporter/revision.h: FORCE
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(BUILD)/exporter/main.o: $(BUILD)/exporter/revision.h
 
-$(BUILD)/pgoff_exporter: $(EXPORTER_OBJS) $(PROTOCOL_OBJS)
+$(BUILD)/pgoff_exporter: $(EXPORTER_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(EXPORTER_LIBS) -o $@
 
 # Each unit test links the one module it tests (named after it), plus
-# protocol/ and the pure modules that one needs. None needs vmlinux.h,
+# protocol/, common/ and the pure modules that one needs. None needs vmlinux.h,
 # clang or bpftool: only the BPF object does (bpf/offcpu.h, which the
 # broker's modules share with it, holds no kernel types).
 TEST_NEEDS_filter := broker/kernel/classify.c $(PG_WAIT_NAMES)
@@ -211,23 +212,23 @@ TEST_NEEDS_server := broker/serve/control_socket.c broker/priv/safe_dir.c broker
 
 # A test is built from sources in one command, with no dependency file:
 # any header change rebuilds them all, rather than leave one stale.
-UNIT_TEST_HEADERS := $(wildcard broker/*.h broker/*/*.h client/*.h exporter/*.h protocol/*.h tests/unit/*.h) \
+UNIT_TEST_HEADERS := $(wildcard broker/*.h broker/*/*.h client/*.h common/*.h exporter/*.h protocol/*.h tests/unit/*.h) \
 	bpf/offcpu.h
 
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: tests/unit/test_%.c $$(wildcard broker/$$*.c broker/*/$$*.c) $$(TEST_NEEDS_$$*) \
-		$(PROTOCOL_OBJS) $(UNIT_TEST_HEADERS)
+		$(SHARED_OBJS) $(UNIT_TEST_HEADERS)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(wildcard broker/$*.c broker/*/$*.c) $(TEST_NEEDS_$*) \
-		$(PROTOCOL_OBJS) $(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
+		$(SHARED_OBJS) $(BROKER_LIBS) $(TEST_LIBS_$*) -o $@
 
 # Tools the end-to-end tests run (not installed); pprof_write writes the
 # profiles tests/unit/test_pprof_go.sh reads with go tool pprof.
 TEST_TOOLS := $(BUILD)/tests/pg_wait_names_dump $(BUILD)/tests/pprof_write
 
 $(BUILD)/tests/pprof_write: tests/tools/pprof_write.c client/pprof.c client/pprof.h \
-		protocol/utf8.c
+		common/utf8.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c,$^) -lz -o $@
@@ -266,17 +267,17 @@ FUZZ_NAMES := request client web_config exporter uelf agg_record sql_redact \
 FUZZ_TARGETS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-FUZZ_NEEDS_request := $(PROTOCOL_SRCS) broker/serve/filter.c broker/kernel/classify.c $(PG_WAIT_NAMES)
+FUZZ_NEEDS_request := $(SHARED_SRCS) broker/serve/filter.c broker/kernel/classify.c $(PG_WAIT_NAMES)
 FUZZ_LIBS_request := -ljson-c
-FUZZ_NEEDS_client := $(PROTOCOL_SRCS) client/render.c client/stats_view.c client/flame.c
+FUZZ_NEEDS_client := $(SHARED_SRCS) client/render.c client/stats_view.c client/flame.c
 FUZZ_LIBS_client := -ljson-c
 # The flight recorder's per-second aggregation records, as read back.
 FUZZ_NEEDS_agg_record := broker/record/agg_record.c broker/grow_buf.c $(BUILD)/vmlinux.h
 # The flight recorder's batch records, as read back: any payload.
-FUZZ_NEEDS_store_batch := broker/record/store.c $(PROTOCOL_SRCS)
+FUZZ_NEEDS_store_batch := broker/record/store.c $(SHARED_SRCS)
 FUZZ_LIBS_store_batch := -lz -lzstd -ljson-c
 # The pprof encoder: any frames, labels and weights, read back strictly.
-FUZZ_NEEDS_pprof := client/pprof.c protocol/utf8.c
+FUZZ_NEEDS_pprof := client/pprof.c common/utf8.c
 FUZZ_LIBS_pprof := -lz
 # The cgroup file parser: what names a cluster's container.
 FUZZ_NEEDS_container := broker/pg/container.c
@@ -284,13 +285,13 @@ FUZZ_NEEDS_container := broker/pg/container.c
 FUZZ_NEEDS_sql_redact := broker/record/sql_redact.c broker/grow_buf.c
 # The writer of event lines without json-c: json-c's text for any bytes.
 FUZZ_NEEDS_json_writer := broker/kernel/json_writer.c broker/kernel/json_fields.c broker/grow_buf.c \
-	$(PROTOCOL_SRCS) $(PG_WAIT_NAMES)
+	$(SHARED_SRCS) $(PG_WAIT_NAMES)
 FUZZ_LIBS_json_writer := -ljson-c
 # pgoff_exporter: the web config file (an operator's), and what it does
 # with pgoffd's replies.
 FUZZ_NEEDS_web_config := exporter/web_config.c exporter/basic_auth.c
 FUZZ_LIBS_web_config := -lyaml -lcrypt
-FUZZ_NEEDS_exporter := $(PROTOCOL_SRCS) $(EXPORTER_PURE) client/stats_view.c
+FUZZ_NEEDS_exporter := $(SHARED_SRCS) $(EXPORTER_PURE) client/stats_view.c
 FUZZ_LIBS_exporter := -ljson-c -lyaml -lcrypt
 # The reader of run-time names: any bytes as a cluster's shared memory.
 # Its corpus: the valid segments test_pg_shmem_names builds.
@@ -438,7 +439,7 @@ $(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench
 
 # stretch_store rewrites a recorded store with pgoffd's own store code
 STRETCH_STORE_SRCS := tests/bench/stretch_store.c broker/record/store.c broker/record/event_dict.c \
-	protocol/log.c protocol/utf8.c
+	common/log.c common/utf8.c
 $(BUILD)/bench/stretch_store: $(STRETCH_STORE_SRCS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)

@@ -11,7 +11,7 @@
 #include "broker/broker.h"
 #include "broker/pg/pg_registry.h"
 #include "broker/priv/pg_trust.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 void broker_usage(FILE *f)
 {

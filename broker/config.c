@@ -9,8 +9,8 @@
 #include "broker/config.h"
 #include "broker/priv/pg_trust.h"
 #include "protocol/protocol.h"
-#include "protocol/since.h"
-#include "protocol/units.h"
+#include "common/since.h"
+#include "common/units.h"
 
 static int set_str(char *dst, size_t len, const char *v);
 

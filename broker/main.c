@@ -41,10 +41,10 @@
 #include "broker/serve/server.h"
 #include "broker/kernel/stats.h"
 #include "broker/kernel/tracer.h"
-#include "protocol/clock.h"
+#include "common/clock.h"
 #include "broker/pg/usyms.h"
-#include "protocol/log.h"
-#include "protocol/units.h"
+#include "common/log.h"
+#include "common/units.h"
 
 /* Records handled per loop round: clients and signals are served between. */
 #define RING_BUDGET 512

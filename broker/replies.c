@@ -12,8 +12,8 @@
 #include "broker/pg/pg_wait_names.h"
 #include "broker/priv/usdt.h"
 #include "broker/pg/usyms.h"
-#include "protocol/clock.h"
-#include "protocol/log.h"
+#include "common/clock.h"
+#include "common/log.h"
 
 /* Names in status replies, by enum pgoff_counter (see PROTOCOL.md). */
 static const char *const counter_names[PGOFF_CNT__COUNT] = {

@@ -8,8 +8,8 @@
 #include <time.h>
 #include "client/cli.h"
 #include "client/conn.h"
-#include "protocol/log.h"
-#include "protocol/since.h"
+#include "common/log.h"
+#include "common/since.h"
 
 int cli_option(int opt, const char *arg, const char **sock,
 	       void (*usage)(FILE *f))

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "client/conn.h"
 #include "client/io_util.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 /* The group that owns the socket (or its directory): the one to join. */
 static const char *socket_group(const char *path)

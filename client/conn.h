@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <json-c/json.h>
-#include "protocol/linebuf.h"
+#include "common/linebuf.h"
 #include "protocol/protocol.h"
 
 /* Exit codes, documented in pgoffctl --help and the README. */

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "client/cli.h"
-#include "protocol/log.h"
-#include "protocol/units.h"
+#include "common/log.h"
+#include "common/units.h"
 
 /*
  * "a,b,c" (repeatable) into a name list. The broker checks what the names

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "client/flame.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 /*
  * The tree is an array of nodes; node 0 is "all", the parent of every

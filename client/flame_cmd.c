@@ -26,10 +26,10 @@
 #include "client/flame.h"
 #include "client/io_util.h"
 #include "client/pprof.h"
-#include "protocol/clock.h"
-#include "protocol/log.h"
-#include "protocol/since.h"
-#include "protocol/units.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/since.h"
+#include "common/units.h"
 
 static void flame_usage(FILE *f)
 {

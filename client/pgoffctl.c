@@ -22,10 +22,10 @@
 #include "client/conn.h"
 #include "client/json_out.h"
 #include "client/render.h"
-#include "protocol/clock.h"
-#include "protocol/log.h"
-#include "protocol/since.h"
-#include "protocol/units.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/since.h"
+#include "common/units.h"
 
 static void watch_usage(FILE *f)
 {

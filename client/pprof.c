@@ -7,7 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "client/pprof.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 /*
  * Strings are interned: index 0 is "" (profile.proto wants it there),

@@ -11,8 +11,8 @@
 #include <string.h>
 #include "client/render.h"
 #include "protocol/protocol.h"
-#include "protocol/units.h"
-#include "protocol/utf8.h"
+#include "common/units.h"
+#include "common/utf8.h"
 
 static const char *str_or(json_object *o, const char *key, const char *dflt)
 {

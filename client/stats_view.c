@@ -9,8 +9,8 @@
 #include "bpf/offcpu.h"
 #include "client/stats_view.h"
 #include "protocol/protocol.h"
-#include "protocol/units.h"
-#include "protocol/utf8.h"
+#include "common/units.h"
+#include "common/utf8.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {

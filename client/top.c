@@ -20,10 +20,10 @@
 #include "client/conn.h"
 #include "client/json_out.h"
 #include "client/stats_view.h"
-#include "protocol/clock.h"
-#include "protocol/log.h"
-#include "protocol/since.h"
-#include "protocol/units.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/since.h"
+#include "common/units.h"
 
 static void top_usage(FILE *f)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "exporter/broker_client.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 void broker_client_init(struct broker_client *b, const char *socket)
 {

@@ -8,7 +8,7 @@
 #include "exporter/histogram.h"
 #include "exporter/streaks.h"
 #include "protocol/protocol.h"
-#include "protocol/units.h"
+#include "common/units.h"
 
 /* A label value as the text format wants it: \\, \" and \n escaped. */
 void ex_put_value(FILE *out, const char *v)

@@ -21,7 +21,7 @@
 #include "exporter/http.h"
 #include "exporter/profile.h"
 #include "exporter/self_stats.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 #define REALM "pgoff_exporter"
 #define PEM_MAX_BYTES (1 << 20)

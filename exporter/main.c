@@ -17,8 +17,8 @@
 #include "exporter/broker_client.h"
 #include "exporter/http.h"
 #include "exporter/web_config.h"
-#include "protocol/log.h"
-#include "protocol/units.h"
+#include "common/log.h"
+#include "common/units.h"
 
 /* Not in the 9100-9999 range of Prometheus's default port allocations
  * (every port there is taken); see docs/MONITORING.md. */

@@ -10,9 +10,9 @@
 #include "client/event_frames.h"
 #include "client/pprof.h"
 #include "exporter/profile.h"
-#include "protocol/clock.h"
-#include "protocol/log.h"
-#include "protocol/since.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/since.h"
 
 struct window {
 	int64_t since, until;			/* wall clock ns */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "protocol/protocol.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 static int fail(struct pgoff_error *err, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

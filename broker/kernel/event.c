@@ -15,8 +15,8 @@
 #include "broker/pg/pg_wait_names.h"
 #include "broker/record/sql_redact.h"
 #include "broker/pg/usyms.h"
-#include "protocol/units.h"
-#include "protocol/utf8.h"
+#include "common/units.h"
+#include "common/utf8.h"
 
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC now (BPF stamps the latter);
  * unsigned, so that a stamp at any value wraps, never overflows. */

@@ -5,8 +5,8 @@
 #include "bpf/offcpu.h"
 #include "broker/kernel/json_fields.h"
 #include "broker/pg/pg_wait_names.h"
-#include "protocol/units.h"
-#include "protocol/utf8.h"
+#include "common/units.h"
+#include "common/utf8.h"
 
 void json_add_str(json_object *o, const char *key, const char *v)
 {

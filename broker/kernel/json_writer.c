@@ -5,7 +5,7 @@
 #include <linux/types.h>
 #include "bpf/offcpu.h"
 #include "broker/kernel/json_writer.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 void json_writer_reset(struct json_writer *w)
 {

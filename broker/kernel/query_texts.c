@@ -7,7 +7,7 @@
 #include "broker/record/sql_redact.h"
 #include "broker/kernel/tracer.h"
 #include "protocol/protocol.h"
-#include "protocol/units.h"
+#include "common/units.h"
 
 void query_texts_answer(struct query_texts *q, json_object *reply,
 			int64_t now_ms)

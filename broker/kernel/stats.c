@@ -8,7 +8,7 @@
 #include "broker/pg/pg_registry.h"
 #include "broker/kernel/stats.h"
 #include "broker/kernel/tracer.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 /* Room in a stats reply for the rows; the envelope is small. */
 #define STATS_BUDGET (PGOFF_MAX_LINE - 4096)

@@ -19,7 +19,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "broker/kernel/tracer.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "offcpu.skel.h"
 
 struct tracer {

@@ -3,8 +3,8 @@
 #include <inttypes.h>
 #include <bpf/bpf.h>
 #include "broker/kernel/usdt_rate.h"
-#include "protocol/log.h"
-#include "protocol/units.h"
+#include "common/log.h"
+#include "common/units.h"
 
 bool usdt_rate_get(int fd, uint32_t cluster, struct pgoff_usdt_rate *r)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "broker/pg/pg_names.h"
 #include "broker/pg/pg_wait_names.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 static int by_info(const void *a, const void *b)
 {

@@ -12,7 +12,7 @@
 #include "broker/serve/log_limit.h"
 #include "broker/pg/pg_registry.h"
 #include "broker/pg/procfs.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 #define MAX_CLUSTERS	1024
 #define MAX_REFUSALS	4096	/* past that no more are kept: counted */

@@ -13,7 +13,7 @@
 #include "broker/priv/fs_kind.h"
 #include "broker/pg/uelf.h"
 #include "broker/pg/usyms.h"
-#include "protocol/clock.h"
+#include "common/clock.h"
 
 struct umod {
 	uint64_t dev, ino;		/* the key: fd keeps the file, so the

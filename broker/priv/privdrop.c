@@ -13,7 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 #include "broker/priv/privdrop.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 /* The kernel's overflow uid, which NFS and user namespaces show too. */
 #define OVERFLOW_UID 65534

@@ -32,7 +32,7 @@
 #include "broker/priv/prober_wire.h"
 #include "broker/priv/symfiles.h"
 #include "broker/priv/worker_seccomp.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 /* A worker reads at most this much memory (libelf, a hostile binary). */
 #define WORKER_MAX_MEMORY (1ul << 30)

@@ -21,7 +21,7 @@
 #include "bpf/offcpu.h"
 #include "broker/pg/pg_elf.h"
 #include "broker/priv/usdt.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 /* Not in Debian 12's uapi headers (6.1): the kernel's values (6.6+). */
 #define ATTACH_TRACE_UPROBE_MULTI 48

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "broker/record/owner_share.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 #define VERSION_LINE	"pgoff-owners 1\n"
 /* A saved file longer than this many runs is not pgoffd's. */

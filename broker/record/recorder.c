@@ -18,7 +18,7 @@
 #include "broker/record/owner_share.h"
 #include "broker/record/recorder.h"
 #include "broker/priv/safe_dir.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "protocol/protocol.h"
 
 struct recorder {

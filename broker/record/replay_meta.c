@@ -5,7 +5,7 @@
 #include "broker/kernel/classify.h"
 #include "broker/record/replay_meta.h"
 #include "protocol/protocol.h"
-#include "protocol/units.h"
+#include "common/units.h"
 
 int replay_meta(json_object *ev, struct event_meta *m)
 {

@@ -15,7 +15,7 @@
 #include <zlib.h>
 #include <zstd.h>
 #include "broker/record/store.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 #define SEG_NAME_LEN	20		/* 16 hex digits + ".seg" */
 

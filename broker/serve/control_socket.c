@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include "broker/serve/control_socket.h"
 #include "broker/priv/safe_dir.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 /* An existing entry name in dirfd: live broker (refuse), stale (remove). */
 static int handle_existing(int dirfd, const char *name, const char *path,

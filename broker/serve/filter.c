@@ -6,7 +6,7 @@
 #include <strings.h>
 #include "broker/serve/filter.h"
 #include "broker/pg/pg_wait_names.h"
-#include "protocol/units.h"
+#include "common/units.h"
 
 static int bad(struct pgoff_error *err, const char *fmt, const char *what)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* log_limit.c - per-uid limits on lines about users; see log_limit.h. */
 #include "broker/serve/log_limit.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 static void summary(const struct log_limit *l, struct log_limit_uid *u)
 {

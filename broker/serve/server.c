@@ -34,8 +34,8 @@
 #include "broker/loop.h"
 #include "broker/record/replay_meta.h"
 #include "broker/serve/server.h"
-#include "protocol/linebuf.h"
-#include "protocol/log.h"
+#include "common/linebuf.h"
+#include "common/log.h"
 
 #define MAX_SUBSCRIPTIONS 8
 #define LINES_PER_ROUND	SERVER_LINES_PER_ROUND

@@ -17,7 +17,7 @@
 #include "client/render.h"
 #include "client/stats_view.h"
 #include "protocol/protocol.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

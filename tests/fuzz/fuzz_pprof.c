@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "client/pprof.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 #include "tests/unit/pprof_decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

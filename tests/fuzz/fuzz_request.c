@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "broker/serve/filter.h"
-#include "protocol/linebuf.h"
+#include "common/linebuf.h"
 #include "protocol/protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "broker/record/store.h"
-#include "protocol/log.h"
+#include "common/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 /*
  * Every line of text is well-formed UTF-8 with no C0 or C1 control

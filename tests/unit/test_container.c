@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "broker/pg/container.h"
-#include "protocol/units.h"
+#include "common/units.h"
 #include "tests/unit/check.h"
 
 #define ID "3f1c2b9a8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615e4d3"

@@ -15,7 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "broker/serve/control_socket.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "tests/unit/check.h"
 
 static char base[64];

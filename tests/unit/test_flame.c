@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "client/flame.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 #include "tests/unit/check.h"
 
 #define ADD(f, w, ...)                                                     \

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include "protocol/log.h"
+#include "common/log.h"
 #include "tests/unit/check.h"
 
 static const struct {

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include "broker/serve/log_limit.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "tests/unit/check.h"
 
 static char *buf;

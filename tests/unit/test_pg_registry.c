@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "broker/pg/pg_registry.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "tests/unit/check.h"
 
 #define SHARE		512	/* a user's share of the 4096 kept */

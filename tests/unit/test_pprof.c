@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include "client/event_frames.h"
 #include "client/pprof.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 #include "tests/unit/check.h"
 #include "tests/unit/pprof_decode.h"
 

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include "protocol/protocol.h"
-#include "protocol/linebuf.h"
+#include "common/linebuf.h"
 #include "tests/unit/check.h"
 
 /* 128 bytes: one more than a name may have */

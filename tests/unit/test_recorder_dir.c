@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "broker/record/recorder.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "tests/unit/check.h"
 
 static char base[] = "/tmp/pgoff-test-dir.XXXXXX";

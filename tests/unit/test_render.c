@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include "client/render.h"
 #include "protocol/protocol.h"
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 #include "tests/unit/check.h"
 #include "tests/unit/terminal_safe.h"
 

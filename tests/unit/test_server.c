@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include "broker/loop.h"
 #include "broker/serve/server.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "tests/unit/check.h"
 
 static char dir[40], sock[80];

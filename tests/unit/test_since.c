@@ -3,7 +3,7 @@
  * test_since.c - "--since" arguments: durations back from now and
  * RFC 3339 timestamps.
  */
-#include "protocol/since.h"
+#include "common/since.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "broker/record/store.h"
-#include "protocol/log.h"
+#include "common/log.h"
 #include "tests/unit/check.h"
 
 #include <dirent.h>

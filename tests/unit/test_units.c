@@ -2,7 +2,7 @@
 /*
  * test_units.c - duration and integer parsing, duration formatting.
  */
-#include "protocol/units.h"
+#include "common/units.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>

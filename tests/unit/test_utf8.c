@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* UTF-8 cleaning: what strict JSON parsers accept comes out unchanged. */
 #include <json-c/json.h>
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 #include "protocol/protocol.h"
 #include "tests/unit/check.h"
 

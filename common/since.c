@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "protocol/since.h"
+#include "common/since.h"
 
 static bool digit(char c)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* utf8.c - replace what is not well-formed UTF-8 (RFC 3629); see utf8.h. */
 #include <string.h>
-#include "protocol/utf8.h"
+#include "common/utf8.h"
 
 /* Length of the well-formed sequence at s (at most n bytes), or 0. */
 static size_t sequence_len(const unsigned char *s, size_t n)

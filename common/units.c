@@ -3,7 +3,7 @@
  * units.c - durations and counts. Digits are parsed by hand so that the
  * locale (decimal comma, isdigit tables) cannot change what a flag means.
  */
-#include "protocol/units.h"
+#include "common/units.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* clock.c - see clock.h. */
 #include <time.h>
-#include "protocol/clock.h"
+#include "common/clock.h"
 
 int64_t monotonic_ms(void)
 {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "protocol/log.h"
-#include "protocol/utf8.h"
+#include "common/log.h"
+#include "common/utf8.h"
 
 static const char *log_prog = "pgoff";
 static enum log_level log_level = LOG_LEVEL_INFO;

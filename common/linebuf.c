@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "protocol/linebuf.h"
+#include "common/linebuf.h"
 
 int linebuf_init(struct linebuf *lb, size_t max)
 {
