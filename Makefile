@@ -55,7 +55,7 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 # those, so debian/control does not list it).
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev nettle-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
-	debootstrap systemd-container util-linux \
+	debootstrap systemd-container util-linux libbpf-tools \
 	tmux libxml2-utils groff-base \
 	libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus openssl python3 curl \
 	selinux-policy-dev checkpolicy semodule-utils policycoreutils setools python3-setools bzip2 \
