@@ -52,7 +52,8 @@ EXPORTER_LIBS := -ljson-c -lmicrohttpd -lyaml -lcrypt -lz
 # chromium-driver and python3-selenium run the flame graph's script in a
 # browser (tests/e2e/test_flame_browser.sh). golang-go: go tool pprof
 # reads the pprof profiles in the tests (the package build runs none of
-# those, so debian/control does not list it).
+# those, so debian/control does not list it). libbpf-tools: make bench's
+# offcputime, measured beside pgoffd.
 DEPS := clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev nettle-dev \
 	bpftool make gcc binutils pkg-config postgresql-15 postgresql-contrib jq passwd procps systemd \
 	debootstrap systemd-container util-linux libbpf-tools \
