@@ -82,7 +82,7 @@ BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker
 	broker/serve/filter.c broker/priv/pg_probe.c broker/priv/userns_owner.c broker/priv/pg_trust.c broker/priv/prober_client.c broker/priv/prober_server.c broker/priv/privdrop.c \
 	broker/pg/procfs.c broker/config.c \
 	broker/kernel/syscall_wait.c broker/kernel/aggregate.c broker/kernel/stats.c broker/kernel/ring_pace.c \
-	broker/kernel/holdback.c broker/record/store.c broker/record/agg_record.c broker/grow_buf.c broker/record/replay_meta.c broker/record/recorder.c broker/record/owner_share.c broker/record/owner_cost.c broker/record/event_dict.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/log_limit.c broker/sd_notify.c \
+	broker/kernel/holdback.c broker/record/store.c broker/record/agg_record.c broker/grow_buf.c broker/record/replay_meta.c broker/record/recorder.c broker/record/owner_share.c broker/record/event_dict.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/log_limit.c broker/sd_notify.c \
 	broker/priv/usdt.c broker/kernel/usdt_rate.c broker/priv/worker_seccomp.c broker/kernel/query_texts.c broker/replies.c broker/cmdline.c \
 	broker/priv/pg_shmem_names.c broker/pg/pg_names.c broker/pg/cluster_ident.c broker/pg/container.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/io_util.c client/render.c client/stats_view.c \
@@ -201,11 +201,10 @@ TEST_NEEDS_agg_record := broker/grow_buf.c
 TEST_NEEDS_json_writer := broker/grow_buf.c broker/kernel/json_fields.c \
 	$(PG_WAIT_NAMES)
 TEST_NEEDS_sql_redact := broker/grow_buf.c
-TEST_NEEDS_recorder_window := broker/record/recorder.c broker/record/owner_share.c broker/record/owner_cost.c broker/record/event_dict.c broker/record/store.c broker/record/agg_record.c \
+TEST_NEEDS_recorder_window := broker/record/recorder.c broker/record/owner_share.c broker/record/event_dict.c broker/record/store.c broker/record/agg_record.c \
 	broker/kernel/aggregate.c broker/grow_buf.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/filter.c \
 	broker/kernel/json_fields.c broker/kernel/classify.c broker/kernel/syscall_wait.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_recorder_dir := $(TEST_NEEDS_recorder_window)
-TEST_NEEDS_owner_cost := broker/record/owner_share.c broker/record/store.c broker/record/event_dict.c
 TEST_NEEDS_replay_meta := broker/kernel/classify.c $(PG_WAIT_NAMES)
 TEST_NEEDS_server := broker/serve/control_socket.c broker/priv/safe_dir.c broker/serve/log_limit.c \
 	broker/record/store.c broker/record/replay_meta.c \

@@ -201,6 +201,8 @@ int prober_answer(struct prober *p, struct prober_answer *out)
 	c->pg_missing[sizeof(c->pg_missing) - 1] = '\0';
 	c->sysid_missing[sizeof(c->sysid_missing) - 1] = '\0';
 	c->why[sizeof(c->why) - 1] = '\0';
+	c->status_missing[sizeof(c->status_missing) - 1] = '\0';
+	c->account_missing[sizeof(c->account_missing) - 1] = '\0';
 	return 0;
 }
 

@@ -76,8 +76,11 @@ uint32_t userns_account_uid(const char *proc_root, uint32_t pid,
 		return uid;
 	}
 	ret = outermost_owner(fd, &ours, &owner);
+	/* a namespace root made is a container manager's (LXD, Docker's
+	 * userns-remap, systemd-nspawn -U): its tenants are not root's, and
+	 * each counts by its own uids, as outside a namespace */
 	if (!ret)
-		return owner;
+		return owner ? owner : uid;
 unknown:
 	snprintf(err, errlen, "its user namespace's owner is not known (%s); "
 		 "it counts as uid %u", strerror(-ret), uid);

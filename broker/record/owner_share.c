@@ -26,11 +26,13 @@ struct owner {
 	uint32_t uid;
 	uint64_t bytes;			/* on disk, in the record */
 	uint64_t pending;		/* bytes of lines not yet written */
-	double per_line;		/* its last batch's disk per line byte */
-	double cost;			/* its lines' disk per line byte when
-					 * batched alone, as last sampled
-					 * (owner_cost.h); 0: not yet */
-	int64_t cost_ms;		/* when; 0: never */
+	double per_line;		/* its last batch's disk per line byte
+					 * (1 before its first) */
+	/* in the batch being shared (share_batch) */
+	bool in_batch;
+	uint64_t batch_lines;		/* its lines' bytes in it */
+	size_t batch_at;		/* where they go in the scratch */
+	uint64_t batch_cost;		/* their weight */
 	uint64_t oldest;		/* first seq of its oldest run */
 	size_t open;			/* its run being added to; SIZE_MAX */
 	uint64_t stored, refused;	/* events since start */
@@ -41,6 +43,8 @@ struct pending {
 	uint32_t owner;
 	uint32_t len;
 	uint64_t seq;
+	size_t off;			/* its line in lines; SIZE_MAX: not
+					 * kept (by length only) */
 };
 
 struct owner_share {
@@ -52,6 +56,13 @@ struct owner_share {
 	uint64_t bytes;
 	struct pending *pend;		/* by seq */
 	size_t npend, pend_cap;
+	char *lines;			/* the pending events' lines */
+	size_t lines_len, lines_cap;
+	char *scratch;			/* a batch's lines, by owner */
+	size_t scratch_cap;
+	uint32_t *batch;		/* the owners in it */
+	owner_share_cost_fn cost;	/* NULL: shared by length */
+	void *cost_ctx;
 	uint64_t refused;
 	bool dirty;
 };
@@ -63,7 +74,10 @@ int owner_share_new(struct owner_share **out)
 	if (!s)
 		return -ENOMEM;
 	s->owners = calloc(OWNER_SHARE_MAX_OWNERS + 1, sizeof(*s->owners));
-	if (!s->owners) {
+	s->batch = calloc(OWNER_SHARE_MAX_OWNERS + 1, sizeof(*s->batch));
+	if (!s->owners || !s->batch) {
+		free(s->owners);
+		free(s->batch);
 		free(s);
 		return -ENOMEM;
 	}
@@ -78,7 +92,35 @@ void owner_share_free(struct owner_share *s)
 	free(s->runs);
 	free(s->owners);
 	free(s->pend);
+	free(s->lines);
+	free(s->scratch);
+	free(s->batch);
 	free(s);
+}
+
+void owner_share_set_cost_fn(struct owner_share *s, owner_share_cost_fn fn,
+			     void *ctx)
+{
+	s->cost = fn;
+	s->cost_ctx = ctx;
+}
+
+/* buf grown to hold need bytes; false: no memory */
+static bool room_for(char **buf, size_t *cap, size_t need)
+{
+	size_t c = *cap ? *cap : 4096;
+	char *b;
+
+	if (need <= *cap)
+		return true;
+	while (c < need)
+		c *= 2;
+	b = realloc(*buf, c);
+	if (!b)
+		return false;
+	*buf = b;
+	*cap = c;
+	return true;
 }
 
 /* uid's entry, made if new; past the cap, the one for OTHER. */
@@ -133,8 +175,10 @@ static int add_run(struct owner_share *s, struct owner *o, uint64_t seq)
 }
 
 static int add_pending(struct owner_share *s, const struct owner *o,
-		       uint64_t seq, uint64_t len)
+		       uint64_t seq, const char *line, uint64_t len)
 {
+	size_t off = SIZE_MAX;
+
 	if (s->npend == s->pend_cap) {
 		size_t cap = s->pend_cap ? s->pend_cap * 2 : 256;
 		struct pending *p = reallocarray(s->pend, cap, sizeof(*p));
@@ -144,8 +188,14 @@ static int add_pending(struct owner_share *s, const struct owner *o,
 		s->pend = p;
 		s->pend_cap = cap;
 	}
+	if (line && len <= UINT32_MAX &&
+	    room_for(&s->lines, &s->lines_cap, s->lines_len + len)) {
+		off = s->lines_len;
+		memcpy(s->lines + off, line, len);
+		s->lines_len += len;
+	}
 	s->pend[s->npend++] = (struct pending){
-		.owner = (uint32_t)(o - s->owners), .seq = seq,
+		.owner = (uint32_t)(o - s->owners), .seq = seq, .off = off,
 		.len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len };
 	return 0;
 }
@@ -158,7 +208,7 @@ static double part_of(const struct owner *o, uint64_t more)
 
 bool owner_share_admit(struct owner_share *s,
 		       const struct owner_share_record *rec, uint32_t uid,
-		       uint64_t seq, uint64_t len)
+		       uint64_t seq, const char *line, uint64_t len)
 {
 	struct owner *o = owner_of(s, uid);
 	bool in = o->bytes || o->pending;
@@ -174,7 +224,7 @@ bool owner_share_admit(struct owner_share *s,
 	o->stored++;
 	r = o->open != SIZE_MAX ? &s->runs[o->open] : NULL;
 	if (((!r || r->bytes >= OWNER_SHARE_RUN_BYTES) && add_run(s, o, seq)) ||
-	    add_pending(s, o, seq, len))
+	    add_pending(s, o, seq, line, len))
 		return true;	/* stored, not told apart: memory */
 	s->runs[o->open].last = seq;
 	s->in_record += !in;
@@ -191,45 +241,146 @@ void owner_share_not_taken(struct owner_share *s, uint64_t seq)
 		return;
 	o = &s->owners[s->pend[--s->npend].owner];
 	o->pending -= s->pend[s->npend].len;
+	if (s->pend[s->npend].off != SIZE_MAX)
+		s->lines_len = s->pend[s->npend].off;
 	s->in_record -= !o->bytes && !o->pending;
 }
 
-/* A line's weight in its batch: its bytes at its owner's cost (an owner
- * not sampled yet at 1: as its lines stored uncompressed). */
-static double weight_of(const struct owner *o, uint32_t len)
+/*
+ * The weights of the owners in the batch of the first k pending events:
+ * with several owners and a cost function, what each owner's lines of it
+ * take compressed alone (a batch is compressed as one, so its bytes
+ * cannot be told apart by owner: an owner whose lines compress badly
+ * pays for it); otherwise, or where a line was not kept, their length.
+ */
+static void weigh_batch(struct owner_share *s, size_t k, size_t nbatch)
 {
-	return (double)len * (o->cost > 0 ? o->cost : 1.0);
+	size_t at = 0;
+
+	for (size_t j = 0; j < nbatch; j++) {
+		struct owner *o = &s->owners[s->batch[j]];
+
+		o->batch_cost = o->batch_lines;
+		o->batch_at = at;
+		at += o->batch_lines;
+	}
+	if (nbatch < 2 || !s->cost ||
+	    !room_for(&s->scratch, &s->scratch_cap, at))
+		return;
+	for (size_t i = 0; i < k; i++)	/* a line not kept: all by length */
+		if (s->pend[i].off == SIZE_MAX)
+			return;
+	for (size_t i = 0; i < k; i++) {
+		struct owner *o = &s->owners[s->pend[i].owner];
+
+		memcpy(s->scratch + o->batch_at, s->lines + s->pend[i].off,
+		       s->pend[i].len);
+		o->batch_at += s->pend[i].len;
+	}
+	for (size_t j = 0; j < nbatch; j++) {
+		struct owner *o = &s->owners[s->batch[j]];
+		ssize_t n;
+
+		if (!o->batch_lines)
+			continue;
+		n = s->cost(s->cost_ctx, s->scratch + o->batch_at -
+			    o->batch_lines, o->batch_lines);
+		if (n > 0)
+			o->batch_cost = (uint64_t)n;
+	}
+}
+
+/* bytes shared by the owners' weights, to the byte: each owner's part
+ * rounded down, the rest a byte each; an owner with lines in the batch
+ * gets at least a byte where there are enough, so that it stays in the
+ * record while its events are */
+static void share_batch(struct owner_share *s, size_t nbatch, uint64_t bytes)
+{
+	double total = 0;
+	uint64_t given = 0, most = 0;
+	size_t j, big = 0;
+
+	for (j = 0; j < nbatch; j++)
+		total += (double)s->owners[s->batch[j]].batch_cost;
+	for (j = 0; j < nbatch; j++) {
+		struct owner *o = &s->owners[s->batch[j]];
+		uint64_t part = total > 0 ? (uint64_t)((double)bytes *
+				(double)o->batch_cost / total) : 0;
+
+		o->batch_cost = part > bytes - given ? bytes - given : part;
+		given += o->batch_cost;
+	}
+	for (j = 0; given < bytes; j = (j + 1) % nbatch, given++)
+		s->owners[s->batch[j]].batch_cost++;
+	for (j = 0; j < nbatch; j++)
+		if (s->owners[s->batch[j]].batch_cost > most) {
+			most = s->owners[s->batch[j]].batch_cost;
+			big = j;
+		}
+	for (j = 0; j < nbatch && bytes >= nbatch; j++)
+		if (!s->owners[s->batch[j]].batch_cost &&
+		    s->owners[s->batch[big]].batch_cost > 1) {
+			s->owners[s->batch[j]].batch_cost = 1;
+			s->owners[s->batch[big]].batch_cost--;
+		}
+}
+
+/* The first k pending events are written: they and their lines go, the
+ * lines of those left move to the front. */
+static void drop_written(struct owner_share *s, size_t k)
+{
+	size_t from = s->lines_len;
+
+	for (size_t i = k; i < s->npend; i++)
+		if (s->pend[i].off != SIZE_MAX) {
+			from = s->pend[i].off;
+			break;
+		}
+	if (from) {
+		memmove(s->lines, s->lines + from, s->lines_len - from);
+		s->lines_len -= from;
+	}
+	for (size_t i = k; i < s->npend; i++)
+		if (s->pend[i].off != SIZE_MAX)
+			s->pend[i].off -= from;
+	memmove(s->pend, s->pend + k, (s->npend - k) * sizeof(*s->pend));
+	s->npend -= k;
 }
 
 void owner_share_written(struct owner_share *s, uint64_t last_seq,
 			 uint64_t bytes)
 {
-	double weights = 0;
-	size_t k = 0;
+	size_t k = 0, nbatch = 0;
 
-	while (k < s->npend && s->pend[k].seq <= last_seq) {
-		weights += weight_of(&s->owners[s->pend[k].owner],
-				     s->pend[k].len);
-		k++;
+	for (; k < s->npend && s->pend[k].seq <= last_seq; k++) {
+		struct owner *o = &s->owners[s->pend[k].owner];
+
+		if (!o->in_batch) {
+			o->in_batch = true;
+			o->batch_lines = 0;
+			s->batch[nbatch++] = s->pend[k].owner;
+		}
+		o->batch_lines += s->pend[k].len;
 	}
-	for (size_t i = 0; i < k; i++) {
-		struct owner *o = &s->owners[s->pend[i].owner];
-		double w = weight_of(o, s->pend[i].len);
-		uint64_t part = weights > 0 ?
-				(uint64_t)((double)bytes * w / weights) : 0;
+	if (!k)
+		return;
+	weigh_batch(s, k, nbatch);
+	share_batch(s, nbatch, bytes);
+	for (size_t j = 0; j < nbatch; j++) {
+		struct owner *o = &s->owners[s->batch[j]];
+		uint64_t part = o->batch_cost;
 
-		o->pending -= s->pend[i].len;
-		if (bytes && s->pend[i].len)
-			o->per_line = (double)bytes * w / weights /
-				      (double)s->pend[i].len;
+		o->in_batch = false;
+		o->pending -= o->batch_lines;
+		if (bytes && o->batch_lines)
+			o->per_line = (double)part / (double)o->batch_lines;
 		if (o->open != SIZE_MAX)
 			s->runs[o->open].bytes += part;
 		o->bytes += part;
 		s->bytes += part;
 		s->in_record -= !o->bytes && !o->pending;
 	}
-	memmove(s->pend, s->pend + k, (s->npend - k) * sizeof(*s->pend));
-	s->npend -= k;
+	drop_written(s, k);
 }
 
 void owner_share_forget(struct owner_share *s, uint64_t first_seq)
@@ -258,25 +409,6 @@ void owner_share_forget(struct owner_share *s, uint64_t first_seq)
 		s->runs[k++] = *r;
 	}
 	s->nruns = k;
-}
-
-bool owner_share_cost_due(struct owner_share *s, uint32_t uid,
-			  int64_t now_ms)
-{
-	const struct owner *o = owner_of(s, uid);
-	int64_t every = OWNER_SHARE_COST_EVERY_MS *
-			(int64_t)(s->in_record ? s->in_record : 1);
-
-	return !o->cost_ms || now_ms - o->cost_ms >= every;
-}
-
-void owner_share_set_cost(struct owner_share *s, uint32_t uid, double cost,
-			  int64_t now_ms)
-{
-	struct owner *o = owner_of(s, uid);
-
-	o->cost = cost > 0 ? cost : 1e-3;
-	o->cost_ms = now_ms ? now_ms : 1;
 }
 
 uint64_t owner_share_bytes(const struct owner_share *s)
@@ -420,10 +552,9 @@ json_object *owner_share_report(const struct owner_share *s,
 				       json_object_new_int64((int64_t)o->stored));
 		json_object_object_add(e, "events_refused",
 				       json_object_new_int64((int64_t)o->refused));
-		json_object_object_add(e, "disk_per_line_byte", o->cost > 0 ?
+		json_object_object_add(e, "disk_per_line_byte",
 			json_object_new_double(
-				(double)(int64_t)(o->cost * 1000 + 0.5) / 1000) :
-			NULL);
+				(double)(int64_t)(o->per_line * 1e4 + 0.5) / 1e4));
 		json_object_array_add(a, e);
 	}
 	return a;

@@ -6,11 +6,11 @@
  * week out of record-max-size.
  *
  * What each owner (a postmaster's uid) has in the record is kept as runs
- * of seqs with the bytes they take on disk (a batch's, shared by its
- * events' lines weighed by each owner's cost: what its lines take on
- * disk per byte when batched alone, sampled by owner_cost.h, so that an
- * owner whose lines compress badly pays for it), forgotten as retention
- * removes them.
+ * of seqs with the bytes they take on disk, forgotten as retention
+ * removes them. A batch (up to 50 ms of every owner's events) is
+ * compressed as one, so its bytes are shared by what each owner's lines
+ * of it take compressed alone (the cost function: the store's), so that
+ * an owner whose lines compress badly pays for it.
  * With N owners in the record, an owner's event is refused (counted)
  * once its part would pass 1/N of the cap, unless the segment retention
  * removes next holds none of the others' events: then what goes to make
@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <json-c/json.h>
 
 /* Owners kept apart; the events of any more are counted as one, under
@@ -46,15 +47,25 @@ struct owner_share_record {
 int owner_share_new(struct owner_share **out);
 void owner_share_free(struct owner_share *s);
 
+/* What lines (len bytes, one after another) take on disk compressed as a
+ * batch is, or -errno. With it (NULL: none, the default), a batch that
+ * holds several owners' events is shared by what each owner's lines take
+ * alone; else, and for a batch of one owner, by the lines' length. */
+typedef ssize_t (*owner_share_cost_fn)(void *ctx, const void *lines,
+				       size_t len);
+void owner_share_set_cost_fn(struct owner_share *s, owner_share_cost_fn fn,
+			     void *ctx);
+
 /*
- * Whether an event of owner uid, seq (rising), len bytes of line, may be
+ * Whether an event of owner uid, seq (rising), its line (len bytes; kept
+ * until written, to weigh its batch; NULL: weighed by length), may be
  * stored; counted either way. Until the store writes it (its bytes then
  * told by owner_share_written), it counts as len at the owner's last
  * batch's ratio of bytes on disk to bytes of line.
  */
 bool owner_share_admit(struct owner_share *s,
 		       const struct owner_share_record *rec, uint32_t uid,
-		       uint64_t seq, uint64_t len);
+		       uint64_t seq, const char *line, uint64_t len);
 /* The store did not take the event of seq (it stopped): not pending. */
 void owner_share_not_taken(struct owner_share *s, uint64_t seq);
 /* The events admitted up to last_seq took bytes on disk (0: dropped),
@@ -64,17 +75,6 @@ void owner_share_written(struct owner_share *s, uint64_t last_seq,
 /* Retention removed every seq below first_seq: runs wholly below it are
  * forgotten. */
 void owner_share_forget(struct owner_share *s, uint64_t first_seq);
-/* An owner's cost is sampled at most this often, times the owners in
- * the record (one sample at a time, each owner in turn). */
-#define OWNER_SHARE_COST_EVERY_MS	1000
-/* Whether uid's cost is due to be sampled (never was, or not since
- * OWNER_SHARE_COST_EVERY_MS times the owners in the record). */
-bool owner_share_cost_due(struct owner_share *s, uint32_t uid,
-			  int64_t now_ms);
-/* uid's lines take cost bytes on disk per byte when batched alone:
- * batches written afterwards are shared by it. */
-void owner_share_set_cost(struct owner_share *s, uint32_t uid, double cost,
-			  int64_t now_ms);
 /* The bytes on disk of every run. */
 uint64_t owner_share_bytes(const struct owner_share *s);
 /* Events refused, in all, since start. */
@@ -93,7 +93,7 @@ int owner_share_load(struct owner_share *s, int dirfd, const char *name);
 
 /* The history reply's "owners": each owner's uid, bytes (on disk, its
  * part of each batch), share (1/N of the cap), events stored and
- * refused, and its cost (disk_per_line_byte; null: not sampled yet). */
+ * refused, and its last batch's bytes on disk per line byte. */
 json_object *owner_share_report(const struct owner_share *s,
 				const struct owner_share_record *rec);
 

@@ -14,7 +14,6 @@
 #include <unistd.h>
 #include "broker/record/agg_record.h"
 #include "broker/record/event_dict.h"
-#include "broker/record/owner_cost.h"
 #include "broker/record/owner_share.h"
 #include "broker/record/recorder.h"
 #include "broker/priv/safe_dir.h"
@@ -39,7 +38,6 @@ struct recorder {
 	bool fs_warned;			/* fstatvfs failed, said */
 	/* each cluster owner's part of the events' store */
 	struct owner_share *owners;
-	struct owner_cost *cost;	/* what their lines take on disk */
 	int64_t owners_saved_ms;	/* CLOCK_MONOTONIC; 0: not since start */
 	bool owners_warned;		/* saving failed, said */
 };
@@ -443,6 +441,15 @@ static void owner_record(const struct recorder *r,
 	rec->next_removed_last_seq = store_next_removed_last_seq(r->store);
 }
 
+/* What some owner's lines of a batch take compressed alone: called from
+ * the store's written(), once the batch is on disk. */
+static ssize_t batch_cost(void *ctx, const void *lines, size_t len)
+{
+	struct recorder *r = ctx;
+
+	return store_batch_cost(r->store, lines, len);
+}
+
 int recorder_open(struct recorder **out, int dirfd,
 		  const struct recorder_opts *o)
 {
@@ -485,12 +492,11 @@ int recorder_open(struct recorder **out, int dirfd,
 	}
 	r->agg_seq = store_last_seq(r->agg);
 	err = owner_share_new(&r->owners);
-	if (!err)
-		err = owner_cost_new(&r->cost);
 	if (err) {
 		recorder_close(r);
 		return err;
 	}
+	owner_share_set_cost_fn(r->owners, batch_cost, r);
 	/* a file that is not whole is said and left out */
 	owner_share_load(r->owners, r->dirfd, OWNERS_FILE);
 	look_at_owners(r);
@@ -510,7 +516,6 @@ void recorder_close(struct recorder *r)
 	store_close(r->store);
 	store_close(r->agg);
 	owner_share_free(r->owners);
-	owner_cost_free(r->cost);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	agg_vec_free(&r->prev);
@@ -588,15 +593,12 @@ bool recorder_record(struct recorder *r, const struct event_lines *lines,
 		return false;
 	line = stored_line(r, lines, &len);
 	owner_record(r, &rec);
-	if (!owner_share_admit(r->owners, &rec, owner, seq, len))
+	if (!owner_share_admit(r->owners, &rec, owner, seq, line, len))
 		return false;	/* counted: record_dropped_owner_share */
 	/* a failure is counted by the store and said once */
 	if (store_add(r->store, seq, now_ns(CLOCK_REALTIME), line, len,
 		      mono_ms))
 		owner_share_not_taken(r->owners, seq);
-	else
-		owner_cost_add(r->cost, r->owners, r->store, owner, line, len,
-			       mono_ms);
 	return true;
 }
 
@@ -640,7 +642,6 @@ void recorder_tick(struct recorder *r)
 	store_tick(r->agg, wall);
 	look_at_fs(r, r->dirfd);
 	look_at_owners(r);
-	owner_cost_tick(r->cost, r->owners, r->store, mono_ms);
 	save_owners(r, mono_ms);
 	if (make_room(r, 0)) {
 		store_hold(r->store, mono_ms);

@@ -171,7 +171,7 @@ void store_flush(struct store *s);
 /* The bytes lines (len: one after another, as in a batch's body) would
  * take on disk compressed as a batch is (len when the store does not
  * compress), or -errno: what some lines cost, for the recorder's part of
- * each cluster owner. Not while a batch is being written. */
+ * each cluster owner. From opts.written too (the record is on disk). */
 ssize_t store_batch_cost(struct store *s, const void *lines, size_t len);
 /* The mono_ms the first event of the batch being made was added at;
  * -1: none is. */

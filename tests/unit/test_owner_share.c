@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,7 +34,7 @@ static struct owner_share_record record(uint64_t cap, uint64_t next_removed)
 static bool put(struct owner_share *s, const struct owner_share_record *rec,
 		uint32_t uid, uint64_t seq)
 {
-	if (!owner_share_admit(s, rec, uid, seq, LINE))
+	if (!owner_share_admit(s, rec, uid, seq, NULL, LINE))
 		return false;
 	owner_share_written(s, seq, LINE);
 	return true;
@@ -122,9 +123,9 @@ static void test_a_batch_is_shared_by_its_lines(void)
 	json_object *a;
 
 	CHECK(owner_share_new(&s) == 0);
-	CHECK(owner_share_admit(s, &rec, A, 1, 3 * LINE));
-	CHECK(owner_share_admit(s, &rec, B, 2, LINE));
-	CHECK(owner_share_admit(s, &rec, A, 3, 4 * LINE));	/* later batch */
+	CHECK(owner_share_admit(s, &rec, A, 1, NULL, 3 * LINE));
+	CHECK(owner_share_admit(s, &rec, B, 2, NULL, LINE));
+	CHECK(owner_share_admit(s, &rec, A, 3, NULL, 4 * LINE));	/* later batch */
 	owner_share_written(s, 2, 400);
 	CHECK(owner_share_bytes(s) == 400);
 	a = owner_share_report(s, &rec);
@@ -134,7 +135,7 @@ static void test_a_batch_is_shared_by_its_lines(void)
 		json_object_array_get_idx(a, 1), "bytes")) == 100);
 	json_object_put(a);
 	/* the store stopped: seq 4 not taken, seq 3 dropped by a failed write */
-	CHECK(owner_share_admit(s, &rec, A, 4, LINE));
+	CHECK(owner_share_admit(s, &rec, A, 4, NULL, LINE));
 	owner_share_not_taken(s, 4);
 	owner_share_written(s, 3, 0);
 	CHECK(owner_share_bytes(s) == 400);
@@ -147,32 +148,58 @@ static int64_t bytes_of(json_object *a, size_t i)
 		json_object_array_get_idx(a, i), "bytes"));
 }
 
-/* With costs sampled, a batch is shared by lines weighed by them: an
- * owner whose lines compress 8 times worse pays 8 times more a byte. A
- * cost is due at first, then once a second times the owners. */
+/* A cost function as the store's would be: lines of 'a' compress to a
+ * tenth, lines of 'b' to eight tenths (random text); its calls counted. */
+static int cost_calls;
+
+static ssize_t fake_cost(void *ctx, const void *lines, size_t len)
+{
+	(void)ctx;
+	cost_calls++;
+	return (ssize_t)(((const char *)lines)[0] == 'a' ? len / 10 :
+			 len * 8 / 10);
+}
+
+/* A batch of several owners is shared by what each one's lines take
+ * compressed alone, to the byte; a batch of one owner costs no
+ * compression; a batch whose bytes are few still leaves each owner a
+ * byte, so that none drops out of the record while its events are in. */
 static void test_a_batch_is_shared_by_cost(void)
 {
+	static char a_line[LINE], b_line[LINE];
 	struct owner_share *s;
 	struct owner_share_record rec = record(1000 * LINE, 0);
 	json_object *a;
 
+	memset(a_line, 'a', sizeof(a_line));
+	memset(b_line, 'b', sizeof(b_line));
 	CHECK(owner_share_new(&s) == 0);
-	CHECK(owner_share_cost_due(s, A, 5000));
-	owner_share_set_cost(s, A, 0.1, 5000);
-	owner_share_set_cost(s, B, 0.8, 5000);
-	CHECK(!owner_share_cost_due(s, A, 5999));
-	CHECK(owner_share_admit(s, &rec, A, 1, LINE));
-	CHECK(owner_share_admit(s, &rec, B, 2, LINE));
-	owner_share_written(s, 2, 900);
-	CHECK(owner_share_bytes(s) == 900);
+	owner_share_set_cost_fn(s, fake_cost, NULL);
+	CHECK(owner_share_admit(s, &rec, A, 1, a_line, LINE));
+	CHECK(owner_share_admit(s, &rec, B, 2, b_line, LINE));
+	CHECK(owner_share_admit(s, &rec, A, 3, a_line, LINE));
+	CHECK(owner_share_admit(s, &rec, B, 4, b_line, LINE));	/* later */
+	owner_share_written(s, 3, 1000);
 	a = owner_share_report(s, &rec);
-	CHECK(bytes_of(a, 0) == 100 && bytes_of(a, 1) == 800);
-	CHECK(json_object_get_double(json_object_object_get(
-		json_object_array_get_idx(a, 1), "disk_per_line_byte")) == 0.8);
+	/* A's 2000 bytes of lines take 200, B's 1000 take 800 */
+	fprintf(stderr, "# parts %lld and %lld of 1000\n",
+		(long long)bytes_of(a, 0), (long long)bytes_of(a, 1));
+	CHECK(bytes_of(a, 0) == 200 && bytes_of(a, 1) == 800);
+	CHECK(owner_share_bytes(s) == 1000);
+	CHECK(cost_calls == 2);
 	json_object_put(a);
-	/* two owners in the record: each is due every 2 s */
-	CHECK(!owner_share_cost_due(s, A, 6999));
-	CHECK(owner_share_cost_due(s, A, 7000));
+	/* B's line left pending is its batch alone: no compression */
+	owner_share_written(s, 4, 50);
+	CHECK(cost_calls == 2 && owner_share_bytes(s) == 1050);
+	/* 2 bytes for two owners whose weights are 800:1 (B's rounds up to
+	 * both): one byte each, never more than the batch */
+	CHECK(owner_share_admit(s, &rec, B, 5, b_line, LINE));
+	CHECK(owner_share_admit(s, &rec, A, 6, a_line, 1));
+	owner_share_written(s, 6, 2);
+	a = owner_share_report(s, &rec);
+	CHECK(bytes_of(a, 0) == 201 && bytes_of(a, 1) == 800 + 50 + 1);
+	CHECK(owner_share_bytes(s) == 1052);
+	json_object_put(a);
 	owner_share_free(s);
 }
 

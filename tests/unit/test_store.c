@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1087,6 +1088,45 @@ static void test_batch_write_error(void)
 	cleanup();
 }
 
+/* What lines take compressed as a batch is (the flight record's owners
+ * are charged by it): one cluster's event lines a small part of their
+ * bytes, random SQL text most; uncompressed, their length; past a batch,
+ * an error. */
+static void test_batch_cost(void)
+{
+	static const char dict[] = "{\"type\":\"offcpu\",\"pid\":";
+	struct store_opts o = { .max_bytes = 1 << 20, .max_age_ns = 1LL << 50,
+				.compress = true, .dict = dict,
+				.dict_len = sizeof(dict) - 1 };
+	static char lines[STORE_BATCH_MAX + 1];
+	struct store *s = NULL;
+	size_t n = 0;
+	ssize_t c;
+
+	snprintf(dir, sizeof(dir), "/tmp/pgoff-store-test.XXXXXX");
+	CHECK(mkdtemp(dir));
+	CHECK(store_open(&s, open_dir(), &o) == 0);
+	for (unsigned int i = 0; n < 16000; i++)
+		n += (size_t)snprintf(lines + n, sizeof(lines) - n,
+				      "{\"type\":\"offcpu\",\"pid\":%u,"
+				      "\"wait\":\"sleep\",\"duration_ns\":%u}\n",
+				      4242 + i % 4, 2000000 + i * 37);
+	c = store_batch_cost(s, lines, n);
+	CHECK(c > 0 && (double)c / (double)n < 0.2);
+	srandom(42);
+	for (size_t k = 0; k < n; k++)
+		lines[k] = "abcdefghijklmnopqrstuvwxyz0123456789"[random() % 36];
+	c = store_batch_cost(s, lines, n);
+	CHECK((double)c / (double)n > 0.55 && c <= (ssize_t)n);
+	CHECK(store_batch_cost(s, lines, STORE_BATCH_MAX + 1) == -E2BIG);
+	store_close(s);
+	o.compress = false;
+	CHECK(store_open(&s, open_dir(), &o) == 0);
+	CHECK(store_batch_cost(s, lines, n) == (ssize_t)n);
+	store_close(s);
+	cleanup();
+}
+
 int main(void)
 {
 	log_init("test_store", LOG_LEVEL_WARN);
@@ -1094,6 +1134,7 @@ int main(void)
 	RUN(test_torn);
 	RUN(test_corrupt);
 	RUN(test_retention);
+	RUN(test_batch_cost);
 	RUN(test_files);
 	RUN(test_size_cap);
 	RUN(test_write_error);
