@@ -189,9 +189,10 @@ static int add_pending(struct owner_share *s, const struct owner *o,
 		s->pend_cap = cap;
 	}
 	if (line && len <= UINT32_MAX &&
-	    room_for(&s->lines, &s->lines_cap, s->lines_len + len)) {
+	    (!len || room_for(&s->lines, &s->lines_cap, s->lines_len + len))) {
 		off = s->lines_len;
-		memcpy(s->lines + off, line, len);
+		if (len)
+			memcpy(s->lines + off, line, len);
 		s->lines_len += len;
 	}
 	s->pend[s->npend++] = (struct pending){
@@ -273,8 +274,9 @@ static void weigh_batch(struct owner_share *s, size_t k, size_t nbatch)
 	for (size_t i = 0; i < k; i++) {
 		struct owner *o = &s->owners[s->pend[i].owner];
 
-		memcpy(s->scratch + o->batch_at, s->lines + s->pend[i].off,
-		       s->pend[i].len);
+		if (s->pend[i].len)
+			memcpy(s->scratch + o->batch_at,
+			       s->lines + s->pend[i].off, s->pend[i].len);
 		o->batch_at += s->pend[i].len;
 	}
 	for (size_t j = 0; j < nbatch; j++) {
