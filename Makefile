@@ -183,7 +183,7 @@ TEST_NEEDS_usdt := broker/pg/pg_elf.c
 TEST_NEEDS_pg_registry := broker/pg/pg_title.c broker/pg/procfs.c broker/serve/log_limit.c \
 	broker/pg/cluster_ident.c broker/pg/container.c $(PG_NAMES)
 TEST_NEEDS_pg_status_layout := broker/pg/pg_status_layout_data.c
-TEST_NEEDS_pg_probe := broker/priv/userns_owner.c broker/pg/pg_elf.c broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
+TEST_NEEDS_pg_probe := broker/pg/pg_elf.c broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_names := broker/priv/pg_shmem_names.c $(PG_WAIT_NAMES)
 TEST_NEEDS_config := broker/priv/pg_trust.c
@@ -430,7 +430,7 @@ $(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
 
 # floor_load finds a cluster's symbols with pgoffd's own prober code
-FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/priv/pg_probe.c broker/priv/userns_owner.c broker/pg/pg_elf.c \
+FLOOR_LOAD_SRCS := tests/bench/floor_load.c broker/priv/pg_probe.c broker/pg/pg_elf.c \
 	broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \
 	$(PG_STATUS_LAYOUT)
 $(BUILD)/bench/floor_load: $(FLOOR_LOAD_SRCS) tests/bench/floor.h $(BUILD)/bench/floor.skel.h

@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include "broker/pg/pg_elf.h"
 #include "broker/priv/pg_probe.h"
-#include "broker/priv/userns_owner.h"
 #include "broker/pg/pg_status_layout.h"
 #include "broker/pg/procfs.h"
 
@@ -367,9 +366,7 @@ int pg_probe_cluster(const char *proc_root, uint32_t pid,
 			      "%u, saved %u, filesystem %u)", uids[0], uids[1],
 			      uids[2], uids[3]);
 	c->uid = uids[0];
-	c->account_uid = userns_account_uid(proc_root, pid, c->uid,
-					    c->account_missing,
-					    sizeof(c->account_missing));
+	c->account_uid = c->uid;	/* the prober's own read replaces it */
 	err = read_exe(proc_root, pid, exe, sizeof(exe));
 	if (err)
 		return refuse(c, -ENOENT, "gone");

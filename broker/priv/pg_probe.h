@@ -46,7 +46,8 @@ struct pg_cluster_info {
 	uint32_t id;			/* the cluster's id, given by the prober */
 	uint32_t uid;			/* the postmaster's (its four uids are one) */
 	uint32_t account_uid;		/* the user answerable (userns_owner.h):
-					 * uid, or its user namespace's owner */
+					 * uid, or its user namespace's owner;
+					 * the prober's read, not the worker's */
 	uint32_t traced;		/* processes the prober put into the kernel's table */
 	int32_t port;			/* 0 if postmaster.pid was unreadable */
 	int32_t major;			/* from the binary; 0 if unknown */

@@ -31,6 +31,7 @@
 #include "broker/priv/prober_ops.h"
 #include "broker/priv/prober_wire.h"
 #include "broker/priv/symfiles.h"
+#include "broker/priv/userns_owner.h"
 #include "broker/priv/worker_seccomp.h"
 #include "common/log.h"
 
@@ -682,6 +683,12 @@ static void probe(struct serve_state *st, uint32_t pid,
 	if (a->npids > PROBER_MAX_PIDS)
 		a->npids = 0;
 	c->id = id;	/* the prober's, whatever the worker said */
+	/* whom the cluster counts for is the prober's own read too: the
+	 * worker parsed what the cluster's owner wrote */
+	c->uid = uids[0];
+	c->account_uid = userns_account_uid(st->o->proc_root, pid, uids[0],
+					    c->account_missing,
+					    sizeof(c->account_missing));
 	remember(st, c, uids[0], ps.start);
 	link_new_binary(st, pid, uids[0], a);
 }
