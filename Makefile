@@ -83,7 +83,7 @@ BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker
 	broker/pg/procfs.c broker/config.c \
 	broker/kernel/syscall_wait.c broker/kernel/aggregate.c broker/kernel/stats.c broker/kernel/ring_pace.c \
 	broker/kernel/holdback.c broker/record/store.c broker/record/agg_record.c broker/grow_buf.c broker/record/replay_meta.c broker/record/recorder.c broker/record/owner_share.c broker/record/event_dict.c broker/record/sql_redact.c broker/priv/safe_dir.c broker/serve/log_limit.c broker/sd_notify.c \
-	broker/priv/usdt.c broker/kernel/usdt_rate.c broker/priv/worker_seccomp.c broker/kernel/query_texts.c broker/replies.c broker/cmdline.c \
+	broker/priv/usdt.c broker/uid_rows.c broker/kernel/usdt_rate.c broker/priv/worker_seccomp.c broker/kernel/query_texts.c broker/replies.c broker/cmdline.c \
 	broker/priv/pg_shmem_names.c broker/pg/pg_names.c broker/pg/cluster_ident.c broker/pg/container.c
 CLIENT_SRCS := client/pgoffctl.c client/cli.c client/conn.c client/io_util.c client/render.c client/stats_view.c \
 	client/top.c client/filter_opts.c client/flame_cmd.c client/flame.c \
@@ -176,11 +176,11 @@ TEST_NEEDS_flame := client/flame.c
 TEST_NEEDS_pprof := client/pprof.c client/event_frames.c
 TEST_NEEDS_usyms := broker/pg/uelf.c broker/priv/fs_kind.c broker/priv/symfiles.c
 TEST_NEEDS_event := broker/kernel/json_fields.c broker/kernel/json_writer.c broker/kernel/classify.c broker/kernel/ksyms.c broker/record/sql_redact.c broker/grow_buf.c \
-	broker/pg/pg_registry.c broker/pg/pg_title.c broker/pg/procfs.c broker/pg/usyms.c broker/serve/log_limit.c \
+	broker/pg/pg_registry.c broker/pg/pg_title.c broker/pg/procfs.c broker/pg/usyms.c broker/serve/log_limit.c broker/uid_rows.c \
 	broker/pg/uelf.c broker/priv/fs_kind.c broker/kernel/syscall_wait.c broker/pg/cluster_ident.c broker/pg/container.c $(PG_NAMES) $(PG_STATUS_LAYOUT)
 TEST_NEEDS_pg_wait_names := broker/pg/pg_wait_names_data.c
-TEST_NEEDS_usdt := broker/pg/pg_elf.c
-TEST_NEEDS_pg_registry := broker/pg/pg_title.c broker/pg/procfs.c broker/serve/log_limit.c \
+TEST_NEEDS_usdt := broker/pg/pg_elf.c broker/uid_rows.c
+TEST_NEEDS_pg_registry := broker/pg/pg_title.c broker/pg/procfs.c broker/serve/log_limit.c broker/uid_rows.c \
 	broker/pg/cluster_ident.c broker/pg/container.c $(PG_NAMES)
 TEST_NEEDS_pg_status_layout := broker/pg/pg_status_layout_data.c
 TEST_NEEDS_pg_probe := broker/pg/pg_elf.c broker/pg/procfs.c broker/priv/pg_trust.c broker/priv/pg_shmem_names.c \

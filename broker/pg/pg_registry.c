@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "broker/serve/log_limit.h"
+#include "broker/uid_rows.h"
 #include "broker/pg/pg_registry.h"
 #include "broker/pg/procfs.h"
 #include "common/log.h"
@@ -251,13 +252,20 @@ static struct pg_refusal *find_refusal(struct pg_registry *r, uint32_t pid)
 	return NULL;
 }
 
+static uint32_t refusal_uid(const void *rows, size_t i)
+{
+	return ((const struct pg_refusal *)rows)[i].uid;
+}
+
+/* A user's share, or a full table: the rows kept stay (see refusal_for). */
+static const struct uid_rows refusal_rows = {
+	.max = MAX_REFUSALS, .per_uid = MAX_REFUSALS_PER_UID,
+	.full = UID_ROWS_KEEP, .uid_of = refusal_uid,
+};
+
 static size_t refusals_of(const struct pg_registry *r, uint32_t uid)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nrefusals; i++)
-		n += r->refusals[i].uid == uid;
-	return n;
+	return uid_rows_count(&refusal_rows, r->refusals, r->nrefusals, uid);
 }
 
 /* Forget a refusal; the others stay oldest first (ps lists the newest). */
@@ -283,8 +291,8 @@ static struct pg_refusal *refusal_for(struct pg_registry *r, uint32_t pid,
 
 	if (f)
 		return f;
-	if (r->nrefusals == MAX_REFUSALS ||
-	    refusals_of(r, uid) >= MAX_REFUSALS_PER_UID) {
+	if (uid_rows_place(&refusal_rows, r->refusals, r->nrefusals, uid) ==
+	    UID_ROWS_NONE) {
 		if (r->nrefusals == MAX_REFUSALS && !r->full_told) {
 			log_warnx("%d processes named postgres are not traced: "
 				  "no more are kept (pgoffctl ps counts them)",

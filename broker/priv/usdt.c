@@ -20,6 +20,7 @@
 #include <linux/bpf.h>
 #include "bpf/offcpu.h"
 #include "broker/pg/pg_elf.h"
+#include "broker/uid_rows.h"
 #include "broker/priv/usdt.h"
 #include "common/log.h"
 
@@ -390,38 +391,25 @@ bool usdt_refusals_known(const struct usdt_refusals *t, uint64_t dev,
 	return false;
 }
 
-static size_t refusals_of(const struct usdt_refusals *t, uint32_t uid)
+static uint32_t refusal_uid(const void *rows, size_t i)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < t->n; i++)
-		n += t->r[i].uid == uid;
-	return n;
+	return ((const struct usdt_refusal *)rows)[i].uid;
 }
 
-/* Which refusal to forget for a new one of uid's; t->n: none. */
-static size_t refusal_to_forget(const struct usdt_refusals *t, uint32_t uid)
-{
-	size_t victim = t->n, most = 0;
-
-	for (size_t i = 0; i < t->n; i++) {
-		size_t n = refusals_of(t, t->r[i].uid);
-
-		if (t->r[i].uid == uid && n >= USDT_REFUSALS_PER_UID)
-			return i;		/* uid's oldest */
-		if (t->n == USDT_REFUSALS && n > most) {
-			most = n;		/* the oldest of the most */
-			victim = i;
-		}
-	}
-	return victim;
-}
+/* A user's oldest goes past their share, the oldest of whoever holds the
+ * most when the table is full. */
+static const struct uid_rows refusal_rows = {
+	.max = USDT_REFUSALS, .per_uid = USDT_REFUSALS_PER_UID,
+	.full = UID_ROWS_FORGET, .uid_of = refusal_uid,
+};
 
 void usdt_refusals_add(struct usdt_refusals *t, uint32_t uid, uint64_t dev,
 		       uint64_t ino)
 {
-	size_t i = refusal_to_forget(t, uid);
+	size_t i = uid_rows_place(&refusal_rows, t->r, t->n, uid);
 
+	if (i == UID_ROWS_NONE)
+		return;
 	if (i < t->n) {
 		memmove(&t->r[i], &t->r[i + 1], (t->n - i - 1) * sizeof(t->r[0]));
 		t->n--;

@@ -80,11 +80,13 @@ void usdt_binary(const struct usdt *u, size_t i, uint64_t *dev,
 #define USDT_REFUSALS		256
 #define USDT_REFUSALS_PER_UID	8
 
+struct usdt_refusal {
+	uint64_t dev, ino;
+	uint32_t uid;			/* the owner of the cluster running it */
+};
+
 struct usdt_refusals {
-	struct {
-		uint64_t dev, ino;
-		uint32_t uid;		/* the owner of the cluster running it */
-	} r[USDT_REFUSALS];		/* the oldest first */
+	struct usdt_refusal r[USDT_REFUSALS];	/* the oldest first */
 	size_t n;
 };
 
