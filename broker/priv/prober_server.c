@@ -646,6 +646,7 @@ static void probe(struct serve_state *st, uint32_t pid,
 	uint32_t uids[4], id = ++st->next_cluster;
 	int slot = -1, stray_fd = -1, err;
 	struct procfs_stat ps;
+	bool uid_changed;
 
 	memset(a, 0, sizeof(*a));
 	c->postmaster_pid = pid;
@@ -672,7 +673,15 @@ static void probe(struct serve_state *st, uint32_t pid,
 		snprintf(c->why, sizeof(c->why), "no answer within %d ms (a "
 			 "file system that blocks?)", PROBER_DEADLINE_MS);
 	}
-	if (c->status == -ETIMEDOUT && st->targets_fd >= 0)
+	/* the worker checked (and traced) the uid it read: one that is not
+	 * the uid the prober read before, and counts it by, is refused */
+	uid_changed = c->status == 0 && c->uid != uids[0];
+	if (uid_changed) {
+		c->status = -EPERM;
+		snprintf(c->why, sizeof(c->why), "its uid changed while it was "
+			 "probed (%u, then %u)", uids[0], c->uid);
+	}
+	if ((c->status == -ETIMEDOUT || uid_changed) && st->targets_fd >= 0)
 		untrace_cluster(st, id);
 	c->postmaster_pid = pid;	/* the worker's word is not needed for it */
 	c->data_dir[sizeof(c->data_dir) - 1] = '\0';

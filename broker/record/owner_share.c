@@ -26,11 +26,15 @@ struct owner {
 	uint32_t uid;
 	uint64_t bytes;			/* on disk, in the record */
 	uint64_t pending;		/* bytes of lines not yet written */
+	uint64_t npending;		/* and their events (a line may be
+					 * empty) */
 	double per_line;		/* its last batch's disk per line byte
 					 * (1 before its first) */
 	/* in the batch being shared (share_batch) */
 	bool in_batch;
 	uint64_t batch_lines;		/* its lines' bytes in it */
+	uint64_t batch_events;		/* and its events */
+	double batch_frac;		/* its share's part of a byte */
 	size_t batch_at;		/* where they go in the scratch */
 	uint64_t batch_cost;		/* their weight */
 	uint64_t oldest;		/* first seq of its oldest run */
@@ -139,6 +143,12 @@ static struct owner *owner_of(struct owner_share *s, uint32_t uid)
 	return &s->owners[i];
 }
 
+/* Whether o has events in the record, written or about to be. */
+static bool present(const struct owner *o)
+{
+	return o->bytes || o->npending;
+}
+
 /* Whether another owner than o has events in the segment retention
  * removes next (seqs up to last; 0: it removes none). */
 static bool others_in_next_removed(const struct owner_share *s,
@@ -149,7 +159,7 @@ static bool others_in_next_removed(const struct owner_share *s,
 	for (size_t i = 0; i < s->nowners; i++) {
 		const struct owner *p = &s->owners[i];
 
-		if (p != o && (p->bytes || p->pending) && p->oldest <= last)
+		if (p != o && present(p) && p->oldest <= last)
 			return true;
 	}
 	return false;
@@ -169,7 +179,7 @@ static int add_run(struct owner_share *s, struct owner *o, uint64_t seq)
 	s->runs[s->nruns] = (struct run){ .owner = (uint32_t)(o - s->owners),
 					  .first = seq, .last = seq };
 	o->open = s->nruns++;
-	if (!o->bytes && !o->pending)
+	if (!present(o))
 		o->oldest = seq;
 	return 0;
 }
@@ -212,7 +222,7 @@ bool owner_share_admit(struct owner_share *s,
 		       uint64_t seq, const char *line, uint64_t len)
 {
 	struct owner *o = owner_of(s, uid);
-	bool in = o->bytes || o->pending;
+	bool in = present(o);
 	size_t n = s->in_record + !in;
 	struct run *r;
 
@@ -230,6 +240,7 @@ bool owner_share_admit(struct owner_share *s,
 	s->runs[o->open].last = seq;
 	s->in_record += !in;
 	o->pending += len;
+	o->npending++;
 	s->dirty = true;
 	return true;
 }
@@ -242,9 +253,10 @@ void owner_share_not_taken(struct owner_share *s, uint64_t seq)
 		return;
 	o = &s->owners[s->pend[--s->npend].owner];
 	o->pending -= s->pend[s->npend].len;
+	o->npending--;
 	if (s->pend[s->npend].off != SIZE_MAX)
 		s->lines_len = s->pend[s->npend].off;
-	s->in_record -= !o->bytes && !o->pending;
+	s->in_record -= !present(o);
 }
 
 /*
@@ -265,12 +277,13 @@ static void weigh_batch(struct owner_share *s, size_t k, size_t nbatch)
 		o->batch_at = at;
 		at += o->batch_lines;
 	}
-	if (nbatch < 2 || !s->cost ||
-	    !room_for(&s->scratch, &s->scratch_cap, at))
+	if (nbatch < 2 || !s->cost)
 		return;
 	for (size_t i = 0; i < k; i++)	/* a line not kept: all by length */
 		if (s->pend[i].off == SIZE_MAX)
 			return;
+	if (!room_for(&s->scratch, &s->scratch_cap, at))
+		return;
 	for (size_t i = 0; i < k; i++) {
 		struct owner *o = &s->owners[s->pend[i].owner];
 
@@ -292,39 +305,65 @@ static void weigh_batch(struct owner_share *s, size_t k, size_t nbatch)
 	}
 }
 
-/* bytes shared by the owners' weights, to the byte: each owner's part
- * rounded down, the rest a byte each; an owner with lines in the batch
- * gets at least a byte where there are enough, so that it stays in the
- * record while its events are */
+/* Batch owners by the part of a byte their share was rounded down by,
+ * the largest first. */
+static int by_fraction(const void *a, const void *b, void *ctx)
+{
+	const struct owner *owners = ctx;
+	double x = owners[*(const uint32_t *)a].batch_frac;
+	double y = owners[*(const uint32_t *)b].batch_frac;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The owner in the batch with the most bytes. */
+static struct owner *batch_largest(struct owner_share *s, size_t nbatch)
+{
+	struct owner *big = &s->owners[s->batch[0]];
+
+	for (size_t j = 1; j < nbatch; j++)
+		if (s->owners[s->batch[j]].batch_cost > big->batch_cost)
+			big = &s->owners[s->batch[j]];
+	return big;
+}
+
+/* bytes shared by the owners' weights, to the byte: each part rounded
+ * down, what that leaves a byte each to the largest parts of a byte;
+ * then, where there are as many bytes as owners, an owner left with none
+ * takes one from the largest, so that it stays in the record while its
+ * events are. The batch's order is not kept. */
 static void share_batch(struct owner_share *s, size_t nbatch, uint64_t bytes)
 {
+	uint64_t given = 0;
 	double total = 0;
-	uint64_t given = 0, most = 0;
-	size_t j, big = 0;
+	size_t j;
 
 	for (j = 0; j < nbatch; j++)
 		total += (double)s->owners[s->batch[j]].batch_cost;
 	for (j = 0; j < nbatch; j++) {
 		struct owner *o = &s->owners[s->batch[j]];
-		uint64_t part = total > 0 ? (uint64_t)((double)bytes *
-				(double)o->batch_cost / total) : 0;
+		double exact = total > 0 ? (double)bytes *
+			       (double)o->batch_cost / total : 0;
+		uint64_t part = (uint64_t)exact;
 
-		o->batch_cost = part > bytes - given ? bytes - given : part;
-		given += o->batch_cost;
+		if (part > bytes - given)
+			part = bytes - given;
+		o->batch_frac = exact - (double)part;
+		o->batch_cost = part;
+		given += part;
 	}
+	qsort_r(s->batch, nbatch, sizeof(*s->batch), by_fraction, s->owners);
 	for (j = 0; given < bytes; j = (j + 1) % nbatch, given++)
 		s->owners[s->batch[j]].batch_cost++;
-	for (j = 0; j < nbatch; j++)
-		if (s->owners[s->batch[j]].batch_cost > most) {
-			most = s->owners[s->batch[j]].batch_cost;
-			big = j;
+	for (j = 0; j < nbatch && bytes >= nbatch; j++) {
+		struct owner *o = &s->owners[s->batch[j]];
+		struct owner *big = batch_largest(s, nbatch);
+
+		if (!o->batch_cost && big->batch_cost > 1) {
+			o->batch_cost = 1;
+			big->batch_cost--;
 		}
-	for (j = 0; j < nbatch && bytes >= nbatch; j++)
-		if (!s->owners[s->batch[j]].batch_cost &&
-		    s->owners[s->batch[big]].batch_cost > 1) {
-			s->owners[s->batch[j]].batch_cost = 1;
-			s->owners[s->batch[big]].batch_cost--;
-		}
+	}
 }
 
 /* The first k pending events are written: they and their lines go, the
@@ -360,13 +399,16 @@ void owner_share_written(struct owner_share *s, uint64_t last_seq,
 		if (!o->in_batch) {
 			o->in_batch = true;
 			o->batch_lines = 0;
+			o->batch_events = 0;
 			s->batch[nbatch++] = s->pend[k].owner;
 		}
 		o->batch_lines += s->pend[k].len;
+		o->batch_events++;
 	}
 	if (!k)
 		return;
-	weigh_batch(s, k, nbatch);
+	if (bytes)	/* (0: the write failed, its events are dropped) */
+		weigh_batch(s, k, nbatch);
 	share_batch(s, nbatch, bytes);
 	for (size_t j = 0; j < nbatch; j++) {
 		struct owner *o = &s->owners[s->batch[j]];
@@ -374,13 +416,14 @@ void owner_share_written(struct owner_share *s, uint64_t last_seq,
 
 		o->in_batch = false;
 		o->pending -= o->batch_lines;
+		o->npending -= o->batch_events;
 		if (bytes && o->batch_lines)
 			o->per_line = (double)part / (double)o->batch_lines;
 		if (o->open != SIZE_MAX)
 			s->runs[o->open].bytes += part;
 		o->bytes += part;
 		s->bytes += part;
-		s->in_record -= !o->bytes && !o->pending;
+		s->in_record -= !present(o);
 	}
 	drop_written(s, k);
 }
@@ -396,11 +439,11 @@ void owner_share_forget(struct owner_share *s, uint64_t first_seq)
 		struct owner *o = &s->owners[r->owner];
 
 		if (first_seq && r->last < first_seq) {
-			bool had = o->bytes || o->pending;
+			bool had = present(o);
 
 			o->bytes -= r->bytes;
 			s->bytes -= r->bytes;
-			s->in_record -= had && !o->bytes && !o->pending;
+			s->in_record -= had && !present(o);
 			s->dirty = true;
 			continue;
 		}

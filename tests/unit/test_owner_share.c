@@ -203,6 +203,43 @@ static void test_a_batch_is_shared_by_cost(void)
 	owner_share_free(s);
 }
 
+/* Four owners, 4 bytes, weights 1000:1000:1:1: a byte each. Empty lines
+ * count their owner in the record once (its share is the cap over 2). */
+static void test_few_bytes_and_empty_lines(void)
+{
+	static char a_line[LINE], b_line[LINE];
+	struct owner_share *s;
+	struct owner_share_record rec = record(1000 * LINE, 0);
+	json_object *a;
+
+	memset(a_line, 'b', sizeof(a_line));
+	memset(b_line, 'b', sizeof(b_line));
+	CHECK(owner_share_new(&s) == 0);
+	owner_share_set_cost_fn(s, fake_cost, NULL);
+	CHECK(owner_share_admit(s, &rec, A, 1, a_line, LINE));
+	CHECK(owner_share_admit(s, &rec, B, 2, b_line, LINE));
+	CHECK(owner_share_admit(s, &rec, 3, 3, a_line, 1));
+	CHECK(owner_share_admit(s, &rec, 4, 4, b_line, 1));
+	owner_share_written(s, 4, 4);
+	a = owner_share_report(s, &rec);
+	CHECK(bytes_of(a, 0) == 1 && bytes_of(a, 1) == 1 &&
+	      bytes_of(a, 2) == 1 && bytes_of(a, 3) == 1);
+	json_object_put(a);
+	owner_share_free(s);
+
+	CHECK(owner_share_new(&s) == 0);
+	CHECK(owner_share_admit(s, &rec, A, 1, a_line, 0));
+	CHECK(owner_share_admit(s, &rec, A, 2, a_line, 0));
+	CHECK(owner_share_admit(s, &rec, B, 3, b_line, LINE));
+	owner_share_written(s, 3, 100);
+	a = owner_share_report(s, &rec);
+	CHECK(json_object_get_int64(json_object_object_get(
+		json_object_array_get_idx(a, 0), "share_bytes")) ==
+	      (int64_t)(1000 * LINE / 2));
+	json_object_put(a);
+	owner_share_free(s);
+}
+
 static void test_owners_past_the_cap_count_as_one(void)
 {
 	struct owner_share *s;
@@ -303,6 +340,7 @@ int main(void)
 	RUN(test_retention_gives_the_share_back);
 	RUN(test_a_batch_is_shared_by_its_lines);
 	RUN(test_a_batch_is_shared_by_cost);
+	RUN(test_few_bytes_and_empty_lines);
 	RUN(test_owners_past_the_cap_count_as_one);
 	RUN(test_saved_runs_read_back);
 	RUN(test_a_file_not_pgoffds_is_refused);
