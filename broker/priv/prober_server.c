@@ -646,6 +646,8 @@ static void probe(struct serve_state *st, uint32_t pid,
 	uint32_t uids[4], id = ++st->next_cluster;
 	int slot = -1, stray_fd = -1, err;
 	struct procfs_stat ps;
+	char account_missing[sizeof(c->account_missing)];
+	uint32_t account;
 	bool uid_changed;
 
 	memset(a, 0, sizeof(*a));
@@ -655,8 +657,13 @@ static void probe(struct serve_state *st, uint32_t pid,
 		c->status = -ENOENT;
 		return;
 	}
+	/* whom the cluster counts for, read by the prober itself (the
+	 * worker parses what the cluster's owner wrote): its processes
+	 * count in that user's quota, whatever subuids they run as */
+	account = userns_account_uid(st->o->proc_root, pid, uids[0],
+				     account_missing, sizeof(account_missing));
 	if (st->quotas)
-		slot = quota_slot(st, uids[0]);
+		slot = quota_slot(st, account);
 	err = run_worker(st, &(struct worker_job){ .kind = W_PROBE, .pid = pid,
 						    .id = id, .slot = slot },
 			 a, sizeof(*a), &stray_fd);
@@ -692,14 +699,11 @@ static void probe(struct serve_state *st, uint32_t pid,
 	if (a->npids > PROBER_MAX_PIDS)
 		a->npids = 0;
 	c->id = id;	/* the prober's, whatever the worker said */
-	/* whom the cluster counts for is the prober's own read too: the
-	 * worker parsed what the cluster's owner wrote */
 	c->uid = uids[0];
-	c->account_uid = userns_account_uid(st->o->proc_root, pid, uids[0],
-					    c->account_missing,
-					    sizeof(c->account_missing));
+	c->account_uid = account;
+	memcpy(c->account_missing, account_missing, sizeof(account_missing));
 	remember(st, c, uids[0], ps.start);
-	link_new_binary(st, pid, uids[0], a);
+	link_new_binary(st, pid, account, a);
 }
 
 /*
