@@ -135,6 +135,11 @@ agrees() {
 		not_ok "pg$M: $what: pgoff agrees with pg_stat_activity"
 		note "  pg_stat_activity: ${row:-no such row}"
 		note "  pgoff: $(head -c 1500 "$file" | head -n1) $(head -c 300 "$file.err" 2>/dev/null)"
+		# what pgoffd knew then: the session's pid here and inside, its
+		# client backends, and the counters of what it lost or held
+		note "  session: pid ${S_PID:-?} (${S_NSPID:-?} inside); ps's client backends: $(member ps --json |
+			jq -c '[.processes[] | select(.backend_type == "client backend") | [.pid, .database]]')"
+		note "  status counters not 0: $(member status --json | jq -c '.counters | with_entries(select(.value != 0))')"
 	fi
 }
 
