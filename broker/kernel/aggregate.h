@@ -97,6 +97,7 @@ size_t agg_rows_keep(struct agg_row *rows, size_t n, size_t keep,
 struct agg_label_rows {
 	struct agg_row *rows;
 	size_t n;
+	size_t cap;		/* rows allocated (grown by half again) */
 	uint64_t overflowed;	/* rows folded into the catch-all row */
 };
 
