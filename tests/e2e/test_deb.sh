@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # e2e-timeout: 900 (it may build its test roots with debootstrap first)
+# e2e-no-sanitizer-pass: the packages hold the plain build, whatever the pass
 # The Debian packages (make deb) as an admin uses them, in a booted
 # Debian 12 container (roots.sh): installed with apt from the files, no
 # network; the service runs as pgoffd with no capabilities, a user the
@@ -21,8 +22,8 @@ for tool in dpkg-buildpackage dh lintian systemd-nspawn; do
 done
 
 # --- the packages: always the plain build (make deb builds its own, from
-# a copy of the tree), rebuilt only when a file changed, so the sanitizer
-# pass reuses the first pass's
+# a copy of the tree), rebuilt only when a file changed (make e2e-test
+# T=deb after an edit)
 debs=$E2E_TOP/build/deb
 t0=$SECONDS
 make -s -C "$E2E_TOP" deb >"$E2E_DIR/deb.log" 2>&1
