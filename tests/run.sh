@@ -99,6 +99,11 @@ fi
 
 if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 	echo "# end-to-end tests (root, BPF, PostgreSQL 15)"
+	# one initdb for the run's clusters (lib.sh's pg_initdb)
+	E2E_PG_TEMPLATES=$(mktemp -d /tmp/pgoff-e2e-templates.XXXXXX) &&
+		chmod 755 "$E2E_PG_TEMPLATES"
+	export E2E_PG_TEMPLATES
+	trap 'rm -rf "$E2E_PG_TEMPLATES"' EXIT
 	for t in "$here"/e2e/${E2E_TESTS:-test_*}.sh; do
 		run_e2e "$(basename "$t")" "$t"
 	done

@@ -92,14 +92,32 @@ e2e_cleanup() {
 
 # pg_start [extra postgres -c options...]: a throwaway cluster, PGPORT set;
 # PGCTL_POSTGRES="-p PATH" starts another postgres binary
+# pg_initdb DIR: a new cluster's files in DIR. Under tests/run.sh (which
+# sets E2E_PG_TEMPLATES, a directory of this run's), initdb runs once and
+# each test copies its files: 0.15 s, not 1 s, some 60 times a run.
+pg_initdb() {
+	local t=${E2E_PG_TEMPLATES:-}/data
+	if [ -n "${E2E_PG_TEMPLATES:-}" ] && [ ! -d "$t" ]; then
+		mkdir -p "$t.new" && chown postgres "$t.new" &&
+			su postgres -s /bin/sh -c "$PGBIN/initdb -D '$t.new/data' -A trust -U postgres" \
+				>"$E2E_DIR/initdb.log" 2>&1 && mv "$t.new/data" "$t" ||
+			{ cat "$E2E_DIR/initdb.log"; return 1; }
+	fi
+	if [ -n "${E2E_PG_TEMPLATES:-}" ]; then
+		cp -a "$t" "$1"
+	else
+		su postgres -s /bin/sh -c "$PGBIN/initdb -D '$1' -A trust -U postgres" \
+			>"$E2E_DIR/initdb.log" 2>&1 || { cat "$E2E_DIR/initdb.log"; return 1; }
+	fi
+}
+
 pg_start() {
 	local opts="-c listen_addresses= -k $E2E_DIR/pg"
 	for o in "$@"; do opts="$opts -c $o"; done
 	PGDATA_DIR=$E2E_DIR/pg/data
 	PGPORT=$((20000 + RANDOM % 20000))
 	mkdir -p "$E2E_DIR/pg" && chown postgres "$E2E_DIR/pg"
-	su postgres -s /bin/sh -c "$PGBIN/initdb -D '$PGDATA_DIR' -A trust -U postgres" \
-		>"$E2E_DIR/initdb.log" 2>&1 || { cat "$E2E_DIR/initdb.log"; return 1; }
+	pg_initdb "$PGDATA_DIR" || return 1
 	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$PGDATA_DIR' ${PGCTL_POSTGRES:-} -w -l '$E2E_DIR/pg/log' -o '-p $PGPORT $opts' start" \
 		>/dev/null 2>&1 || { cat "$E2E_DIR/pg/log"; return 1; }
 	export PGHOST=$E2E_DIR/pg PGPORT PGUSER=postgres PGDATABASE=postgres
