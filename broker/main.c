@@ -184,7 +184,7 @@ static bool ask_probe(struct broker *b, int64_t now)
 	if (prober_busy(b->prober) ||
 	    !pg_registry_next_probe(b->registry, now, &pid))
 		return false;
-	if (prober_ask(b->prober, pid))
+	if (prober_ask(b->prober, pid, (uint32_t)b->cfg.max_clusters_per_uid))
 		log_warn("cannot ask the prober about process %u", pid);
 	return true;
 }

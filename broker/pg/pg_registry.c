@@ -235,12 +235,14 @@ size_t pg_registry_same_path(const struct pg_registry *r,
 	return n;
 }
 
+/* The clusters traced for uid: whose account it is (a rootless
+ * container's count for the user whose namespace it runs in). */
 static size_t clusters_of(const struct pg_registry *r, uint32_t uid)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nclusters; i++)
-		n += r->clusters[i].info.uid == uid;
+		n += r->clusters[i].info.account_uid == uid;
 	return n;
 }
 
@@ -754,6 +756,13 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	case -ETIMEDOUT:
 		back_off(r, info, uid, TIMEOUT_FIRST_MS, TIMEOUT_MAX_MS, now_ms,
 			 true);
+		return NULL;
+	case -EDQUOT:	/* its user's clusters, counted by the prober (by
+			 * account uid): asked again, as consider's are */
+		refuse(r, info->postmaster_pid, uid, info->status, info->why,
+		       now_ms + 1000, now_ms);
+		if ((f = find_refusal(r, info->postmaster_pid)))
+			f->start = start;
 		return NULL;
 	default:
 		refuse(r, info->postmaster_pid, uid, info->status,

@@ -97,8 +97,12 @@ int prober_give_maps(struct prober *p, int targets_fd, int quotas_fd,
  */
 int prober_give_usdt(struct prober *p, int prog_fd, const struct usdt *known);
 
-/* Ask about pid; never blocks. -EBUSY while an answer is awaited. */
-int prober_ask(struct prober *p, uint32_t pid);
+/*
+ * Ask about pid; never blocks. -EBUSY while an answer is awaited. A
+ * cluster whose user (the account uid: userns_owner.h) has max_clusters
+ * traced already is not traced: its answer's status is -EDQUOT.
+ */
+int prober_ask(struct prober *p, uint32_t pid, uint32_t max_clusters);
 /*
  * Ask for the run-time names of a cluster the prober traced (its id and
  * postmaster, as its answer said): a worker reads the postmaster's

@@ -121,9 +121,10 @@ static int ask(struct prober *p, const struct prober_msg *m,
 	return 0;
 }
 
-int prober_ask(struct prober *p, uint32_t pid)
+int prober_ask(struct prober *p, uint32_t pid, uint32_t max_clusters)
 {
-	return ask(p, &(struct prober_msg){ .op = OP_PROBE, .pid = pid },
+	return ask(p, &(struct prober_msg){ .op = OP_PROBE, .pid = pid,
+					    .max_clusters = max_clusters },
 		   PROBER_CLUSTER);
 }
 

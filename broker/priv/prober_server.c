@@ -47,6 +47,7 @@
 #define PROBER_MAX_KNOWN 1024
 struct known_cluster {
 	uint32_t id, pid, uid;
+	uint32_t account;		/* whom it counts for (userns_owner.h) */
 	int32_t major;
 	uint64_t start;			/* /proc/PID/stat */
 	uint64_t exe_dev, exe_ino;
@@ -527,11 +528,49 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	st->usdt_link[st->usdt_n++] = link_fd;
 }
 
+/* Whether k's postmaster still runs (the same process: its start time). */
+static bool known_alive(const struct serve_state *st,
+			const struct known_cluster *k)
+{
+	struct procfs_stat ps;
+
+	return procfs_stat(st->o->proc_root, k->pid, &ps) == 0 &&
+	       ps.start == k->start;
+}
+
+/* The clusters traced for account whose postmasters still run. */
+static uint32_t clusters_of(const struct serve_state *st, uint32_t account)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < st->nknown; i++)
+		n += st->known[i].account == account &&
+		     known_alive(st, &st->known[i]);
+	return n;
+}
+
+/* Where the next cluster is kept: a free place, else one whose
+ * postmaster is gone, else the oldest (clusters_of then counts one less
+ * for its user: the registry's own count, by the same account, still
+ * holds; PROBER_MAX_KNOWN is as many clusters as pgoffd traces). */
+static struct known_cluster *known_place(struct serve_state *st)
+{
+	struct known_cluster *k;
+
+	if (st->nknown < PROBER_MAX_KNOWN)
+		return &st->known[st->nknown++];
+	for (size_t i = 0; i < st->nknown; i++)
+		if (!known_alive(st, &st->known[i]))
+			return &st->known[i];
+	k = &st->known[st->next_known];
+	st->next_known = (st->next_known + 1) % PROBER_MAX_KNOWN;
+	return k;
+}
+
 /*
- * A cluster traced: kept for its run-time names (the oldest goes when
- * the table is full; pgoffd is then told it is not known). start: the
- * postmaster's start time before the worker looked, which must still be
- * its start time after.
+ * A cluster traced: kept for its run-time names and its user's count.
+ * start: the postmaster's start time before the worker looked, which
+ * must still be its start time after.
  */
 static void remember(struct serve_state *st, const struct pg_cluster_info *c,
 		     uint32_t uid, uint64_t start)
@@ -543,14 +582,10 @@ static void remember(struct serve_state *st, const struct pg_cluster_info *c,
 	    procfs_stat(st->o->proc_root, c->postmaster_pid, &ps) ||
 	    ps.start != start)
 		return;
-	if (st->nknown < PROBER_MAX_KNOWN) {
-		k = &st->known[st->nknown++];
-	} else {
-		k = &st->known[st->next_known];
-		st->next_known = (st->next_known + 1) % PROBER_MAX_KNOWN;
-	}
+	k = known_place(st);
 	*k = (struct known_cluster){
 		.id = c->id, .pid = c->postmaster_pid, .uid = uid,
+		.account = c->account_uid,
 		.major = c->major, .start = start, .exe_dev = c->exe_dev,
 		.exe_ino = c->exe_ino, .tranches_ptr = c->tranches_ptr,
 		.ntranches_ptr = c->ntranches_ptr,
@@ -638,8 +673,27 @@ static void open_files(struct serve_state *st, struct prober_answer *a,
 	}
 }
 
+/*
+ * Whether account has max (0: no limit) clusters traced already: then c
+ * says so. The registry counts by /proc's uid before it asks, which
+ * cannot tell a rootless container's subuids from other users; this
+ * counts them for the user whose namespace they run in.
+ */
+static bool over_clusters(const struct serve_state *st, uint32_t account,
+			  uint32_t max, struct pg_cluster_info *c)
+{
+	if (!max || clusters_of(st, account) < max)
+		return false;
+	c->status = -EDQUOT;
+	snprintf(c->why, sizeof(c->why), "uid %u%s has as many clusters "
+		 "traced as max-clusters-per-user allows (%u)", account,
+		 account != c->uid ? " (whose user namespace it runs in)" : "",
+		 max);
+	return true;
+}
+
 /* One question, answered by a worker within the deadline. */
-static void probe(struct serve_state *st, uint32_t pid,
+static void probe(struct serve_state *st, uint32_t pid, uint32_t max_clusters,
 		  struct prober_answer *a)
 {
 	struct pg_cluster_info *c = &a->info;
@@ -662,6 +716,11 @@ static void probe(struct serve_state *st, uint32_t pid,
 	 * count in that user's quota, whatever subuids they run as */
 	account = userns_account_uid(st->o->proc_root, pid, uids[0],
 				     account_missing, sizeof(account_missing));
+	c->uid = uids[0];
+	c->account_uid = account;
+	memcpy(c->account_missing, account_missing, sizeof(account_missing));
+	if (over_clusters(st, account, max_clusters, c))
+		return;		/* not traced, no worker */
 	if (st->quotas)
 		slot = quota_slot(st, account);
 	err = run_worker(st, &(struct worker_job){ .kind = W_PROBE, .pid = pid,
@@ -845,7 +904,7 @@ static void answer_probe(struct serve_state *st, const struct prober_msg *m,
 	size_t nfiles;
 
 	(void)mh;
-	probe(st, m->pid, &a);
+	probe(st, m->pid, m->max_clusters, &a);
 	open_files(st, &a, files, &nfiles);
 	err = send_with_fds(st->fd, &a, sizeof(a), files, nfiles);
 	for (size_t i = 0; i < nfiles; i++)

@@ -23,7 +23,7 @@ struct prober_msg {
 	uint32_t pid;
 	uint64_t dev, ino;		/* OP_USDT_KNOWN: a binary seen */
 	uint32_t cluster;		/* OP_NAMES: the prober's cluster id */
-	uint32_t pad;
+	uint32_t max_clusters;		/* OP_PROBE: max-clusters-per-user now */
 };
 
 /* Up to len bytes; the descriptors that came with them go to fds (at

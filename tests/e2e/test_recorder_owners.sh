@@ -9,7 +9,9 @@
 # flood, and the first cluster goes on being recorded. The second user
 # also runs a rootless container (a user namespace of theirs, its uids
 # the host's subuids): its cluster, a subuid's, counts for that user,
-# so its flood shares the user's half instead of taking a third share.
+# so its flood shares the user's half instead of taking a third share;
+# and it counts in max-clusters-per-user, so a second container of
+# theirs, past the limit, is not traced.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -25,7 +27,7 @@ as "$E2E_OUTSIDER" "$PGBIN/initdb" -D "$OUT/data" -A trust -U postgres \
 as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -w -l "$OUT/log" \
 	-o "-p $PORT_O -k $OUT_SOCK -c listen_addresses= -c autovacuum=off" start \
 	>/dev/null 2>&1 || { not_ok "start the second cluster"; sed 's/^/# /' "$OUT/log"; exit 1; }
-trap 'kill -QUIT ${PM_C:-} 2>/dev/null; as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -m immediate stop >/dev/null 2>&1; e2e_cleanup' EXIT
+trap 'kill -QUIT ${PM_C:-} ${PM_C2:-} 2>/dev/null; as "$E2E_OUTSIDER" "$PGBIN/pg_ctl" -D "$OUT/data" -m immediate stop >/dev/null 2>&1; e2e_cleanup' EXIT
 osql() { psql -X -q -At -h "$OUT_SOCK" -p "$PORT_O" -U postgres -d postgres "$@"; }
 OUT_UID=$(id -u "$E2E_OUTSIDER") OUT_GID=$(id -g "$E2E_OUTSIDER") PG_UID=$(id -u postgres)
 
@@ -34,24 +36,31 @@ OUT_UID=$(id -u "$E2E_OUTSIDER") OUT_GID=$(id -g "$E2E_OUTSIDER") PG_UID=$(id -u
 # subuids SUB.. (written here as newuidmap writes /etc/subuid's range);
 # postgres runs there as its uid 999, the host's SUB_PG
 SUB=400001 SUB_PG=400999
-CT=$E2E_DIR/ct CT_SOCK=$E2E_DIR/ct-sock PORT_C=$((PGPORT + 2))
-mkdir -p "$CT" "$CT_SOCK" && chown "$SUB_PG:$SUB_PG" "$CT" "$CT_SOCK" && mkfifo "$E2E_DIR/ct-go"
-setpriv --reuid="$OUT_UID" --regid="$OUT_GID" --init-groups -- unshare --user sh -c "
-	read _ <'$E2E_DIR/ct-go' &&
-	exec setpriv --reuid=999 --regid=999 --clear-groups sh -c \"
-		'$PGBIN/initdb' -D '$CT/data' -A trust -U postgres >'$CT/initdb.log' 2>&1 &&
-		exec '$PGBIN/postgres' -D '$CT/data' -p $PORT_C -k '$CT_SOCK' \
-			-c listen_addresses= -c autovacuum=off\"" >"$E2E_DIR/ct.log" 2>&1 &
-PM_C=$!
-in_userns() { [ "$(readlink "/proc/$PM_C/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
-wait_for 10 in_userns
-# (a map is written once, whole: a here-string makes it one write)
-cat >"/proc/$PM_C/uid_map" <<<"$(printf '0 %s 1\n1 %s 65536' "$OUT_UID" "$SUB")" &&
-	cat >"/proc/$PM_C/gid_map" <<<"$(printf '0 %s 1\n1 %s 65536' "$OUT_GID" "$SUB")" &&
-	echo go >"$E2E_DIR/ct-go" || { not_ok "map the container's uids"; exit 1; }
+# userns_cluster DIR PORT UID: a cluster in a new namespace of the user's,
+# its files in DIR, run as the namespace's UID; PM_NS is its postmaster
+userns_cluster() {
+	local dir=$1 port=$2 inner=$3 host=$((SUB + $3 - 1))
+	mkdir -p "$dir/sock" && chown "$host:$host" "$dir" "$dir/sock" && mkfifo "$dir/go"
+	setpriv --reuid="$OUT_UID" --regid="$OUT_GID" --init-groups -- unshare --user sh -c "
+		read _ <'$dir/go' &&
+		exec setpriv --reuid=$inner --regid=$inner --clear-groups sh -c \"
+			'$PGBIN/initdb' -D '$dir/data' -A trust -U postgres >'$dir/initdb.log' 2>&1 &&
+			exec '$PGBIN/postgres' -D '$dir/data' -p $port -k '$dir/sock' \
+				-c listen_addresses= -c autovacuum=off\"" >"$dir/ct.log" 2>&1 &
+	PM_NS=$!
+	in_userns() { [ "$(readlink "/proc/$PM_NS/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
+	wait_for 10 in_userns
+	# (a map is written once, whole: a here-string makes it one write)
+	cat >"/proc/$PM_NS/uid_map" <<<"$(printf '0 %s 1\n1 %s 65536' "$OUT_UID" "$SUB")" &&
+		cat >"/proc/$PM_NS/gid_map" <<<"$(printf '0 %s 1\n1 %s 65536' "$OUT_GID" "$SUB")" &&
+		echo go >"$dir/go" || { not_ok "map the uids of the namespace at $dir"; exit 1; }
+	up() { psql -X -q -At -h "$dir/sock" -p "$port" -U postgres -d postgres -c "select 1" >/dev/null 2>&1; }
+	wait_for 60 up || { not_ok "the cluster at $dir is up"; sed 's/^/# /' "$dir/ct.log" "$dir/initdb.log"; exit 1; }
+}
+CT=$E2E_DIR/ct CT_SOCK=$E2E_DIR/ct/sock PORT_C=$((PGPORT + 2))
+userns_cluster "$CT" "$PORT_C" 999
+PM_C=$PM_NS
 csql() { psql -X -q -At -h "$CT_SOCK" -p "$PORT_C" -U postgres -d postgres "$@"; }
-c_up() { csql -c "select 1" >/dev/null 2>&1; }
-wait_for 60 c_up || { not_ok "the container's cluster is up"; sed 's/^/# /' "$E2E_DIR/ct.log" "$CT/initdb.log"; exit 1; }
 
 # 2 MiB of events (record-max-size is shared with the aggregation), in
 # segments of 512 KiB; every wait recorded, with its SQL (random text,
@@ -162,9 +171,10 @@ check "the first cluster's new waits are still stored" more_stored
 e2e_stop_broker TERM
 check "pgoffd saved each owner's part of the record" \
 	grep -q "^$OUT_UID " "$E2E_DIR/state/owners"
-e2e_start_broker --record-min 0 --record-queries full --record-max-size 4M ||
-	{ not_ok "restart pgoffd"; exit 1; }
-wait_for 20 traced_both
+# (two clusters a user from now on: the second user's own and container's)
+e2e_start_broker --record-min 0 --record-queries full --record-max-size 4M \
+	--max-clusters-per-user 2 || { not_ok "restart pgoffd"; exit 1; }
+wait_for 20 traced_all
 after=$(hist)
 note "after the restart: $(jq -c '.owners' <<<"$after")"
 check "after a restart, the flooder's bytes are still its own (at least half its share)" \
@@ -174,4 +184,17 @@ after=$(hist)
 check "... and its flood is refused at once" jqe '.events_refused > 0' <<<"$(owner "$OUT_UID")"
 R3=$(replayed)
 check "... and the first cluster's events still replay ($R3)" [ "${R3:-0}" -eq "${R1:-0}" ]
+
+# --- max-clusters-per-user counts a user's containers: a second one,
+# its postgres another subuid (a uid /proc shows no cluster of), is the
+# user's third cluster
+userns_cluster "$E2E_DIR/ct2" "$((PGPORT + 3))" 998
+PM_C2=$PM_NS
+refusal() { member ps --json | jq -c --argjson p "$PM_C2" '.untraced[]? | select(.pid == $p)'; }
+refused() { [ -n "$(refusal)" ]; }
+wait_for 10 refused
+check "a user's third cluster, in a second container of theirs, is not traced: $(refusal)" \
+	jqe --arg w "uid $OUT_UID (whose user namespace it runs in) has as many clusters traced as max-clusters-per-user allows (2)" \
+	'.uid == '"$((SUB + 997))"' and (.why | contains($w))' <<<"$(refusal)"
+check "... while their two are" traced_all
 exit "$TAP_FAILED"

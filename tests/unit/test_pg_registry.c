@@ -85,21 +85,31 @@ static void new_proc_root(void)
 	}
 }
 
-/* The prober's answer to what it was asked about: status, for uid. */
-static const struct pg_cluster *answer(struct pg_registry *r, uint32_t pid,
-				       uint32_t uid, int status)
+/* The prober's answer: status, for uid, counted for account. */
+static const struct pg_cluster *answer_as(struct pg_registry *r, uint32_t pid,
+					  uint32_t uid, uint32_t account,
+					  int status)
 {
 	struct pg_cluster_info info;
 
 	memset(&info, 0, sizeof(info));
 	info.postmaster_pid = pid;
 	info.uid = uid;
+	info.account_uid = account;
 	info.status = status;
 	info.id = pid;
 	info.major = 15;
 	if (status)
 		snprintf(info.why, sizeof(info.why), "refused (%d)", status);
 	return pg_registry_probed(r, &info, NULL, 0, 0);
+}
+
+/* The prober's answer to what it was asked about: status, for uid
+ * (whose account, as a postmaster in no user namespace of a user's). */
+static const struct pg_cluster *answer(struct pg_registry *r, uint32_t pid,
+				       uint32_t uid, int status)
+{
+	return answer_as(r, pid, uid, uid, status);
 }
 
 /* Every question of this scan answered with status (the prober's uid 0,
@@ -169,6 +179,42 @@ static void test_order_kept_when_one_goes(void)
 	if (n == 3)
 		printf("# refused, oldest first: %u %u %u\n", f[0].pid, f[1].pid, f[2].pid);
 	CHECK(n == 3 && f[0].pid == 300 && f[1].pid == 400 && f[2].pid == 200);
+	pg_registry_free(r);
+}
+
+/*
+ * A cluster in a user's rootless container (postmaster uid 401000, the
+ * account 1000) counts for 1000: with one cluster allowed, 1000's own
+ * postmaster is then refused without a question. Another of the
+ * container's subuids (401001) is asked about, since /proc cannot tell
+ * whose it is; the prober's -EDQUOT keeps it refused, and it is asked
+ * again a second later, not at every scan.
+ */
+static void test_a_container_counts_for_its_user(void)
+{
+	struct pg_registry *r = NULL;
+	const struct pg_refusal *f;
+	uint32_t pid;
+	size_t n = 0;
+
+	new_proc_root();
+	fake_postmaster(100, 401000, 7);
+	CHECK(pg_registry_new(&r, proc_root, 1) == 0 && pg_registry_scan(r, 0) == 0);
+	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 100);
+	CHECK(answer_as(r, 100, 401000, 1000, 0) != NULL);
+	fake_postmaster(200, 1000, 7);
+	fake_postmaster(300, 401001, 7);
+	CHECK(pg_registry_scan(r, 0) == 0);
+	f = pg_registry_refusals(r, &n);
+	CHECK(n == 1 && f[0].pid == 200 && f[0].status == -EDQUOT);
+	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 300);
+	CHECK(answer_as(r, 300, 401001, 1000, -EDQUOT) == NULL);	/* at 0 */
+	f = pg_registry_refusals(r, &n);
+	CHECK(n == 2 && f[1].pid == 300 && f[1].status == -EDQUOT);
+	CHECK(pg_registry_scan(r, 500) == 0);
+	CHECK(!pg_registry_next_probe(r, 500, &pid));	/* not yet */
+	CHECK(pg_registry_scan(r, 1100) == 0);
+	CHECK(pg_registry_next_probe(r, 1100, &pid) && pid == 300);
 	pg_registry_free(r);
 }
 
@@ -339,6 +385,7 @@ static const struct pg_cluster *found(struct pg_registry *r, uint32_t pid,
 	memset(&info, 0, sizeof(info));
 	info.postmaster_pid = pid;
 	info.uid = uid;
+	info.account_uid = uid;
 	info.id = pid;
 	info.major = 15;
 	info.has_sysid = 1;
@@ -399,6 +446,7 @@ int main(void)
 {
 	log_init("test_pg_registry", LOG_LEVEL_ERROR);	/* one line a refusal */
 	RUN(test_order_kept_when_one_goes);
+	RUN(test_a_container_counts_for_its_user);
 	RUN(test_one_user_holds_a_share);
 	RUN(test_full_table_keeps_what_it_has);
 	RUN(test_no_user_crowds_out_another);
