@@ -519,6 +519,15 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 	}
 	if (pm->pid == r->asked || (f && (!f->retry_ms || f->retry_ms > now_ms)))
 		return;
+	/* its user's clusters as many as allowed, as the prober found them
+	 * (by account): asked again once one of them is gone */
+	if (f && f->status == -EUSERS && r->max_clusters_per_uid &&
+	    clusters_of(r, f->account) >= r->max_clusters_per_uid)
+		return;
+	if (r->nclusters == MAX_CLUSTERS) {	/* no room to keep it */
+		r->unkept_now++;
+		return;
+	}
 	if (procfs_uids(r->proc_root, pm->pid, uids))
 		return;
 	if (!f && refusals_of(r, uids[0]) >= MAX_REFUSALS_PER_UID) {
@@ -530,9 +539,11 @@ static void consider(struct pg_registry *r, const struct seen *pm,
 		snprintf(why, sizeof(why), "uid %u has as many clusters traced "
 			 "as max-clusters-per-user allows (%u)", uids[0],
 			 r->max_clusters_per_uid);
-		refuse(r, pm->pid, uids[0], -EDQUOT, why, now_ms + 1000, now_ms);
-		if ((f = find_refusal(r, pm->pid)))
+		refuse(r, pm->pid, uids[0], -EUSERS, why, now_ms + 1000, now_ms);
+		if ((f = find_refusal(r, pm->pid))) {
 			f->start = pm->start;
+			f->account = uids[0];
+		}
 		return;
 	}
 	/* (room for every process seen: pg_registry_scan) */
@@ -757,12 +768,15 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 		back_off(r, info, uid, TIMEOUT_FIRST_MS, TIMEOUT_MAX_MS, now_ms,
 			 true);
 		return NULL;
-	case -EDQUOT:	/* its user's clusters, counted by the prober (by
-			 * account uid): asked again, as consider's are */
-		refuse(r, info->postmaster_pid, uid, info->status, info->why,
+	case -EUSERS:	/* its user's clusters as many as allowed, counted
+			 * by the prober (by account uid): as consider's */
+		refuse(r, info->postmaster_pid, uid, info->status,
+		       info->why[0] ? info->why : strerror(-info->status),
 		       now_ms + 1000, now_ms);
-		if ((f = find_refusal(r, info->postmaster_pid)))
+		if ((f = find_refusal(r, info->postmaster_pid))) {
 			f->start = start;
+			f->account = info->account_uid;
+		}
 		return NULL;
 	default:
 		refuse(r, info->postmaster_pid, uid, info->status,

@@ -57,6 +57,8 @@ struct pg_refusal {
 	uint32_t backoff_ms;
 	uint32_t tries;			/* answers "still starting" so far */
 	uint64_t start;			/* the process's start time */
+	uint32_t account;		/* -EUSERS: the user whose clusters
+					 * are as many as allowed */
 	char why[160];
 };
 

@@ -528,35 +528,46 @@ static void link_new_binary(struct serve_state *st, uint32_t pid,
 	st->usdt_link[st->usdt_n++] = link_fd;
 }
 
-/* Whether k's postmaster still runs (the same process: its start time). */
+/* Whether k's postmaster still runs (the same process: its start time;
+ * a zombie's cluster is gone, as the registry judges it). */
 static bool known_alive(const struct serve_state *st,
 			const struct known_cluster *k)
 {
 	struct procfs_stat ps;
 
 	return procfs_stat(st->o->proc_root, k->pid, &ps) == 0 &&
-	       ps.start == k->start;
+	       ps.start == k->start && ps.state != 'Z' && ps.state != 'X';
 }
 
-/* The clusters traced for account whose postmasters still run. */
-static uint32_t clusters_of(const struct serve_state *st, uint32_t account)
+/* The clusters traced for account whose postmasters still run, but the
+ * one of postmaster pid (started at start), asked about again. */
+static uint32_t clusters_of(const struct serve_state *st, uint32_t account,
+			    uint32_t pid, uint64_t start)
 {
 	uint32_t n = 0;
 
-	for (size_t i = 0; i < st->nknown; i++)
-		n += st->known[i].account == account &&
-		     known_alive(st, &st->known[i]);
+	for (size_t i = 0; i < st->nknown; i++) {
+		const struct known_cluster *k = &st->known[i];
+
+		n += k->account == account &&
+		     !(k->pid == pid && k->start == start) &&
+		     known_alive(st, k);
+	}
 	return n;
 }
 
-/* Where the next cluster is kept: a free place, else one whose
- * postmaster is gone, else the oldest (clusters_of then counts one less
- * for its user: the registry's own count, by the same account, still
- * holds; PROBER_MAX_KNOWN is as many clusters as pgoffd traces). */
-static struct known_cluster *known_place(struct serve_state *st)
+/* Where the cluster of postmaster pid (started at start) is kept: its
+ * place if it is known already (asked about again), else a free place,
+ * else one whose postmaster is gone, else the oldest (clusters_of then
+ * counts one less for its user; the registry's own count still holds). */
+static struct known_cluster *known_place(struct serve_state *st, uint32_t pid,
+					 uint64_t start)
 {
 	struct known_cluster *k;
 
+	for (size_t i = 0; i < st->nknown; i++)
+		if (st->known[i].pid == pid && st->known[i].start == start)
+			return &st->known[i];
 	if (st->nknown < PROBER_MAX_KNOWN)
 		return &st->known[st->nknown++];
 	for (size_t i = 0; i < st->nknown; i++)
@@ -582,7 +593,7 @@ static void remember(struct serve_state *st, const struct pg_cluster_info *c,
 	    procfs_stat(st->o->proc_root, c->postmaster_pid, &ps) ||
 	    ps.start != start)
 		return;
-	k = known_place(st);
+	k = known_place(st, c->postmaster_pid, start);
 	*k = (struct known_cluster){
 		.id = c->id, .pid = c->postmaster_pid, .uid = uid,
 		.account = c->account_uid,
@@ -674,17 +685,22 @@ static void open_files(struct serve_state *st, struct prober_answer *a,
 }
 
 /*
- * Whether account has max (0: no limit) clusters traced already: then c
- * says so. The registry counts by /proc's uid before it asks, which
- * cannot tell a rootless container's subuids from other users; this
- * counts them for the user whose namespace they run in.
+ * Whether account has max clusters traced already (pgoffd's
+ * max-clusters-per-user, held to 1..PROBER_MAX_KNOWN here): then c says
+ * so, with -EUSERS (the worker's -EDQUOT is the process quota). Before
+ * it asks, the registry can count only the clusters of the account
+ * whose uid the candidate runs as: a rootless container's subuid is no
+ * account's. This counts the container for the user who made it.
  */
 static bool over_clusters(const struct serve_state *st, uint32_t account,
-			  uint32_t max, struct pg_cluster_info *c)
+			  uint32_t max, uint64_t start,
+			  struct pg_cluster_info *c)
 {
-	if (!max || clusters_of(st, account) < max)
+	if (!max || max > PROBER_MAX_KNOWN)
+		max = PROBER_MAX_KNOWN;
+	if (clusters_of(st, account, c->postmaster_pid, start) < max)
 		return false;
-	c->status = -EDQUOT;
+	c->status = -EUSERS;
 	snprintf(c->why, sizeof(c->why), "uid %u%s has as many clusters "
 		 "traced as max-clusters-per-user allows (%u)", account,
 		 account != c->uid ? " (whose user namespace it runs in)" : "",
@@ -719,7 +735,7 @@ static void probe(struct serve_state *st, uint32_t pid, uint32_t max_clusters,
 	c->uid = uids[0];
 	c->account_uid = account;
 	memcpy(c->account_missing, account_missing, sizeof(account_missing));
-	if (over_clusters(st, account, max_clusters, c))
+	if (over_clusters(st, account, max_clusters, ps.start, c))
 		return;		/* not traced, no worker */
 	if (st->quotas)
 		slot = quota_slot(st, account);

@@ -187,8 +187,9 @@ static void test_order_kept_when_one_goes(void)
  * account 1000) counts for 1000: with one cluster allowed, 1000's own
  * postmaster is then refused without a question. Another of the
  * container's subuids (401001) is asked about, since /proc cannot tell
- * whose it is; the prober's -EDQUOT keeps it refused, and it is asked
- * again a second later, not at every scan.
+ * whose it is; the prober's -EUSERS keeps it refused, not asked again
+ * while 1000's cluster runs, and asked at once when it is gone. The
+ * prober's -EDQUOT (the process quota) is not asked again.
  */
 static void test_a_container_counts_for_its_user(void)
 {
@@ -206,15 +207,24 @@ static void test_a_container_counts_for_its_user(void)
 	fake_postmaster(300, 401001, 7);
 	CHECK(pg_registry_scan(r, 0) == 0);
 	f = pg_registry_refusals(r, &n);
-	CHECK(n == 1 && f[0].pid == 200 && f[0].status == -EDQUOT);
+	CHECK(n == 1 && f[0].pid == 200 && f[0].status == -EUSERS);
 	CHECK(pg_registry_next_probe(r, 0, &pid) && pid == 300);
-	CHECK(answer_as(r, 300, 401001, 1000, -EDQUOT) == NULL);	/* at 0 */
+	CHECK(answer_as(r, 300, 401001, 1000, -EUSERS) == NULL);	/* at 0 */
 	f = pg_registry_refusals(r, &n);
-	CHECK(n == 2 && f[1].pid == 300 && f[1].status == -EDQUOT);
-	CHECK(pg_registry_scan(r, 500) == 0);
-	CHECK(!pg_registry_next_probe(r, 500, &pid));	/* not yet */
-	CHECK(pg_registry_scan(r, 1100) == 0);
-	CHECK(pg_registry_next_probe(r, 1100, &pid) && pid == 300);
+	CHECK(n == 2 && f[1].pid == 300 && f[1].status == -EUSERS &&
+	      f[1].account == 1000);
+	CHECK(pg_registry_scan(r, 5000) == 0);
+	CHECK(!pg_registry_next_probe(r, 5000, &pid));	/* 100 still runs */
+	gone(100);
+	for (int64_t t = 6000; t <= 8000; t += 1000)	/* until swept */
+		CHECK(pg_registry_scan(r, t) == 0);
+	CHECK(pg_registry_next_probe(r, 8000, &pid) && (pid == 200 || pid == 300));
+	CHECK(answer_as(r, pid, pid == 200 ? 1000 : 401001, 1000, -EDQUOT) == NULL);
+	CHECK(pg_registry_scan(r, 20000) == 0);
+	CHECK(pg_registry_next_probe(r, 20000, &pid));	/* the other one */
+	CHECK(answer_as(r, pid, pid == 200 ? 1000 : 401001, 1000, -EDQUOT) == NULL);
+	CHECK(pg_registry_scan(r, 40000) == 0);
+	CHECK(!pg_registry_next_probe(r, 40000, &pid));	/* never again */
 	pg_registry_free(r);
 }
 
