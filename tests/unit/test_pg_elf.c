@@ -115,7 +115,7 @@ static void test_parse_stapsdt(void)
 /* The installed PostgreSQL 15: Debian builds it with --enable-dtrace. */
 static void test_real_usdt(void)
 {
-	const char *copy = "/tmp/pgoff-test-noprobes";
+	char copy[64];	/* its own name: the ASan build may run beside */
 	struct pg_usdt u;
 	unsigned int per_kind[PGOFF_USDT__KINDS] = { 0 };
 	unsigned char b = 0;
@@ -139,6 +139,7 @@ static void test_real_usdt(void)
 	CHECK(per_kind[PGOFF_USDT_LWLOCK_START] == 3);
 	CHECK(per_kind[PGOFF_USDT_LWLOCK_DONE] == 3);
 	/* without the notes: no sites, not an error */
+	snprintf(copy, sizeof(copy), "/tmp/pgoff-test-noprobes.%d", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "objcopy --remove-section .note.stapsdt "
 		 "/usr/lib/postgresql/15/bin/postgres %s", copy);
 	CHECK(system(cmd) == 0);
