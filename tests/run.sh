@@ -24,15 +24,36 @@ count() {	# reads a test's output, echoes it, counts its lines
 	done
 }
 
-run() {	# a test program that exits non-zero without a "not ok" line failed too
-	local name=$1; shift
-	local out rc
-	out=$("$@" 2>&1); rc=$?
-	count <<<"$out"
-	if [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' <<<"$out"; then
-		echo "not ok - $name exited with status $rc"
+# report NAME STATUS FILE: a test's output, counted; a test program that
+# exited non-zero without a "not ok" line failed too
+report() {
+	count <"$3"
+	if [ "$2" -ne 0 ] && ! grep -q '^not ok - ' "$3"; then
+		echo "not ok - $1 exited with status $2"
 		fail=$((fail + 1))
 	fi
+}
+
+run() {	# NAME COMMAND...
+	local name=$1 out rc; shift
+	out=$(mktemp)
+	"$@" >"$out" 2>&1; rc=$?
+	report "$name" "$rc" "$out"
+	rm -f "$out"
+}
+
+# run_units: the tests in units, as many at a time as CPUs (each is one
+# process with files of its own), their outputs in their order
+run_units() {
+	local dir i
+	dir=$(mktemp -d)
+	for i in "${!units[@]}"; do printf '%s\0%s\0' "$i" "${units[$i]}"; done |
+		xargs -0 -n 2 -P "$(nproc)" sh -c '"$2" >"$0/$1.out" 2>&1; echo $? >"$0/$1.rc"' "$dir"
+	for i in "${!units[@]}"; do
+		report "$(basename "${units[$i]}")" "$(cat "$dir/$i.rc" 2>/dev/null || echo 127)" \
+			"$dir/$i.out"
+	done
+	rm -rf "$dir"
 }
 
 # The seconds an end-to-end test may take: its own "# e2e-timeout: N"
@@ -76,15 +97,23 @@ run_e2e() {
 	rm -f "$started"
 }
 
+# make test (all, as root): the e2e tests' roots, built in the background
+# from the start (a fresh machine's take minutes, each a debootstrap),
+# waited for before the first e2e test
+roots_pid=
+if [ "$mode" = all ] && [ "$(id -u)" = 0 ]; then
+	roots_log=$(mktemp)
+	bash "$here/e2e/roots_prefetch.sh" >"$roots_log" 2>&1 &
+	roots_pid=$!
+fi
+
 units=() fuzzers=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do units+=("$1"); shift; done
 [ $# -gt 0 ] && shift && fuzzers=("$@")
 
 if [ ${#units[@]} -gt 0 ]; then
-	echo "# unit tests"
-	for t in "${units[@]}"; do
-		run "$(basename "$t")" "$t"
-	done
+	echo "# unit tests ($(nproc) at a time)"
+	run_units
 fi
 
 if [ ${#fuzzers[@]} -gt 0 ]; then
@@ -98,6 +127,12 @@ if [ "$mode" = all ] || [ "$mode" = selinux ]; then
 fi
 
 if [ "$mode" = all ] || [ "$mode" = e2e ]; then
+	if [ -n "$roots_pid" ]; then
+		echo "# the test roots (built while the above ran):"
+		wait "$roots_pid"
+		sed 's/^\([^#]\)/# \1/' "$roots_log"
+		rm -f "$roots_log"
+	fi
 	echo "# end-to-end tests (root, BPF, PostgreSQL 15)"
 	# one initdb for the run's clusters (lib.sh's pg_initdb)
 	E2E_PG_TEMPLATES=$(mktemp -d /tmp/pgoff-e2e-templates.XXXXXX) &&

@@ -205,6 +205,7 @@ root_ensure_experimental() {	# NAME PACKAGES...: sid plus experimental
 
 # The roots the tests use, by PostgreSQL major: where Debian ships it.
 # 15 is the host's own (bookworm): root "host", which is /.
+PG_ROOT_MAJORS="13 17 18 19"	# those with a root of their own
 pg_root_name() {	# MAJOR: the name pgroot_start wants for it
 	if [ "$1" = 15 ]; then echo host; else echo "pg$1"; fi
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The test roots the end-to-end tests use (roots.sh), built ahead of
+# them: tests/run.sh starts this in the background when make test
+# begins, so that a fresh machine builds them two at a time while the
+# code is built and the unit tests and fuzzers run, not one after
+# another in the middle of the e2e tests. Cached roots are only looked
+# at. Prints what it did as TAP comments; a root it could not build is
+# tried again, and its failure reported, by the test that needs it.
+set -u
+. "$(dirname "$0")/roots.sh"
+
+ensure() {	# a major (pg_root_ensure) or "systemd"
+	if [ "$1" = systemd ]; then
+		systemd_root_ensure
+	else
+		pg_root_ensure "$1"
+	fi
+}
+
+t0=$SECONDS
+for r in $PG_ROOT_MAJORS systemd; do
+	(ensure "$r" 2>&1 || echo "# root for $r: not built here: its test will try") &
+	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do
+		wait -n
+	done
+done
+wait
+echo "# test roots ready in $((SECONDS - t0)) s"
