@@ -325,12 +325,14 @@ BENCH_BINS = $(addprefix $(BUILD)/bench/,empty.bpf.o lookups.bpf.o empty_load \
 
 # The builds make test needs (plain, sanitizer, fuzz, bench) take 4 minutes
 # one file at a time on two CPUs and 2 with two jobs: built with a job a
-# CPU (JOBS=1 for one at a time), then the tests run one after another.
+# CPU (JOBS=1 for one at a time), then the tests run: the unit tests and
+# fuzzers JOBS at a time, the end-to-end tests one after another. run.sh
+# runs the build, so that the e2e tests' roots are built beside it.
 JOBS ?= $(shell nproc)
 test:
-	@$(MAKE) --no-print-directory -j$(JOBS) test-binaries
-	@FUZZ_SECONDS=20 tests/run.sh all $(UNIT_TESTS) $(ASAN_UNIT_TESTS) $(UNIT_SCRIPTS) \
-		-- $(FUZZ_TARGETS)
+	@JOBS=$(JOBS) FUZZ_SECONDS=20 tests/run.sh all \
+		--build '$(MAKE) --no-print-directory -j$(JOBS) test-binaries' \
+		$(UNIT_TESTS) $(ASAN_UNIT_TESTS) $(UNIT_SCRIPTS) -- $(FUZZ_TARGETS)
 
 test-binaries: all asan $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_TARGETS) $(BENCH_BINS)
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Run the test tiers and count TAP-style lines ("ok - x" / "not ok - x").
-# usage: tests/run.sh unit|selinux|e2e|all UNIT_TEST_BINARIES... [-- FUZZ_TARGETS...]
-# E2E_TESTS: a glob of the end-to-end tests to run (default test_*).
+# usage: tests/run.sh unit|selinux|e2e|all [--build COMMAND] UNIT_TEST_BINARIES...
+#        [-- FUZZ_TARGETS...]
+# --build: what builds the tests, run first (make test's builds, so that
+# the test roots are built beside them). E2E_TESTS: a glob of the
+# end-to-end tests to run (default test_*).
 # Ends with "N passed, N failed"; exits 1 if anything failed.
 set -u
 mode=$1; shift
@@ -12,10 +15,15 @@ pass=0 fail=0
 # expired in its middle would be rebuilt between the plain and the
 # sanitizer pass, from newer packages
 export PGOFF_ROOT_NOW=${PGOFF_ROOT_NOW:-$(date +%s)}
+JOBS=${JOBS:-$(nproc)}	# unit tests at a time
+# what this run made in /tmp goes with it, also when it is interrupted
+temps=()
+trap 'rm -rf "${temps[@]}"; [ -n "${roots_pid:-}" ] && kill "$roots_pid" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM HUP
 
 count() {	# reads a test's output, echoes it, counts its lines
 	local line
-	while IFS= read -r line; do
+	while IFS= read -r line || [ -n "$line" ]; do
 		printf '%s\n' "$line"
 		case $line in
 		"ok - "*) pass=$((pass + 1)) ;;
@@ -27,33 +35,33 @@ count() {	# reads a test's output, echoes it, counts its lines
 # report NAME STATUS FILE: a test's output, counted; a test program that
 # exited non-zero without a "not ok" line failed too
 report() {
+	local rc=$2
+	[[ $rc =~ ^[0-9]+$ ]] || rc=127	# its status was not written
 	count <"$3"
-	if [ "$2" -ne 0 ] && ! grep -q '^not ok - ' "$3"; then
-		echo "not ok - $1 exited with status $2"
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' "$3"; then
+		echo "not ok - $1 exited with status $rc"
 		fail=$((fail + 1))
 	fi
 }
 
 run() {	# NAME COMMAND...
 	local name=$1 out rc; shift
-	out=$(mktemp)
+	out=$(mktemp) && temps+=("$out")
 	"$@" >"$out" 2>&1; rc=$?
 	report "$name" "$rc" "$out"
-	rm -f "$out"
 }
 
-# run_units: the tests in units, as many at a time as CPUs (each is one
-# process with files of its own), their outputs in their order
+# run_units: the tests in units, JOBS at a time (each is one process
+# with files of its own), their outputs in their order
 run_units() {
 	local dir i
-	dir=$(mktemp -d)
+	dir=$(mktemp -d) && temps+=("$dir")
 	for i in "${!units[@]}"; do printf '%s\0%s\0' "$i" "${units[$i]}"; done |
-		xargs -0 -n 2 -P "$(nproc)" sh -c '"$2" >"$0/$1.out" 2>&1; echo $? >"$0/$1.rc"' "$dir"
+		xargs -0 -n 2 -P "$JOBS" sh -c '"$2" >"$0/$1.out" 2>&1; echo $? >"$0/$1.rc"' "$dir"
 	for i in "${!units[@]}"; do
-		report "$(basename "${units[$i]}")" "$(cat "$dir/$i.rc" 2>/dev/null || echo 127)" \
+		report "$(basename "${units[$i]}")" "$(cat "$dir/$i.rc" 2>/dev/null)" \
 			"$dir/$i.out"
 	done
-	rm -rf "$dir"
 }
 
 # The seconds an end-to-end test may take: its own "# e2e-timeout: N"
@@ -98,13 +106,27 @@ run_e2e() {
 }
 
 # make test (all, as root): the e2e tests' roots, built in the background
-# from the start (a fresh machine's take minutes, each a debootstrap),
-# waited for before the first e2e test
-roots_pid=
+# from the start, beside the builds (a fresh machine's take minutes, each
+# a debootstrap), waited for before the first e2e test
+roots_pid= ROOTS_PREFETCH_LIMIT=1500
 if [ "$mode" = all ] && [ "$(id -u)" = 0 ]; then
-	roots_log=$(mktemp)
-	bash "$here/e2e/roots_prefetch.sh" >"$roots_log" 2>&1 &
+	roots_log=$(mktemp) && temps+=("$roots_log")
+	# (bounded: a mirror that stops answering must not hang the run; the
+	# tests that need a root not built then build it, within their limit)
+	timeout --kill-after=20 "$ROOTS_PREFETCH_LIMIT" bash "$here/e2e/roots_prefetch.sh" \
+		>"$roots_log" 2>&1 &
 	roots_pid=$!
+fi
+
+if [ "${1:-}" = --build ]; then
+	build=$2
+	shift 2
+	if ! bash -c "$build"; then
+		echo "not ok - the tests' build ($build)"
+		[ -n "$roots_pid" ] && kill "$roots_pid" 2>/dev/null
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
 fi
 
 units=() fuzzers=()
@@ -112,7 +134,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do units+=("$1"); shift; done
 [ $# -gt 0 ] && shift && fuzzers=("$@")
 
 if [ ${#units[@]} -gt 0 ]; then
-	echo "# unit tests ($(nproc) at a time)"
+	echo "# unit tests ($JOBS at a time)"
 	run_units
 fi
 
@@ -130,15 +152,16 @@ if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 	if [ -n "$roots_pid" ]; then
 		echo "# the test roots (built while the above ran):"
 		wait "$roots_pid"
+		rc=$?
 		sed 's/^\([^#]\)/# \1/' "$roots_log"
-		rm -f "$roots_log"
+		[ "$rc" = 124 ] || [ "$rc" = 137 ] &&
+			echo "# ... not all ready in $ROOTS_PREFETCH_LIMIT s (stopped): the tests build theirs"
 	fi
 	echo "# end-to-end tests (root, BPF, PostgreSQL 15)"
 	# one initdb for the run's clusters (lib.sh's pg_initdb)
 	E2E_PG_TEMPLATES=$(mktemp -d /tmp/pgoff-e2e-templates.XXXXXX) &&
-		chmod 755 "$E2E_PG_TEMPLATES"
+		chmod 755 "$E2E_PG_TEMPLATES" && temps+=("$E2E_PG_TEMPLATES")
 	export E2E_PG_TEMPLATES
-	trap 'rm -rf "$E2E_PG_TEMPLATES"' EXIT
 	for t in "$here"/e2e/${E2E_TESTS:-test_*}.sh; do
 		run_e2e "$(basename "$t")" "$t"
 	done

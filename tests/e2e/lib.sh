@@ -90,15 +90,15 @@ e2e_cleanup() {
 	return 0
 }
 
-# pg_start [extra postgres -c options...]: a throwaway cluster, PGPORT set;
-# PGCTL_POSTGRES="-p PATH" starts another postgres binary
 # pg_initdb DIR: a new cluster's files in DIR. Under tests/run.sh (which
 # sets E2E_PG_TEMPLATES, a directory of this run's), initdb runs once and
 # each test copies its files: 0.15 s, not 1 s, some 60 times a run.
 pg_initdb() {
 	local t=${E2E_PG_TEMPLATES:-}/data
+	[ -e "$1" ] && { echo "pg_initdb: $1 exists"; return 1; }
 	if [ -n "${E2E_PG_TEMPLATES:-}" ] && [ ! -d "$t" ]; then
-		mkdir -p "$t.new" && chown postgres "$t.new" &&
+		# (what a test killed in the middle of it left, made again)
+		rm -rf "$t.new" && mkdir -p "$t.new" && chown postgres "$t.new" &&
 			su postgres -s /bin/sh -c "$PGBIN/initdb -D '$t.new/data' -A trust -U postgres" \
 				>"$E2E_DIR/initdb.log" 2>&1 && mv "$t.new/data" "$t" ||
 			{ cat "$E2E_DIR/initdb.log"; return 1; }
@@ -111,6 +111,8 @@ pg_initdb() {
 	fi
 }
 
+# pg_start [extra postgres -c options...]: a throwaway cluster, PGPORT set;
+# PGCTL_POSTGRES="-p PATH" starts another postgres binary
 pg_start() {
 	local opts="-c listen_addresses= -k $E2E_DIR/pg"
 	for o in "$@"; do opts="$opts -c $o"; done
