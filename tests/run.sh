@@ -107,7 +107,9 @@ run_e2e() {
 
 # make test (all, as root): the e2e tests' roots, built in the background
 # from the start, beside the builds (a fresh machine's take minutes, each
-# a debootstrap), waited for before the first e2e test
+# a debootstrap). Not waited for: an e2e test that needs a root still
+# being built waits for it (its lock), and those come after the first
+# minutes. What it did is told at the end.
 roots_pid= ROOTS_PREFETCH_LIMIT=1500
 if [ "$mode" = all ] && [ "$(id -u)" = 0 ]; then
 	roots_log=$(mktemp) && temps+=("$roots_log")
@@ -149,14 +151,6 @@ if [ "$mode" = all ] || [ "$mode" = selinux ]; then
 fi
 
 if [ "$mode" = all ] || [ "$mode" = e2e ]; then
-	if [ -n "$roots_pid" ]; then
-		echo "# the test roots (built while the above ran):"
-		wait "$roots_pid"
-		rc=$?
-		sed 's/^\([^#]\)/# \1/' "$roots_log"
-		[ "$rc" = 124 ] || [ "$rc" = 137 ] &&
-			echo "# ... not all ready in $ROOTS_PREFETCH_LIMIT s (stopped): the tests build theirs"
-	fi
 	echo "# end-to-end tests (root, BPF, PostgreSQL 15)"
 	# one initdb for the run's clusters (lib.sh's pg_initdb)
 	E2E_PG_TEMPLATES=$(mktemp -d /tmp/pgoff-e2e-templates.XXXXXX) &&
@@ -175,6 +169,15 @@ if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 		run_e2e "asan $(basename "$t")" "$t" PGOFF_BUILD=build/asan \
 			PGOFF_SANITIZE=1 E2E_LABEL=asan
 	done
+fi
+
+if [ -n "$roots_pid" ]; then
+	echo "# the test roots, built in the background:"
+	wait "$roots_pid"
+	rc=$?
+	sed 's/^\([^#]\)/# \1/' "$roots_log"
+	[ "$rc" = 124 ] || [ "$rc" = 137 ] &&
+		echo "# ... not all ready in $ROOTS_PREFETCH_LIMIT s (stopped): the tests built theirs"
 fi
 
 echo "$pass passed, $fail failed"

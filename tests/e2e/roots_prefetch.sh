@@ -4,9 +4,13 @@
 # them: tests/run.sh starts this in the background when make test
 # begins, so that a fresh machine builds them two at a time while the
 # code is built and the unit tests and fuzzers run, not one after
-# another in the middle of the e2e tests. Cached roots are only looked
-# at. Prints what it did as TAP comments; a root it could not build is
-# tried again, and its failure reported, by the test that needs it.
+# another in the middle of the e2e tests. In the order the tests want
+# them: systemd's first (test_deb, the fifth e2e test), then the majors'
+# (test_runtime_names and test_versions, near the end); a test that
+# wants one still being built waits on its lock. Cached roots are only
+# looked at. Prints what it did as TAP comments; a root it could not
+# build is tried again, and its failure reported, by the test that
+# needs it.
 set -u
 . "$(dirname "$0")/roots.sh"
 
@@ -19,7 +23,7 @@ ensure() {	# a major (pg_root_ensure) or "systemd"
 }
 
 t0=$SECONDS
-for r in $PG_ROOT_MAJORS systemd; do
+for r in systemd $PG_ROOT_MAJORS; do
 	(ensure "$r" 2>&1 || echo "# root for $r: not built here: its test will try") &
 	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do
 		wait -n
