@@ -11,6 +11,12 @@
 # looked at. Prints what it did as TAP comments; a root it could not
 # build is tried again, and its failure reported, by the test that
 # needs it.
+#
+# The majors' roots are built at the lowest CPU priority (nice 19): they
+# are wanted only at the end, and on a 2-CPU machine two debootstraps
+# beside the build slowed it and the unit tests by a third; they take
+# the CPU the e2e tests leave idle (most of them wait on PostgreSQL).
+# systemd's, wanted a minute into the e2e tests, is built at once.
 set -u
 . "$(dirname "$0")/roots.sh"
 
@@ -24,7 +30,8 @@ ensure() {	# a major (pg_root_ensure) or "systemd"
 
 t0=$SECONDS
 for r in systemd $PG_ROOT_MAJORS; do
-	(ensure "$r" 2>&1 || echo "# root for $r: not built here: its test will try") &
+	([ "$r" = systemd ] || renice -n 19 -p "$BASHPID" >/dev/null
+	 ensure "$r" 2>&1 || echo "# root for $r: not built here: its test will try") &
 	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do
 		wait -n
 	done
