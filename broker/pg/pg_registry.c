@@ -729,13 +729,90 @@ static void name_container(struct pg_registry *r, struct pg_cluster *c)
 	free(text);
 }
 
+/*
+ * A prober's answer that is not a cluster: gone (nothing kept), starting
+ * (asked again soon, then less often), too slow (backed off), its user
+ * at max-clusters-per-user (asked again once one of theirs is gone), or
+ * refused for good while the process lives.
+ */
+static void probed_not_cluster(struct pg_registry *r,
+			       const struct pg_cluster_info *info, uint32_t uid,
+			       uint64_t start, int64_t now_ms)
+{
+	const char *why = info->why[0] ? info->why : strerror(-info->status);
+	struct pg_refusal *f;
+
+	switch (info->status) {
+	case -ENOENT:
+		return;
+	case -EAGAIN:
+		f = refusal_for(r, info->postmaster_pid, uid);
+		if (!f)
+			return;	/* asked about again at the next scan */
+		if (++f->tries < STARTING_TRIES) {
+			f->retry_ms = now_ms;	/* the next scan asks again */
+			f->start = start;
+			f->uid = uid;
+			f->status = -EAGAIN;
+			snprintf(f->why, sizeof(f->why), "postmaster.pid does "
+				 "not name it yet (starting)");
+			return;
+		}
+		back_off(r, info, uid, 1000, STARTING_MAX_MS, now_ms, false);
+		return;
+	case -ETIMEDOUT:
+		back_off(r, info, uid, TIMEOUT_FIRST_MS, TIMEOUT_MAX_MS, now_ms,
+			 true);
+		return;
+	case -EUSERS:	/* its user's clusters as many as allowed, counted
+			 * by the prober (by account uid): as consider's */
+		refuse(r, info->postmaster_pid, uid, info->status, why,
+		       now_ms + 1000, now_ms);
+		if ((f = find_refusal(r, info->postmaster_pid))) {
+			f->start = start;
+			f->account = info->account_uid;
+		}
+		return;
+	default:
+		refuse(r, info->postmaster_pid, uid, info->status, why, 0,
+		       now_ms);
+		if ((f = find_refusal(r, info->postmaster_pid)))
+			f->start = start;
+		return;
+	}
+}
+
+/* The log line that says a cluster is traced, and what is known of it. */
+static void tell_cluster_found(const struct pg_cluster *c,
+			       const struct pg_cluster_info *info)
+{
+	char account[48] = "";
+
+	if (info->account_uid != info->uid)
+		snprintf(account, sizeof(account), ", in a user namespace of "
+			 "uid %u", info->account_uid);
+	log_info("cluster %u (%s): postmaster %u (uid %u%s%s%s), %s, port %d, "
+		 "PostgreSQL %s%s%s%s%s, %u processes traced%s%s%s%s%s%s",
+		 c->id, c->ident.id, info->postmaster_pid, info->uid,
+		 account, info->account_missing[0] ? "; " : "",
+		 info->account_missing,
+		 info->data_dir[0] ? info->data_dir : "?", info->port,
+		 info->version[0] ? info->version : "?",
+		 c->ident.container.id[0] ? ", " : "", c->ident.container.runtime,
+		 c->ident.container.id[0] ? " container " : "",
+		 c->ident.container.id, info->traced,
+		 info->pg_missing[0] ? "; " : "", info->pg_missing,
+		 info->why[0] ? "; " : "", info->why,
+		 info->has_sysid ? "" : "; its id is made without its system "
+		 "identifier: ", info->sysid_missing);
+}
+
 const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 					    const struct pg_cluster_info *info,
 					    const uint32_t *pids, size_t npids,
 					    int64_t now_ms)
 {
 	struct pg_cluster *c;
-	char account[48] = "";
 	struct pg_refusal *f;
 	uint64_t start = r->asked_start;
 	/* the user /proc said, not the prober's: it may not have read one */
@@ -744,46 +821,8 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 	if (info->postmaster_pid != r->asked)
 		return NULL;	/* not what was asked: ignored */
 	r->asked = 0;
-	switch (info->status) {
-	case 0:
-		break;
-	case -ENOENT:
-		return NULL;
-	case -EAGAIN:
-		f = refusal_for(r, info->postmaster_pid, uid);
-		if (!f)
-			return NULL;	/* asked about again at the next scan */
-		if (++f->tries < STARTING_TRIES) {
-			f->retry_ms = now_ms;	/* the next scan asks again */
-			f->start = start;
-			f->uid = uid;
-			f->status = -EAGAIN;
-			snprintf(f->why, sizeof(f->why), "postmaster.pid does "
-				 "not name it yet (starting)");
-			return NULL;
-		}
-		back_off(r, info, uid, 1000, STARTING_MAX_MS, now_ms, false);
-		return NULL;
-	case -ETIMEDOUT:
-		back_off(r, info, uid, TIMEOUT_FIRST_MS, TIMEOUT_MAX_MS, now_ms,
-			 true);
-		return NULL;
-	case -EUSERS:	/* its user's clusters as many as allowed, counted
-			 * by the prober (by account uid): as consider's */
-		refuse(r, info->postmaster_pid, uid, info->status,
-		       info->why[0] ? info->why : strerror(-info->status),
-		       now_ms + 1000, now_ms);
-		if ((f = find_refusal(r, info->postmaster_pid))) {
-			f->start = start;
-			f->account = info->account_uid;
-		}
-		return NULL;
-	default:
-		refuse(r, info->postmaster_pid, uid, info->status,
-		       info->why[0] ? info->why : strerror(-info->status), 0,
-		       now_ms);
-		if ((f = find_refusal(r, info->postmaster_pid)))
-			f->start = start;
+	if (info->status) {
+		probed_not_cluster(r, info, uid, start, now_ms);
 		return NULL;
 	}
 	if (r->nclusters == MAX_CLUSTERS ||
@@ -809,23 +848,7 @@ const struct pg_cluster *pg_registry_probed(struct pg_registry *r,
 			info->dir_dev, info->dir_ino, c->ident.id);
 	c->ident.owner = info->uid;
 	name_container(r, c);
-	if (info->account_uid != info->uid)
-		snprintf(account, sizeof(account), ", in a user namespace of "
-			 "uid %u", info->account_uid);
-	log_info("cluster %u (%s): postmaster %u (uid %u%s%s%s), %s, port %d, "
-		 "PostgreSQL %s%s%s%s%s, %u processes traced%s%s%s%s%s%s",
-		 c->id, c->ident.id, info->postmaster_pid, info->uid,
-		 account, info->account_missing[0] ? "; " : "",
-		 info->account_missing,
-		 info->data_dir[0] ? info->data_dir : "?", info->port,
-		 info->version[0] ? info->version : "?",
-		 c->ident.container.id[0] ? ", " : "", c->ident.container.runtime,
-		 c->ident.container.id[0] ? " container " : "",
-		 c->ident.container.id, info->traced,
-		 info->pg_missing[0] ? "; " : "", info->pg_missing,
-		 info->why[0] ? "; " : "", info->why,
-		 info->has_sysid ? "" : "; its id is made without its system "
-		 "identifier: ", info->sysid_missing);
+	tell_cluster_found(c, info);
 	add_proc(r, info->postmaster_pid, c->id);
 	for (size_t i = 0; i < npids; i++)
 		pg_registry_learn(r, pids[i], c->id);
