@@ -39,7 +39,7 @@ unlisted_while_reused() {
 # check; WHO names the reuser in the checks; PID: another pid whose
 # events are the reuser's too (the process of a reusing thread)
 reuse_check() {
-	local reuser=$1 who=$2 other=${3:-0} unlisted reuse_rc watch_rc before reused after_pid
+	local reuser=$1 who=$2 other=${3:-0} unlisted reuse_rc before reused after_pid
 	local watching=false
 
 	wait_for 10 grep -qs reused "$E2E_DIR/reuse.out" ||
@@ -57,6 +57,8 @@ reuse_check() {
 	# (it has all it must: its 30 s timeout is only a bound)
 	kill "$w" 2>/dev/null
 	{ wait "$w"; } 2>/dev/null
+	# (whole lines: it was stopped while it may have been writing one)
+	jq -R -c 'fromjson? // empty' "$E2E_DIR/watch.json" >"$E2E_DIR/watch.whole"
 	note "backend pid $victim; $(cat "$E2E_DIR/reuse.out")"
 
 	check "the backend's pid was reused by the $who, which ran to its end" [ "$reuse_rc" = 0 ]
@@ -64,12 +66,12 @@ reuse_check() {
 		note "watch: $(head -c 300 "$E2E_DIR/watch.err")"
 	# the test can fail: the pid was traced and reported before it was reused
 	before=$(jq -c --argjson p "$victim" 'select((.pid == $p or .tid == $p) and .comm == "postgres")' \
-		"$E2E_DIR/watch.json" | wc -l)
+		"$E2E_DIR/watch.whole" | wc -l)
 	check "the backend's waits were reported ($before events of pid $victim)" [ "$before" -gt 0 ]
 	# the reuser's comm is not postgres: anything else of that pid was its
 	reused=$(jq -c --argjson p "$victim" --argjson o "$other" \
 		'select(.pid == $p or .tid == $p or (.pid == $o and $o != 0)) | select(.comm != "postgres")' \
-		"$E2E_DIR/watch.json")
+		"$E2E_DIR/watch.whole")
 	[ -z "$reused" ] || note "reported for the reused pid: $reused"
 	check "nothing reported for the $who that reused the pid (the watch ran on: it had a later backend's wait, pid ${after_pid:-?})" \
 		bash -c "$watching && [ -z '$reused' ]"

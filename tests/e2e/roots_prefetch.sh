@@ -30,7 +30,7 @@ ensure() {	# a major (pg_root_ensure) or "systemd"
 
 t0=$SECONDS
 for r in systemd $PG_ROOT_MAJORS; do
-	([ "$r" = systemd ] || renice -n 19 -p "$BASHPID" >/dev/null
+	([ "$r" = systemd ] || renice --priority 19 -p "$BASHPID" >/dev/null
 	 ensure "$r" 2>&1 || echo "# root for $r: not built here: its test will try") &
 	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do
 		wait -n
