@@ -69,6 +69,8 @@ e2e_cleanup() {
 	if [ -n "${E2E_BROKER_PID:-}" ] && ! kill -0 "$E2E_BROKER_PID" 2>/dev/null &&
 	   [ -s "$E2E_DIR/pgoffd.log" ]; then
 		echo "# pgoffd died; its log:"; sed "s/^/#   /" "$E2E_DIR/pgoffd.log" | tail -40
+	elif [ "$TAP_FAILED" = 1 ] && [ -n "${E2E_BROKER_PID:-}" ]; then
+		e2e_broker_state
 	fi
 	e2e_stop_broker TERM
 	if [ -n "${PGDATA_DIR:-}" ] && [ -f "$PGDATA_DIR/postmaster.pid" ]; then
@@ -88,6 +90,27 @@ e2e_cleanup() {
 	groupdel "$E2E_GROUP" 2>/dev/null
 	groupdel "$E2E_QUERY_GROUP" 2>/dev/null
 	return 0
+}
+
+# After a failed check, what the test's pgoffd saw: its counters (what it
+# lost and why), its clusters and the end of its log. A failure that
+# does not come back when run again is then told by what was there.
+e2e_broker_state() {
+	# the log first: the status and ps asked here add lines to it
+	local log
+	log=$(grep -v 'client uid 0 pid [0-9]*: \(connected\|disconnected\)' \
+		"$E2E_DIR/pgoffd.log" | tail -n 30)
+	echo "# a check failed; pgoffd's state (counters that are not 0):"
+	"$PGOFFCTL" --socket "$SOCK" status --json 2>&1 |
+		jq -c 'del(.clusters_unnamed, .usdt_binaries) |
+			.counters |= with_entries(select(.value != 0))' 2>&1 |
+		head -c 3000 | sed 's/^/#   /'
+	"$PGOFFCTL" --socket "$SOCK" ps --json 2>&1 |
+		jq -c '(.clusters[] | {id, data_dir, postmaster_pid, why}),
+			{processes: (.processes | length)}' 2>&1 |
+		head -c 2000 | sed 's/^/#   /'
+	echo "# ... and the end of its log (less the test's own status and ps):"
+	sed 's/^/#   /' <<<"$log"
 }
 
 # pg_initdb DIR: a new cluster's files in DIR. Under tests/run.sh (which
