@@ -49,15 +49,14 @@ check "... with its data directory as the postmaster sees it, and its port" \
 	jqe --arg d "$inside" --argjson p "$port" '.data_dir == $d and .port == $p' <<<"${cluster:-null}"
 
 # a backend's wait in it: an episode under the host's pid of the backend
+# (the session, connected first, says its pid as seen inside)
+PGHOST=$ns PGPORT=$port PGUSER=postgres PGDATABASE=postgres session_open ns ||
+	{ not_ok "a session in the namespaced cluster"; exit 1; }
 member watch --pg-wait Timeout:PgSleep --min 100ms --json --count 1 --timeout 30s \
 	>"$E2E_DIR/sleep.json" 2>"$E2E_DIR/sleep.err" &
 w=$!
 watchers 1
-coproc NS { nsql; }	# the session stays open, idle, until told to go
-# bash unsets NS_PID once the coprocess is reaped, which may be before the
-# wait below (after '\q'): keep the pid
-ns_session=$NS_PID
-echo "select pg_sleep(0.5);" >&"${NS[1]}"
+session_run ns "select pg_sleep(0.5);" || not_ok "pg_sleep(0.5) in the namespaced cluster"
 wait "$w"
 note "watch: $(head -c 400 "$E2E_DIR/sleep.json") $(cat "$E2E_DIR/sleep.err")"
 check "a pg_sleep in it is an episode of Timeout/PgSleep of about 0.5 s" \
@@ -65,11 +64,14 @@ check "a pg_sleep in it is an episode of Timeout/PgSleep of about 0.5 s" \
 check "... from that cluster" \
 	jqe --arg d "$inside" '.pg.cluster.data_dir == $d' "$E2E_DIR/sleep.json"
 backend=$(jq -r '.pid // empty' "$E2E_DIR/sleep.json" 2>/dev/null)
-# the backend is still there: its pid out here, its parent the postmaster
+# the backend is still there: its pid out here, its parent the postmaster,
+# and the pid it has inside is the one PostgreSQL gave
 child_of_postmaster() {
 	[ -n "$1" ] && [ "$(awk '{ print $4 }' "/proc/$1/stat" 2>/dev/null)" = "$pm" ]
 }
 check "... under the backend's pid as seen out here (${backend:-?}, a child of the postmaster)" \
 	child_of_postmaster "$backend"
-echo '\q' >&"${NS[1]}"
-wait "$ns_session" 2>/dev/null
+nspid=$(awk '$1 == "NSpid:" { print $3 }' "/proc/${backend:-0}/status" 2>/dev/null)
+check "... which is pg_backend_pid() ${SESSION_PID[ns]} inside (${nspid:-?})" \
+	[ "${nspid:-}" = "${SESSION_PID[ns]}" ]
+session_close ns
