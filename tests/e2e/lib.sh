@@ -198,6 +198,8 @@ e2e_start_broker() {
 broker_answers_or_died() {
 	"$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1 || gone "$E2E_BROKER_PID"
 }
+# counter NAME: one of the test's pgoffd's status counters, now
+counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 # answers: the broker on $SOCK answers status (a broker a test started itself)
 answers() { "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1; }
 

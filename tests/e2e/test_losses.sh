@@ -10,7 +10,7 @@ e2e_setup
 pg_start autovacuum=off || { not_ok "start PostgreSQL 15"; exit 1; }
 # --record no: the recorder would widen the kernel's filter past the watch's
 e2e_start_broker --ringbuf-size 4096 --record no || { not_ok "start pgoffd"; exit 1; }
-counter() { jq ".counters.$1" <<<"$2"; }
+counter_in() { jq ".counters.$1" <<<"$2"; }	# counter_in NAME STATUS-JSON
 
 before=$(member status --json)
 # Timeout is pushed into the kernel (a class, not one event): the watch
@@ -42,9 +42,9 @@ after=$(member status --json)
 wait "$w"
 rc=$?
 
-passed=$(( $(counter events "$after") - $(counter events "$before") +
-	   $(counter ringbuf_full "$after") - $(counter ringbuf_full "$before") ))
-ring_lost=$(( $(counter ringbuf_full "$after") - $(counter ringbuf_full "$before") ))
+passed=$(( $(counter_in events "$after") - $(counter_in events "$before") +
+	   $(counter_in ringbuf_full "$after") - $(counter_in ringbuf_full "$before") ))
+ring_lost=$(( $(counter_in ringbuf_full "$after") - $(counter_in ringbuf_full "$before") ))
 delivered=$(grep -c '"type":"offcpu"' "$E2E_DIR/burst.json")
 told=$(sed -n 's/.*: \([0-9]*\) events lost before this point (.*/\1/p' "$E2E_DIR/burst.err" |
 	awk '{ s += $1 } END { print s + 0 }')
@@ -54,4 +54,4 @@ check "watch ran to its timeout (exit 0)" [ "$rc" = 0 ]
 check "the burst overflowed the 4 KiB ring buffer ($ring_lost lost there)" [ "$ring_lost" -gt 0 ]
 check "delivered + reported dropped = passed the filter ($delivered + $told = $passed)" \
 	[ $((delivered + told)) = "$passed" ]
-check "status counts the loss under its cause" [ "$(counter ringbuf_full "$after")" -gt 0 ]
+check "status counts the loss under its cause" [ "$(counter_in ringbuf_full "$after")" -gt 0 ]

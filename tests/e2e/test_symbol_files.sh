@@ -101,7 +101,6 @@ check "the postmaster maps both shims" maps_both
 
 e2e_start_broker || { not_ok "start pgoffd"; exit 1; }
 ok "pgoffd starts and answers status"
-counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 refused_counted() { [ "$(counter user_symbol_files_refused)" -ge 1 ] 2>/dev/null; }
 wait_for 15 refused_counted
 check "the refused files are counted (user_symbol_files_refused $(counter user_symbol_files_refused))" \

@@ -27,7 +27,6 @@ st=$("$PGOFFCTL" --socket "$SOCK" status --json)
 check "status: the cluster's binary is probed with its 8 sites" \
 	jqe '.usdt_binaries[] | select(.path == "/usr/lib/postgresql/15/bin/postgres") | .probed and .sites == 8' <<<"$st"
 note "usdt_binaries: $(jq -c .usdt_binaries <<<"$st")"
-counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 # episode: boundary, event, start and end (epoch s), duration (ms),
 # intervals, blocked, runq and on_cpu (ms)
 episodes_of() {

@@ -19,7 +19,6 @@ sql -c "create table t(id int primary key, v int); insert into t values (1, 0);"
 # can each be shorter than the default 100 us (CI's ASan run saw none)
 e2e_start_broker --min-floor 0 || { not_ok "start pgoffd"; exit 1; }
 ok "pgoffd starts and answers status"
-counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
 show() { note "$1: $(jq -c '{wait, kernel_wait, mismatch, pg: .pg.wait_event, user_stack, user_stack_error}' "$2" 2>/dev/null || cat "$2")"; }
 
 # --- a row-lock wait: B asks for the row A holds once the watch (on B's
