@@ -74,106 +74,6 @@ static __always_inline __u64 switch_time(__u64 *now)
 	return *now;
 }
 
-/*
- * prev is current here: its user memory is the backend's. Every interval
- * is started, also with nobody subscribed: a DBA who starts watching a
- * stuck backend must see the wait that is already going on end.
- */
-static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
-					  bool preempt, __u64 *clock, bool btf)
-{
-	__u64 id = task_pid_tgid(prev, btf);	/* prev is current */
-	__u32 tgid = id >> 32, pid = (__u32)id;
-	struct pgoff_target *t;
-	struct pgoff_start s = {};
-	struct thread *th;
-	bool own;
-	__u64 now;
-
-	if (!maybe_target(tgid))
-		return;
-	t = bpf_map_lookup_elem(&targets, &tgid);
-	if (!t)
-		return;
-	/* past sched_process_exit: an entry made now would outlive it */
-	if (TASK_FIELD(btf, prev, flags) & PF_EXITING)
-		return;
-	count(PGOFF_CNT_SWITCHES);
-	th = thread_get(t, pid, TASK_FIELD(btf, prev, pid));
-	if (!th)
-		return;
-	now = switch_time(clock);
-	s.tgid = tgid;
-	s.cluster = t->cluster;
-	/* preempted, prev stays runnable whatever its state says: it may
-	 * have been on its way to sleep (state set, schedule() not reached) */
-	s.state = preempt ? PGOFF_AGG_RUNQ : agg_state(task_state(prev, btf));
-	if (s.state == PGOFF_AGG_RUNQ) {
-		s.flags |= PGOFF_F_PREEMPTED;
-		s.syscall = PGOFF_AGG_NO_SYSCALL;
-	} else {
-		s.syscall = current_syscall(btf ? prev : NULL);
-	}
-	if (!owner_runs(prev, t, btf)) {
-		s.flags |= PGOFF_F_PG_NOT_OWNER;
-		count(PGOFF_CNT_NOT_OWNER);
-		goto read_done;
-	}
-	if (t->flags & PGOFF_T_TITLE_PENDING)
-		send_title(prev, t, tgid, title_whole(&s), btf);
-	/* the status entry first: whether it is the backend's own says
-	 * whether the wait event's pointer may be kept */
-	own = t->status_ptr &&
-	      read_status(prev, t, &th->status_entry, &th->status_pid, &s);
-	if (!t->wait_event_ptr)
-		s.flags |= PGOFF_F_PG_NO_SYMBOL;
-	else if (read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
-				 &s.pg_wait_event_info))
-		s.flags |= PGOFF_F_PG_WAIT;
-	else
-		count(PGOFF_CNT_PG_READ_FAIL);
-	if (!want_query || !(s.flags & PGOFF_F_PG_STATUS))
-		drop_kept_query(pid, th);
-	if (!(s.flags & PGOFF_F_PG_STATUS)) {
-		if (t->query_ptr)
-			s.flags |= save_query(pid, t->query_ptr);
-	} else if ((s.flags & PGOFF_F_IN_STATEMENT) && t->query_ptr) {
-		/* the entry said a statement runs: its text, if wanted */
-		s.flags |= want_query ? keep_query(pid, th, t->query_ptr,
-						   s.changecount) :
-					PGOFF_F_QUERY_UNSEEN;
-		if (want_query_texts && s.query_id)
-			save_query_text(&s, t->query_ptr);
-	}
-	if (want_ustack && ustack_wanted(&s, tgid))
-		s.flags |= save_ustack(ctx, t, &th->u);
-read_done:
-	pair_switch_out(pid, th, &s);
-	if (want_episodes)
-		episode_switch_out(pid, tgid, &s, &th->e, now,
-				   th->lock_pair.start_ns || th->lw_pair.start_ns);
-	/*
-	 * Published by start_ns, written last (compiler barriers; x86 keeps
-	 * stores in order). The wakeup's fields are not written here: a
-	 * wakeup on another CPU during this switch, with prev already off
-	 * its runqueue, was recorded by sched_waking before the start was
-	 * published, and belongs to this interval (on_waking).
-	 */
-	th->s.start_ns = 0;
-	barrier();
-	th->s.tgid = s.tgid;
-	th->s.cluster = s.cluster;
-	th->s.pg_wait_event_info = s.pg_wait_event_info;
-	th->s.flags = s.flags;
-	th->s.syscall = s.syscall;
-	th->s.state = s.state;
-	th->s.query_id = s.query_id;
-	th->s.changecount = s.changecount;
-	th->s.pg_state = s.pg_state;
-	barrier();
-	th->s.start_ns = now;
-}
-
 /* The pushed-down filter, once the interval's length is known. */
 static __always_inline bool wanted(const struct pgoff_start *s, __u32 tgid, __u64 now)
 {
@@ -276,19 +176,67 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
 }
 
 /*
- * next has not run yet, so its saved kernel stack is still the one it
- * blocked on: it is walked here, only for wanted intervals, and only
- * with tp_btf (btf), the one hook whose next the verifier lets
- * bpf_get_task_stack take.
+ * An interval of a traced thread is over at now: aggregated, added to
+ * its episode, sent if wanted. task: the thread; its kernel stack is
+ * walked only where with_stack (at switch-in, before it runs: its saved
+ * stack is still the one it blocked on; only with tp_btf, the one hook
+ * whose next the verifier lets bpf_get_task_stack take).
  */
+static __always_inline void interval_end(struct thread *th,
+					 struct task_struct *task, __u32 pid,
+					 __u32 tgid, __u64 now, bool with_stack)
+{
+	struct pgoff_start *s = &th->s;
+	struct pgoff_record_u *ru = NULL;
+	struct pgoff_record *r;
+
+	aggregate_interval(s, tgid, now - s->start_ns);
+	if (want_episodes) {
+		bool in_lock = th->lock_pair.start_ns, in_lw = th->lw_pair.start_ns;
+
+		if (in_lw)
+			pair_switch_in(tgid, s, &th->lw, PAIR_LWLOCK,
+				       PG_CLASS_LWLOCK, now);
+		if (in_lock)	/* an LWLock wait inside is part of it */
+			pair_switch_in(tgid, s, &th->e, PAIR_LOCK,
+				       PG_CLASS_LOCK, now);
+		if (!in_lock && !in_lw)
+			episode_switch_in(tgid, s, &th->e, now);
+	}
+	if (!wanted(s, tgid, now))
+		goto done;
+	if (s->flags & PGOFF_F_QUERY) {
+		if (send_with_query(s, th, task, pid, tgid, now, with_stack))
+			goto done;
+		s->flags = (s->flags & ~PGOFF_F_QUERY) | PGOFF_F_QUERY_LOST;
+		count(PGOFF_CNT_QUERY_FAIL);
+	}
+	if (s->flags & PGOFF_F_USTACK) {
+		ru = bpf_ringbuf_reserve(&events, sizeof(*ru), 0);
+		r = (struct pgoff_record *)ru;
+	} else {
+		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	}
+	if (!r) {
+		count(PGOFF_CNT_RINGBUF_FULL);
+		goto done;
+	}
+	fill(r, s, task, pid, tgid, now, with_stack);
+	if (ru)
+		bpf_probe_read_kernel(&ru->u, sizeof(ru->u), &th->u);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	count(PGOFF_CNT_EVENTS);
+done:
+	if ((s->flags & PGOFF_F_QUERY) && !th->query_kept)
+		bpf_map_delete_elem(&queries, &pid);
+	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
+}
+
 static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 					 bool btf)
 {
-	struct pgoff_record_u *ru = NULL;
 	__u32 pid, tgid;
-	__u64 now;
 	struct pgoff_start *s;
-	struct pgoff_record *r;
 	struct thread *th;
 
 	if (!maybe_thread(TASK_FIELD(btf, next, pid)))
@@ -309,47 +257,163 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 		thread_forget(pid, th);
 		return;
 	}
-	now = switch_time(clock);
-	aggregate_interval(s, tgid, now - s->start_ns);
-	if (want_episodes) {
-		bool in_lock = th->lock_pair.start_ns, in_lw = th->lw_pair.start_ns;
+	interval_end(th, next, pid, tgid, switch_time(clock), btf);
+}
 
-		if (in_lw)
-			pair_switch_in(tgid, s, &th->lw, PAIR_LWLOCK,
-				       PG_CLASS_LWLOCK, now);
-		if (in_lock)	/* an LWLock wait inside is part of it */
-			pair_switch_in(tgid, s, &th->e, PAIR_LOCK,
-				       PG_CLASS_LOCK, now);
-		if (!in_lock && !in_lw)
-			episode_switch_in(tgid, s, &th->e, now);
+/*
+ * When task, switching out now, came back onto a CPU unseen, on our
+ * clock; 0 if it cannot be told. The scheduler's own accounting says
+ * how long it has run since (sum_exec_runtime, updated for this switch;
+ * prev_sum_exec_runtime, set when it was last put on a CPU). That clock
+ * leaves out interrupt and steal time, so the end may come a little
+ * late, never early; one before the interval's start is not its end.
+ */
+static __always_inline __u64 unseen_switch_in(struct task_struct *task,
+					      __u64 start, __u64 now)
+{
+	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
+	__u64 ran = sum - BPF_CORE_READ(task, se.prev_sum_exec_runtime);
+
+	return ran < now - start ? now - ran : 0;
+}
+
+/*
+ * Switching out with its last interval still open: no sched_switch
+ * reported its switch back onto a CPU (on some VMs the scheduler emits
+ * none when it leaves a host agent's threads; test_runq). It ends when
+ * the scheduler's accounting says it came back; failing that, a woken interval ends
+ * at its wakeup, its run-queue part unknown, and a preempted one, with
+ * no known end, is lost. Counted either way. Its wakeup goes with it:
+ * the interval that starts now must not inherit it.
+ */
+static __always_inline void switch_in_unseen(struct thread *th,
+					     struct task_struct *task,
+					     __u32 pid, __u32 tgid, __u64 now)
+{
+	struct pgoff_start *s = &th->s;
+	__u8 wake = s->wake_flags;
+	__u64 end;
+
+	s->wake_flags = 0;
+	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
+		s->start_ns = 0;
+		return;
 	}
-	if (!wanted(s, tgid, now))
-		goto done;
-	if (s->flags & PGOFF_F_QUERY) {
-		if (send_with_query(s, th, next, pid, tgid, now, btf))
-			goto done;
-		s->flags = (s->flags & ~PGOFF_F_QUERY) | PGOFF_F_QUERY_LOST;
-		count(PGOFF_CNT_QUERY_FAIL);
+	s->flags |= wake | PGOFF_F_SWITCH_IN_UNSEEN;
+	end = unseen_switch_in(task, s->start_ns, now);
+	if (!end && (wake & PGOFF_F_WOKEN)) {
+		s->flags |= PGOFF_F_END_AT_WAKE;
+		end = s->wake_ns > s->start_ns ? s->wake_ns : s->start_ns;
 	}
-	if (s->flags & PGOFF_F_USTACK) {
-		ru = bpf_ringbuf_reserve(&events, sizeof(*ru), 0);
-		r = (struct pgoff_record *)ru;
+	if (!end) {
+		count(PGOFF_CNT_SWITCH_IN_LOST);
+		s->start_ns = 0;
+		return;
+	}
+	count(PGOFF_CNT_SWITCH_IN_UNSEEN);
+	interval_end(th, task, pid, tgid, end, false);
+}
+
+/*
+ * prev is current here: its user memory is the backend's. Every interval
+ * is started, also with nobody subscribed: a DBA who starts watching a
+ * stuck backend must see the wait that is already going on end.
+ */
+static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
+					  bool preempt, __u64 *clock, bool btf)
+{
+	__u64 id = task_pid_tgid(prev, btf);	/* prev is current */
+	__u32 tgid = id >> 32, pid = (__u32)id;
+	struct pgoff_target *t;
+	struct pgoff_start s = {};
+	struct thread *th;
+	bool own;
+	__u64 now;
+
+	if (!maybe_target(tgid))
+		return;
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	if (!t)
+		return;
+	/* past sched_process_exit: an entry made now would outlive it */
+	if (TASK_FIELD(btf, prev, flags) & PF_EXITING)
+		return;
+	count(PGOFF_CNT_SWITCHES);
+	th = thread_get(t, pid, TASK_FIELD(btf, prev, pid));
+	if (!th)
+		return;
+	now = switch_time(clock);
+	if (th->s.start_ns)
+		switch_in_unseen(th, prev, pid, tgid, now);
+	s.tgid = tgid;
+	s.cluster = t->cluster;
+	/* preempted, prev stays runnable whatever its state says: it may
+	 * have been on its way to sleep (state set, schedule() not reached) */
+	s.state = preempt ? PGOFF_AGG_RUNQ : agg_state(task_state(prev, btf));
+	if (s.state == PGOFF_AGG_RUNQ) {
+		s.flags |= PGOFF_F_PREEMPTED;
+		s.syscall = PGOFF_AGG_NO_SYSCALL;
 	} else {
-		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		s.syscall = current_syscall(btf ? prev : NULL);
 	}
-	if (!r) {
-		count(PGOFF_CNT_RINGBUF_FULL);
-		goto done;
+	if (!owner_runs(prev, t, btf)) {
+		s.flags |= PGOFF_F_PG_NOT_OWNER;
+		count(PGOFF_CNT_NOT_OWNER);
+		goto read_done;
 	}
-	fill(r, s, next, pid, tgid, now, btf);
-	if (ru)
-		bpf_probe_read_kernel(&ru->u, sizeof(ru->u), &th->u);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	count(PGOFF_CNT_EVENTS);
-done:
-	if ((s->flags & PGOFF_F_QUERY) && !th->query_kept)
-		bpf_map_delete_elem(&queries, &pid);
-	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
+	if (t->flags & PGOFF_T_TITLE_PENDING)
+		send_title(prev, t, tgid, title_whole(&s), btf);
+	/* the status entry first: whether it is the backend's own says
+	 * whether the wait event's pointer may be kept */
+	own = t->status_ptr &&
+	      read_status(prev, t, &th->status_entry, &th->status_pid, &s);
+	if (!t->wait_event_ptr)
+		s.flags |= PGOFF_F_PG_NO_SYMBOL;
+	else if (read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
+				 &s.pg_wait_event_info))
+		s.flags |= PGOFF_F_PG_WAIT;
+	else
+		count(PGOFF_CNT_PG_READ_FAIL);
+	if (!want_query || !(s.flags & PGOFF_F_PG_STATUS))
+		drop_kept_query(pid, th);
+	if (!(s.flags & PGOFF_F_PG_STATUS)) {
+		if (t->query_ptr)
+			s.flags |= save_query(pid, t->query_ptr);
+	} else if ((s.flags & PGOFF_F_IN_STATEMENT) && t->query_ptr) {
+		/* the entry said a statement runs: its text, if wanted */
+		s.flags |= want_query ? keep_query(pid, th, t->query_ptr,
+						   s.changecount) :
+					PGOFF_F_QUERY_UNSEEN;
+		if (want_query_texts && s.query_id)
+			save_query_text(&s, t->query_ptr);
+	}
+	if (want_ustack && ustack_wanted(&s, tgid))
+		s.flags |= save_ustack(ctx, t, &th->u);
+read_done:
+	pair_switch_out(pid, th, &s);
+	if (want_episodes)
+		episode_switch_out(pid, tgid, &s, &th->e, now,
+				   th->lock_pair.start_ns || th->lw_pair.start_ns);
+	/*
+	 * Published by start_ns, written last (compiler barriers; x86 keeps
+	 * stores in order). The wakeup's fields are not written here: a
+	 * wakeup on another CPU during this switch, with prev already off
+	 * its runqueue, was recorded by sched_waking before the start was
+	 * published, and belongs to this interval (on_waking).
+	 */
+	th->s.start_ns = 0;
+	barrier();
+	th->s.tgid = s.tgid;
+	th->s.cluster = s.cluster;
+	th->s.pg_wait_event_info = s.pg_wait_event_info;
+	th->s.flags = s.flags;
+	th->s.syscall = s.syscall;
+	th->s.state = s.state;
+	th->s.query_id = s.query_id;
+	th->s.changecount = s.changecount;
+	th->s.pg_state = s.pg_state;
+	barrier();
+	th->s.start_ns = now;
 }
 
 struct sched_entity___delayed {	/* 6.12 on: a build host's may lack it */

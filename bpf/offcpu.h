@@ -142,6 +142,12 @@ enum pgoff_counter {
 					 * row without one (PGOFF_AGG_F_QUERY_FOLDED) */
 	PGOFF_CNT_USDT_LWLOCK_PAUSED,	/* LWLock STARTs not read: their
 					 * cluster was over usdt-max-rate */
+	PGOFF_CNT_SWITCH_IN_UNSEEN,	/* an interval whose switch-in no
+					 * sched_switch reported, ended when the
+					 * scheduler's accounting says, or at its
+					 * wakeup (PGOFF_F_END_AT_WAKE) */
+	PGOFF_CNT_SWITCH_IN_LOST,	/* the same, with neither: its end
+					 * unknown, lost */
 	PGOFF_CNT__COUNT
 };
 
@@ -205,6 +211,12 @@ enum pgoff_record_kind {
 						 * read: pg_state, query_id (0: none;
 						 * only while a statement runs) and
 						 * IN_STATEMENT come from it */
+#define PGOFF_F_SWITCH_IN_UNSEEN (1u << 14)	/* its switch back onto a CPU was
+						 * not reported: its end is the
+						 * scheduler's accounting's, its
+						 * kernel stack not walked */
+#define PGOFF_F_END_AT_WAKE	(1u << 15)	/* ... and without that, its
+						 * wakeup: its run-queue part unknown */
 
 /*
  * How much of an off-CPU interval the thread was blocked; the rest it

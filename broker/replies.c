@@ -36,6 +36,8 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_USDT_LWLOCK_DONE] = "usdt_lwlock_wait_done",
 	[PGOFF_CNT_AGG_QUERY_FOLDED] = "aggregate_query_folded",
 	[PGOFF_CNT_USDT_LWLOCK_PAUSED] = "usdt_lwlock_paused",
+	[PGOFF_CNT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
+	[PGOFF_CNT_SWITCH_IN_LOST] = "switch_in_lost",
 };
 
 /* Which tables name a cluster's wait events, or why none do. */

@@ -814,7 +814,7 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 {
 	static const char *const causes[] = {
 		"ringbuf_full", "start_map_full",
-		"aggregate_map_full", "client_queue_full",
+		"aggregate_map_full", "client_queue_full", "switch_in_lost",
 	};
 	struct series *v = calloc(s->n ? s->n : 1, sizeof(*v));
 	json_object *counters = NULL;

@@ -90,6 +90,7 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		{ "start_map_full", "start_map_full" },
 		{ "aggregate_map_full", "aggregate_map_full" },
 		{ "client_queue_full", "client_queue_full" },
+		{ "switch_in_lost", "switch_in_lost" },
 	};
 	static const struct labelled degraded[] = {
 		{ "stack_failed", "stack" },
@@ -97,6 +98,7 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		{ "query_failed", "query" },
 		{ "user_stack_failed", "user_stack" },
 		{ "usdt_lwlock_paused", "lwlock_bounds" },
+		{ "switch_in_unseen", "runq" },
 	};
 	json_object *st = s->status, *counters = NULL, *v;
 	const char *broker = NULL, *hook = NULL;

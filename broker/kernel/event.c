@@ -71,10 +71,15 @@ static void resolve_kernel_stack(const struct event_ctx *ctx,
 	memcpy(e->stack, names + skip, e->stack_len * sizeof(names[0]));
 	e->kernel_wait = pgoff_classify_stack(e->stack, e->stack_len,
 					      r->flags & PGOFF_F_PREEMPTED);
-	if (r->stack_bytes < 0)
-		e->stack_error = r->stack_bytes == PGOFF_STACK_NOT_WALKED ?
-				 "not available with the raw_tp fallback" :
-				 "kernel stack could not be read";
+	if (r->stack_bytes >= 0)
+		return;
+	if (r->stack_bytes != PGOFF_STACK_NOT_WALKED)
+		e->stack_error = "kernel stack could not be read";
+	else if (r->flags & PGOFF_F_SWITCH_IN_UNSEEN)
+		e->stack_error = "not walked: the kernel reported no switch "
+				 "back onto a CPU, seen only after it ran";
+	else
+		e->stack_error = "not available with the raw_tp fallback";
 }
 
 /* The user stack after the record (and its query), if it has one. */
@@ -230,6 +235,7 @@ static void resolve_waker(struct event_ctx *ctx, uint32_t flags,
 	const struct pg_cluster *c;
 
 	e->woken = flags & PGOFF_F_WOKEN;
+	e->runq_unknown = flags & PGOFF_F_END_AT_WAKE;
 	if (!e->woken)
 		return;
 	w->pid = pid;
@@ -532,6 +538,10 @@ static void write_head(struct event_ctx *ctx, struct json_writer *w,
 	json_write_int(w, "duration_ns", (int64_t)(e->end_ns - e->start_ns));
 	json_write_int(w, "blocked_ns", (int64_t)e->blocked_ns);
 	json_write_int(w, "runq_ns", (int64_t)e->runq_ns);
+	if (e->runq_unknown)
+		json_write_str(w, "runq_unknown", "the kernel reported no "
+			       "switch back onto a CPU: the interval ends at "
+			       "its wakeup");
 }
 
 /* The event's fields without SQL and user stack. */

@@ -19,8 +19,10 @@
 # when it leaves its agent's threads (tokio-rt-worker, pid 1): a backend
 # that ran next is back on the CPU unseen, by pgoff or perf alike, and
 # the kernel's count holds a wait no tracer saw (in about a third of
-# rounds twice as long as these). Such a round is told and another one
-# run, up to five.
+# rounds twice as long as these). pgoff ends such an interval at its
+# wakeup, its run-queue part unknown (runq_unknown), or loses it if it was
+# preempted (status: switch_in_lost). Such a round is told and
+# another one run, up to five.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -81,9 +83,13 @@ for hook in tp_btf raw_tp; do
 		jq -s -c --arg from "$(rfc3339 "$t0")" --arg to "$(rfc3339 "$t1")" \
 			'.[] | select(.type == "offcpu" and .time > $from and .time <= $to)' "$out.json" >"$out.counted"
 		n=$(jq -s 'length' "$out.counted")
-		[ "$n" = $((c1 - c0)) ] && break
-		note "$hook: round $round: the kernel switched to the backend $((c1 - c0)) times, pgoff saw $n; a switch no tracer saw, another round"
+		unseen=$(jq -s 'map(select(.runq_unknown)) | length' "$out.counted")
+		[ "$n" = $((c1 - c0)) ] && [ "$unseen" = 0 ] && break
+		note "$hook: round $round: the kernel switched to the backend $((c1 - c0)) times, pgoff saw $n" \
+			"($unseen of them ended at their wakeup: their switch-in unseen); a switch no tracer saw, another round"
 	done
+	note "$hook: intervals whose switch-in no tracer saw, all rounds: $(counter switch_in_unseen)" \
+		"ended by the scheduler's accounting or their wakeup, $(counter switch_in_lost) lost"
 	kill "$RT_SPINNER"; wait "$RT_SPINNER" 2>/dev/null; RT_SPINNER=
 	kill "$watcher"; wait "$watcher" 2>/dev/null
 	session_close "b-$hook"

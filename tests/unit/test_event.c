@@ -269,6 +269,31 @@ static void test_woken_in_switch_out(void)
 	CHECK(strstr(lines.plain, "\"blocked_ns\":500000,\"runq_ns\":0,") != NULL);
 }
 
+/*
+ * An interval whose switch-in the kernel did not report, closed at the
+ * thread's next switch-out: its stack was not walked, and that says why;
+ * one that ended at its wakeup says its run-queue part is unknown.
+ */
+static void test_switch_in_unseen(void)
+{
+	struct pgoff_record r = interval();
+	struct event_lines lines;
+	struct event_meta meta;
+
+	r.flags |= PGOFF_F_SWITCH_IN_UNSEEN;
+	r.stack_bytes = PGOFF_STACK_NOT_WALKED;
+	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+	CHECK_CONTAINS(lines.plain, "\"stack\":[],\"stack_error\":\"not walked: "
+		       "the kernel reported no switch back onto a CPU");
+	CHECK(strstr(lines.plain, "runq_unknown") == NULL);
+	r.flags |= PGOFF_F_END_AT_WAKE;
+	r.end_ns = r.wake_ns;
+	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+	CHECK_CONTAINS(lines.plain, "\"runq_ns\":0,\"runq_unknown\":\"the kernel "
+		       "reported no switch back onto a CPU: the interval ends "
+		       "at its wakeup\"");
+}
+
 /* An interval with its SQL and a user stack of one frame. */
 struct query_ustack_record {
 	struct pgoff_record_query rq;
@@ -736,6 +761,7 @@ int main(void)
 	}
 	RUN(test_interval_plain);
 	RUN(test_woken_in_switch_out);
+	RUN(test_switch_in_unseen);
 	RUN(test_interval_query_and_ustack);
 	RUN(test_interval_redacted);
 	RUN(test_interval_unknown_process);
