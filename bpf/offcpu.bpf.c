@@ -175,6 +175,14 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
 	return true;
 }
 
+/* On the CPU: no interval is open; the entry stays until exit. */
+static __always_inline void interval_drop(struct thread *th, __u32 pid)
+{
+	if ((th->s.flags & PGOFF_F_QUERY) && !th->query_kept)
+		bpf_map_delete_elem(&queries, &pid);
+	th->s.start_ns = 0;
+}
+
 /*
  * An interval of a traced thread is over at now: aggregated, added to
  * its episode, sent if wanted. task: the thread; its kernel stack is
@@ -227,9 +235,7 @@ static __always_inline void interval_end(struct thread *th,
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	count(PGOFF_CNT_EVENTS);
 done:
-	if ((s->flags & PGOFF_F_QUERY) && !th->query_kept)
-		bpf_map_delete_elem(&queries, &pid);
-	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
+	interval_drop(th, pid);
 }
 
 static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
@@ -261,30 +267,43 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 }
 
 /*
- * When task, switching out now, came back onto a CPU unseen, on our
- * clock; 0 if it cannot be told. The scheduler's own accounting says
- * how long it has run since (sum_exec_runtime, updated for this switch;
- * prev_sum_exec_runtime, set when it was last put on a CPU). That clock
- * leaves out interrupt and steal time, so the end may come a little
- * late, never early; one before the interval's start is not its end.
+ * When task, on this CPU now, came back onto it unseen, on our clock;
+ * 0 if the scheduler cannot tell. It stamped the switch-in
+ * (sched_info.last_arrival: CONFIG_SCHED_INFO, which /proc/PID/schedstat
+ * needs) with its run queue's clock, which a switch-out has just updated
+ * (a uprobe sees it as of the last update, at most a tick old: the end
+ * is then that late, never early). Their difference is the time since on
+ * this CPU: a task migrates only off a CPU. A stamp from before the
+ * interval's start is not its switch-in.
  */
 static __always_inline __u64 unseen_switch_in(struct task_struct *task,
 					      __u64 start, __u64 now)
 {
-	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
-	__u64 ran = sum - BPF_CORE_READ(task, se.prev_sum_exec_runtime);
+	struct rq *rq;
+	__u64 arrival, clock, ran;
 
+	if (!bpf_core_field_exists(task->sched_info.last_arrival) ||
+	    !bpf_core_field_exists(struct sched_entity, cfs_rq) ||
+	    !bpf_core_field_exists(struct cfs_rq, rq))
+		return 0;
+	rq = BPF_CORE_READ(task, se.cfs_rq, rq);	/* any class's: set_task_rq */
+	clock = BPF_CORE_READ(rq, clock);
+	arrival = BPF_CORE_READ(task, sched_info.last_arrival);
+	if (!arrival || clock < arrival)
+		return 0;
+	ran = clock - arrival;
 	return ran < now - start ? now - ran : 0;
 }
 
 /*
- * Switching out with its last interval still open: no sched_switch
- * reported its switch back onto a CPU (on some VMs the scheduler emits
- * none when it leaves a host agent's threads; test_runq). It ends when
- * the scheduler's accounting says it came back; failing that, a woken interval ends
- * at its wakeup, its run-queue part unknown, and a preempted one, with
- * no known end, is lost. Counted either way. Its wakeup goes with it:
- * the interval that starts now must not inherit it.
+ * A thread on a CPU with its last interval still open: no sched_switch
+ * reported its switch back (on some VMs the scheduler emits none when
+ * it leaves a host agent's threads; test_runq). Closed now (at its next
+ * switch-out, wait probe or exit), ending when the scheduler says it
+ * came back; failing that, a woken interval ends at its wakeup, its
+ * run-queue part unknown, and one with neither is lost. Counted either
+ * way. Its wakeup goes with it, and until it is closed no wakeup of the
+ * interval that starts next is taken (it would rewrite the fields read).
  */
 static __always_inline void switch_in_unseen(struct thread *th,
 					     struct task_struct *task,
@@ -292,26 +311,30 @@ static __always_inline void switch_in_unseen(struct thread *th,
 {
 	struct pgoff_start *s = &th->s;
 	__u8 wake = s->wake_flags;
+	bool woken = wake & PGOFF_F_WOKEN;
 	__u64 end;
 
-	s->wake_flags = 0;
-	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
-		s->start_ns = 0;
-		return;
-	}
-	s->flags |= wake | PGOFF_F_SWITCH_IN_UNSEEN;
+	s->wake_flags = PGOFF_F_WOKEN;	/* on_waking: "already woken" */
+	barrier();
 	end = unseen_switch_in(task, s->start_ns, now);
-	if (!end && (wake & PGOFF_F_WOKEN)) {
+	if (end && woken && end < s->wake_ns)
+		end = 0;	/* back before its wakeup: not its switch-in */
+	if (!end && woken && s->wake_ns > s->start_ns && s->wake_ns <= now) {
 		s->flags |= PGOFF_F_END_AT_WAKE;
-		end = s->wake_ns > s->start_ns ? s->wake_ns : s->start_ns;
+		end = s->wake_ns;
 	}
-	if (!end) {
+	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
+		interval_drop(th, pid);
+	} else if (!end) {
 		count(PGOFF_CNT_SWITCH_IN_LOST);
-		s->start_ns = 0;
-		return;
+		interval_drop(th, pid);
+	} else {
+		count(PGOFF_CNT_SWITCH_IN_UNSEEN);
+		s->flags |= wake | PGOFF_F_SWITCH_IN_UNSEEN;
+		interval_end(th, task, pid, tgid, end, false);
 	}
-	count(PGOFF_CNT_SWITCH_IN_UNSEEN);
-	interval_end(th, task, pid, tgid, end, false);
+	barrier();
+	s->wake_flags = 0;
 }
 
 /*
@@ -557,6 +580,8 @@ static __always_inline void thread_end(__u32 pid)
 	struct thread *th = bpf_map_lookup_elem(&threads, &pid);
 
 	if (th) {
+		if (th->s.start_ns)	/* back on a CPU unseen, then exits */
+			count(PGOFF_CNT_SWITCH_IN_LOST);
 		if (want_episodes && th->e.pair)
 			pair_close(pid, &th->e, PAIR_LOCK, 0);
 		else if (want_episodes && th->e.gen == episode_gen)
@@ -707,6 +732,9 @@ int pg_usdt(struct pt_regs *ctx)
 	th = thread_get(t, pid, task->pid);
 	if (!th)
 		return 0;
+	/* its interval before the wait, if its end went unseen */
+	if (th->s.start_ns)
+		switch_in_unseen(th, task, pid, tgid, now);
 	switch (kind) {
 	case PGOFF_USDT_LOCK_START:
 		pair_start(task, pid, tgid, th, &th->lock_pair, &th->e,

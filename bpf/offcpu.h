@@ -144,7 +144,7 @@ enum pgoff_counter {
 					 * cluster was over usdt-max-rate */
 	PGOFF_CNT_SWITCH_IN_UNSEEN,	/* an interval whose switch-in no
 					 * sched_switch reported, ended when the
-					 * scheduler's accounting says, or at its
+					 * scheduler's stamp says, or at its
 					 * wakeup (PGOFF_F_END_AT_WAKE) */
 	PGOFF_CNT_SWITCH_IN_LOST,	/* the same, with neither: its end
 					 * unknown, lost */
@@ -213,7 +213,7 @@ enum pgoff_record_kind {
 						 * IN_STATEMENT come from it */
 #define PGOFF_F_SWITCH_IN_UNSEEN (1u << 14)	/* its switch back onto a CPU was
 						 * not reported: its end is the
-						 * scheduler's accounting's, its
+						 * scheduler's stamp's, its
 						 * kernel stack not walked */
 #define PGOFF_F_END_AT_WAKE	(1u << 15)	/* ... and without that, its
 						 * wakeup: its run-queue part unknown */

@@ -235,7 +235,6 @@ static void resolve_waker(struct event_ctx *ctx, uint32_t flags,
 	const struct pg_cluster *c;
 
 	e->woken = flags & PGOFF_F_WOKEN;
-	e->runq_unknown = flags & PGOFF_F_END_AT_WAKE;
 	if (!e->woken)
 		return;
 	w->pid = pid;
@@ -298,6 +297,7 @@ static void resolve_interval(struct event_ctx *ctx, const void *data,
 	e->blocked_ns = pgoff_blocked_ns(r->flags, r->start_ns, r->wake_ns,
 					 r->end_ns);
 	e->runq_ns = (r->end_ns - r->start_ns) - e->blocked_ns;
+	e->runq_unknown = r->flags & PGOFF_F_END_AT_WAKE;
 	resolve_waker(ctx, r->flags, r->waker_pid, r->waker_tgid,
 		      r->waker_pg_wait_event_info, r->waker_comm, e);
 	resolve_pg(ctx, r->cluster, r->flags, r->pg_wait_event_info, e);

@@ -104,8 +104,8 @@ struct event {
 	const char *query_id_missing;	/* why a statement has none; NULL */
 	bool idle;			/* idle time, not an active session's */
 	bool woken;
-	bool runq_unknown;		/* (the last interval) ended at its
-					 * wakeup: its switch-in was unseen */
+	bool runq_unknown;		/* intervals: ended at its wakeup,
+					 * its switch-in unseen */
 	struct event_waker waker;	/* when woken */
 
 	/* intervals: kernel frames, leaf first, scheduler frames dropped */

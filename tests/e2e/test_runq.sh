@@ -19,10 +19,12 @@
 # when it leaves its agent's threads (tokio-rt-worker, pid 1): a backend
 # that ran next is back on the CPU unseen, by pgoff or perf alike, and
 # the kernel's count holds a wait no tracer saw (in about a third of
-# rounds twice as long as these). pgoff ends such an interval at its
-# wakeup, its run-queue part unknown (runq_unknown), or loses it if it was
-# preempted (status: switch_in_lost). Such a round is told and
-# another one run, up to five.
+# rounds twice as long as these). pgoff closes such an interval at the
+# backend's next switch-out, at the switch-in the scheduler stamped
+# (sched_info.last_arrival): a round with one is checked like any other.
+# Where the stamp cannot say, it ends at its wakeup, its run-queue part
+# unknown (runq_unknown), or is lost (status: switch_in_lost): such a
+# round is told and another one run, up to five.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 e2e_setup
@@ -89,7 +91,7 @@ for hook in tp_btf raw_tp; do
 			"($unseen of them ended at their wakeup: their switch-in unseen); a switch no tracer saw, another round"
 	done
 	note "$hook: intervals whose switch-in no tracer saw, all rounds: $(counter switch_in_unseen)" \
-		"ended by the scheduler's accounting or their wakeup, $(counter switch_in_lost) lost"
+		"ended at the scheduler's stamp or their wakeup, $(counter switch_in_lost) lost"
 	kill "$RT_SPINNER"; wait "$RT_SPINNER" 2>/dev/null; RT_SPINNER=
 	kill "$watcher"; wait "$watcher" 2>/dev/null
 	session_close "b-$hook"
