@@ -266,17 +266,28 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 	interval_end(th, next, pid, tgid, switch_time(clock), btf);
 }
 
+/* The scheduler's count of switches to t (0 without CONFIG_SCHED_INFO). */
+static __always_inline __u32 task_pcount(struct task_struct *t, bool btf)
+{
+	if (!bpf_core_field_exists(t->sched_info.pcount))
+		return 0;
+	return TASK_FIELD(btf, t, sched_info.pcount);
+}
+
 /*
- * When task, on this CPU now, came back onto it unseen, on our clock;
- * 0 if the scheduler cannot tell. It stamped the switch-in
+ * When th's task, on this CPU now, came back onto it unseen, on our
+ * clock; 0 if the scheduler cannot tell. It stamped the switch-in
  * (sched_info.last_arrival: CONFIG_SCHED_INFO, which /proc/PID/schedstat
- * needs) with its run queue's clock, which a switch-out has just updated
- * (a uprobe sees it as of the last update, at most a tick old: the end
- * is then that late, never early). Their difference is the time since on
- * this CPU: a task migrates only off a CPU. A stamp from before the
- * interval's start is not its switch-in.
+ * needs) with its run queue's clock, and counted it (pcount): a count
+ * that has not moved since the switch-out leaves the stamp an older
+ * one's (it stamps only a switch-in it saw the task queued for). A
+ * switch-out has just updated that clock (unless the update was skipped
+ * for one just before; a uprobe sees it as of the last one, at most a
+ * tick old): the difference is the time since on this CPU (a task
+ * migrates only off a CPU), give or take a tick.
  */
-static __always_inline __u64 unseen_switch_in(struct task_struct *task,
+static __always_inline __u64 unseen_switch_in(const struct thread *th,
+					      struct task_struct *task,
 					      __u64 start, __u64 now)
 {
 	struct rq *rq;
@@ -284,7 +295,8 @@ static __always_inline __u64 unseen_switch_in(struct task_struct *task,
 
 	if (!bpf_core_field_exists(task->sched_info.last_arrival) ||
 	    !bpf_core_field_exists(struct sched_entity, cfs_rq) ||
-	    !bpf_core_field_exists(struct cfs_rq, rq))
+	    !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    task_pcount(task, false) == th->pcount_out)
 		return 0;
 	rq = BPF_CORE_READ(task, se.cfs_rq, rq);	/* any class's: set_task_rq */
 	clock = BPF_CORE_READ(rq, clock);
@@ -299,11 +311,12 @@ static __always_inline __u64 unseen_switch_in(struct task_struct *task,
  * A thread on a CPU with its last interval still open: no sched_switch
  * reported its switch back (on some VMs the scheduler emits none when
  * it leaves a host agent's threads; test_runq). Closed now (at its next
- * switch-out, wait probe or exit), ending when the scheduler says it
- * came back; failing that, a woken interval ends at its wakeup, its
- * run-queue part unknown, and one with neither is lost. Counted either
- * way. Its wakeup goes with it, and until it is closed no wakeup of the
- * interval that starts next is taken (it would rewrite the fields read).
+ * switch-out or wait probe), ending when the scheduler says it came
+ * back; failing that, a woken interval ends at its wakeup, its run-queue
+ * part unknown, and one with neither is lost. Counted either way. A
+ * woken one's wakeup goes with it: its WOKEN holds on_waking off until
+ * then, so its fields stay its own (a wakeup of the interval that starts
+ * next, in that moment, is not taken). One not woken reads no wakeup.
  */
 static __always_inline void switch_in_unseen(struct thread *th,
 					     struct task_struct *task,
@@ -312,14 +325,14 @@ static __always_inline void switch_in_unseen(struct thread *th,
 	struct pgoff_start *s = &th->s;
 	__u8 wake = s->wake_flags;
 	bool woken = wake & PGOFF_F_WOKEN;
-	__u64 end;
+	__u64 start = s->start_ns, end;
 
-	s->wake_flags = PGOFF_F_WOKEN;	/* on_waking: "already woken" */
-	barrier();
-	end = unseen_switch_in(task, s->start_ns, now);
+	if (!start || start >= now)
+		return;		/* closed meanwhile (a uprobe preempted) */
+	end = unseen_switch_in(th, task, start, now);
 	if (end && woken && end < s->wake_ns)
-		end = 0;	/* back before its wakeup: not its switch-in */
-	if (!end && woken && s->wake_ns > s->start_ns && s->wake_ns <= now) {
+		end = s->wake_ns;	/* the two clocks a hair apart */
+	if (!end && woken && s->wake_ns > start && s->wake_ns <= now) {
 		s->flags |= PGOFF_F_END_AT_WAKE;
 		end = s->wake_ns;
 	}
@@ -333,8 +346,10 @@ static __always_inline void switch_in_unseen(struct thread *th,
 		s->flags |= wake | PGOFF_F_SWITCH_IN_UNSEEN;
 		interval_end(th, task, pid, tgid, end, false);
 	}
-	barrier();
-	s->wake_flags = 0;
+	if (woken) {
+		barrier();
+		s->wake_flags = 0;
+	}
 }
 
 /*
@@ -368,6 +383,7 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	now = switch_time(clock);
 	if (th->s.start_ns)
 		switch_in_unseen(th, prev, pid, tgid, now);
+	th->pcount_out = task_pcount(prev, btf);
 	s.tgid = tgid;
 	s.cluster = t->cluster;
 	/* preempted, prev stays runnable whatever its state says: it may

@@ -162,6 +162,8 @@ struct thread {
 					 * once it is set; 0: not yet */
 	__u32 status_pid;		/* the st_procpid that makes it its own:
 					 * its pid in its own namespace */
+	__u32 pcount_out;		/* sched_info.pcount at its switch-out:
+					 * the scheduler's switch-ins to it */
 	__u64 wait_event_at;		/* my_wait_event_info's value, kept while
 					 * the status entry is its own; 0: none */
 	__u32 query_cc;			/* st_changecount its text in `queries`

@@ -61,6 +61,8 @@ sampled_sums "${PIDS:-0}" >"$E2E_DIR/sampled"
 wait_for 10 jqe -n --arg p "$PIDS" '($p | split(",") | map(tonumber)) as $ps |
 	first(inputs | select(.type == "episode" and (.pid as $x | $ps | index($x)))) | true' "$out"
 unwatch "$watcher"
+note "intervals whose switch back onto a CPU no tracepoint reported: $(counter switch_in_unseen)" \
+	"closed from the scheduler's stamp or at their wakeup, $(counter switch_in_lost) lost"
 episode_sums "$out" "$PIDS" >"$E2E_DIR/pgoff"
 check "the watch lost nothing (no dropped notice)" \
 	bash -c "! grep -q '\"type\":\"dropped\"' '$out'" ||
