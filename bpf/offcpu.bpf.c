@@ -175,28 +175,31 @@ static __always_inline bool send_with_query(const struct pgoff_start *s,
 	return true;
 }
 
-/* On the CPU: no interval is open; the entry stays until exit. */
-static __always_inline void interval_drop(struct thread *th, __u32 pid)
+/* The text kept for an interval that is over goes, unless kept for its
+ * statement (keep_query). */
+static __always_inline void query_drop(struct thread *th, __u32 flags,
+				       __u32 pid)
 {
-	if ((th->s.flags & PGOFF_F_QUERY) && !th->query_kept)
+	if ((flags & PGOFF_F_QUERY) && !th->query_kept)
 		bpf_map_delete_elem(&queries, &pid);
-	th->s.start_ns = 0;
 }
 
 /*
- * An interval of a traced thread is over at now: aggregated, added to
- * its episode, sent if wanted. task: the thread; its kernel stack is
- * walked only where with_stack (at switch-in, before it runs: its saved
- * stack is still the one it blocked on; only with tp_btf, the one hook
- * whose next the verifier lets bpf_get_task_stack take).
+ * An interval of a traced thread (s: its start, th's or a copy) is over
+ * at now: aggregated, added to its episode, sent if wanted. The caller
+ * marks it closed. task: the thread; its kernel stack is walked only
+ * where with_stack (at switch-in, before it runs: its saved stack is
+ * still the one it blocked on; only with tp_btf, the one hook whose
+ * next the verifier lets bpf_get_task_stack take).
  */
 static __always_inline void interval_end(struct thread *th,
+					 const struct pgoff_start *s,
 					 struct task_struct *task, __u32 pid,
 					 __u32 tgid, __u64 now, bool with_stack)
 {
-	struct pgoff_start *s = &th->s;
 	struct pgoff_record_u *ru = NULL;
 	struct pgoff_record *r;
+	bool query_lost = false;
 
 	aggregate_interval(s, tgid, now - s->start_ns);
 	if (want_episodes) {
@@ -216,7 +219,7 @@ static __always_inline void interval_end(struct thread *th,
 	if (s->flags & PGOFF_F_QUERY) {
 		if (send_with_query(s, th, task, pid, tgid, now, with_stack))
 			goto done;
-		s->flags = (s->flags & ~PGOFF_F_QUERY) | PGOFF_F_QUERY_LOST;
+		query_lost = true;
 		count(PGOFF_CNT_QUERY_FAIL);
 	}
 	if (s->flags & PGOFF_F_USTACK) {
@@ -230,12 +233,14 @@ static __always_inline void interval_end(struct thread *th,
 		goto done;
 	}
 	fill(r, s, task, pid, tgid, now, with_stack);
+	if (query_lost)
+		r->flags = (r->flags & ~PGOFF_F_QUERY) | PGOFF_F_QUERY_LOST;
 	if (ru)
 		bpf_probe_read_kernel(&ru->u, sizeof(ru->u), &th->u);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	count(PGOFF_CNT_EVENTS);
 done:
-	interval_drop(th, pid);
+	query_drop(th, s->flags, pid);
 }
 
 static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
@@ -263,7 +268,8 @@ static __always_inline void on_switch_in(struct task_struct *next, __u64 *clock,
 		thread_forget(pid, th);
 		return;
 	}
-	interval_end(th, next, pid, tgid, switch_time(clock), btf);
+	interval_end(th, s, next, pid, tgid, switch_time(clock), btf);
+	s->start_ns = 0;	/* on the CPU; the entry stays until exit */
 }
 
 /* The scheduler's count of switches to t (0 without CONFIG_SCHED_INFO). */
@@ -313,42 +319,47 @@ static __always_inline __u64 unseen_switch_in(const struct thread *th,
  * it leaves a host agent's threads; test_runq). Closed now (at its next
  * switch-out or wait probe), ending when the scheduler says it came
  * back; failing that, a woken interval ends at its wakeup, its run-queue
- * part unknown, and one with neither is lost. Counted either way. A
- * woken one's wakeup goes with it: its WOKEN holds on_waking off until
- * then, so its fields stay its own (a wakeup of the interval that starts
- * next, in that moment, is not taken). One not woken reads no wakeup.
+ * part unknown, and one with neither is lost. Counted either way.
+ *
+ * Closed from a copy, claimed first: a wait probe may be preempted
+ * here, and the switch-out that preempts it then finds no interval open
+ * (no second close), and the interval it starts is its own. A woken
+ * interval's WOKEN kept on_waking from rewriting the fields copied; once
+ * claimed, the next wakeup is the next interval's.
  */
 static __always_inline void switch_in_unseen(struct thread *th,
 					     struct task_struct *task,
 					     __u32 pid, __u32 tgid, __u64 now)
 {
-	struct pgoff_start *s = &th->s;
+	struct pgoff_start *s = &th->s, c;
+	__u64 start = s->start_ns, end;
 	__u8 wake = s->wake_flags;
 	bool woken = wake & PGOFF_F_WOKEN;
-	__u64 start = s->start_ns, end;
 
 	if (!start || start >= now)
-		return;		/* closed meanwhile (a uprobe preempted) */
-	end = unseen_switch_in(th, task, start, now);
-	if (end && woken && end < s->wake_ns)
-		end = s->wake_ns;	/* the two clocks a hair apart */
-	if (!end && woken && s->wake_ns > start && s->wake_ns <= now) {
-		s->flags |= PGOFF_F_END_AT_WAKE;
-		end = s->wake_ns;
+		return;		/* closed meanwhile */
+	c = *s;
+	if (__sync_val_compare_and_swap(&s->start_ns, start, 0) != start)
+		return;
+	if (woken)
+		s->wake_flags = 0;	/* its wakeup is in the copy */
+	c.start_ns = start;
+	end = c.tgid == tgid ? unseen_switch_in(th, task, start, now) : 0;
+	if (end && woken && end < c.wake_ns)
+		end = c.wake_ns;	/* the two clocks a hair apart */
+	if (!end && woken && c.wake_ns > start && c.wake_ns <= now) {
+		c.flags |= PGOFF_F_END_AT_WAKE;
+		end = c.wake_ns;
 	}
-	if (s->tgid != tgid) {	/* a pid reused: not the thread it was */
-		interval_drop(th, pid);
+	if (c.tgid != tgid) {	/* a pid reused: not the thread it was */
+		query_drop(th, c.flags, pid);
 	} else if (!end) {
 		count(PGOFF_CNT_SWITCH_IN_LOST);
-		interval_drop(th, pid);
+		query_drop(th, c.flags, pid);
 	} else {
 		count(PGOFF_CNT_SWITCH_IN_UNSEEN);
-		s->flags |= wake | PGOFF_F_SWITCH_IN_UNSEEN;
-		interval_end(th, task, pid, tgid, end, false);
-	}
-	if (woken) {
-		barrier();
-		s->wake_flags = 0;
+		c.flags |= wake | PGOFF_F_SWITCH_IN_UNSEEN;
+		interval_end(th, &c, task, pid, tgid, end, false);
 	}
 }
 

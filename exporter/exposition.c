@@ -98,7 +98,7 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		{ "query_failed", "query" },
 		{ "user_stack_failed", "user_stack" },
 		{ "usdt_lwlock_paused", "lwlock_bounds" },
-		{ "switch_in_unseen", "runq" },
+		{ "switch_in_unseen", "switch_in" },
 	};
 	json_object *st = s->status, *counters = NULL, *v;
 	const char *broker = NULL, *hook = NULL;
