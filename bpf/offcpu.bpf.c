@@ -321,17 +321,22 @@ static __always_inline __u64 unseen_switch_in(const struct thread *th,
  * back; failing that, a woken interval ends at its wakeup, its run-queue
  * part unknown, and one with neither is lost. Counted either way.
  *
- * Closed from a copy, claimed first: a wait probe may be preempted
- * here, and the switch-out that preempts it then finds no interval open
- * (no second close), and the interval it starts is its own. A woken
- * interval's WOKEN kept on_waking from rewriting the fields copied; once
- * claimed, the next wakeup is the next interval's.
+ * Worked out from a copy, then claimed (a compare-and-swap of its
+ * start), then closed: a wait probe may be preempted here, and the
+ * switch-out that preempts it must find nothing to close twice and no
+ * start to clobber; the probe's claim then fails. A woken interval's
+ * WOKEN kept on_waking from rewriting the fields copied; it is cleared
+ * before the claim, so that a wakeup racing the switch-out under way is
+ * the next interval's. A probe preempted after its claim may still mix
+ * the two intervals' episode, query text or user stack: a rare, narrow
+ * window (a preemptible kernel, a switch-in unseen twice running).
  */
 static __always_inline void switch_in_unseen(struct thread *th,
 					     struct task_struct *task,
 					     __u32 pid, __u32 tgid, __u64 now)
 {
-	struct pgoff_start *s = &th->s, c;
+	struct pgoff_start *s = &th->s;
+	struct pgoff_start c;
 	__u64 start = s->start_ns, end;
 	__u8 wake = s->wake_flags;
 	bool woken = wake & PGOFF_F_WOKEN;
@@ -339,11 +344,6 @@ static __always_inline void switch_in_unseen(struct thread *th,
 	if (!start || start >= now)
 		return;		/* closed meanwhile */
 	c = *s;
-	if (__sync_val_compare_and_swap(&s->start_ns, start, 0) != start)
-		return;
-	if (woken)
-		s->wake_flags = 0;	/* its wakeup is in the copy */
-	c.start_ns = start;
 	end = c.tgid == tgid ? unseen_switch_in(th, task, start, now) : 0;
 	if (end && woken && end < c.wake_ns)
 		end = c.wake_ns;	/* the two clocks a hair apart */
@@ -351,6 +351,12 @@ static __always_inline void switch_in_unseen(struct thread *th,
 		c.flags |= PGOFF_F_END_AT_WAKE;
 		end = c.wake_ns;
 	}
+	if (woken) {
+		s->wake_flags = 0;	/* its wakeup is in the copy */
+		barrier();
+	}
+	if (__sync_val_compare_and_swap(&s->start_ns, start, 0) != start)
+		return;
 	if (c.tgid != tgid) {	/* a pid reused: not the thread it was */
 		query_drop(th, c.flags, pid);
 	} else if (!end) {
