@@ -90,20 +90,35 @@ check "an interval older than the subscription: user_stack null, and why" \
 # --- flame --user-stack: wait event, kernel wait, PostgreSQL outermost
 # first, then the kernel stack. F's 0.4 s sleep begins once flame is
 # there; flame records 6 s from its subscription, time enough to receive it.
+# An interval whose switch back onto a CPU no tracepoint reported (this
+# VM's scheduler, now and then: test_runq) is closed later without its
+# kernel stack (pgoffd's switch_in_unseen counts it): such a round is
+# told and run again, up to three.
 session_open f || { not_ok "open psql session F"; exit 1; }
 f_pid=${SESSION_PID[f]}
-member flame --folded --user-stack --pid "$f_pid" --min 100ms --duration 6s \
-	>"$E2E_DIR/flame.out" 2>"$E2E_DIR/flame.err" &
-fl_job=$!
-watchers 1 10 || not_ok "flame on F subscribed (gave up after 10 s)"
-session_run f "select pg_sleep(0.4);" || not_ok "session F sleeps"
-wait "$fl_job"
+flame_kernel_epoll() {
+	grep -Eq '^Timeout:PgSleep;wait: sleep;(.*;)?PostgresMain;(.*;)?pg_sleep;(.*;)?WaitLatch;WaitEventSetWait;epoll_wait;(.*;)?do_epoll_wait' \
+		"$E2E_DIR/flame.out"
+}
+for round in 1 2 3; do
+	unseen=$(counter switch_in_unseen)
+	member flame --folded --user-stack --pid "$f_pid" --min 100ms --duration 6s \
+		>"$E2E_DIR/flame.out" 2>"$E2E_DIR/flame.err" &
+	fl_job=$!
+	watchers 1 10 || not_ok "flame on F subscribed (gave up after 10 s)"
+	session_run f "select pg_sleep(0.4);" || not_ok "session F sleeps"
+	wait "$fl_job"
+	unwatch
+	flame_kernel_epoll || [ "$(counter switch_in_unseen)" = "$unseen" ] || {
+		note "round $round: an interval's switch-in went unseen ($unseen, then $(counter switch_in_unseen)); another round"
+		continue
+	}
+	break
+done
 session_close f
-unwatch
 grep -m1 PostgresMain "$E2E_DIR/flame.out" | sed 's/^/# flame: /'
 check "flame --user-stack: PgSleep; wait: sleep; PostgresMain ... pg_sleep ... epoll_wait; then the kernel's epoll" \
-	grep -Eq '^Timeout:PgSleep;wait: sleep;(.*;)?PostgresMain;(.*;)?pg_sleep;(.*;)?WaitLatch;WaitEventSetWait;epoll_wait;(.*;)?do_epoll_wait' \
-	"$E2E_DIR/flame.out" || note "flame said: $(head -c 300 "$E2E_DIR/flame.err")"
+	flame_kernel_epoll || note "flame said: $(head -c 300 "$E2E_DIR/flame.err")"
 
 # --- pg_read_binary_file of a cold file: uninstrumented I/O
 # (a file leaves the page cache only if a disk holds it: on tmpfs the

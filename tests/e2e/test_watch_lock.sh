@@ -72,11 +72,19 @@ check "woken by session A ($a_pid), which committed" [ "$(field .waker.pid)" = "
 check "the waker is told as a client backend" [ "$(field .waker.backend_type)" = "client backend" ]
 # the event as a test: true when EXPR holds
 ev_holds() { jqe "$1" <<<"$ev"; }
-# PostgreSQL 15 sleeps on its latch in epoll_wait for a heavyweight lock
-check "stack starts at the latch wait (epoll), no scheduler frames" \
-	ev_holds '.stack[0] | test("epoll|ep_poll")'
-check "stack has no scheduler or BPF frames" \
-	ev_holds '[.stack[] | select(test("^(__schedule|schedule|bpf_|__traceiter)"))] | length == 0'
+# PostgreSQL 15 sleeps on its latch in epoll_wait for a heavyweight lock.
+# Now and then this VM's scheduler reports no switch back onto a CPU
+# (test_runq): pgoffd closes the interval later, says why it has no stack,
+# and counts it; that is checked instead.
+if ev_holds '.stack_error // "" | startswith("not walked: the kernel reported no switch back")'; then
+	note "B's switch back onto a CPU went unseen: $(field .stack_error)"
+	check "... which status counts (switch_in_unseen >= 1)" [ "$(counter switch_in_unseen)" -ge 1 ]
+else
+	check "stack starts at the latch wait (epoll), no scheduler frames" \
+		ev_holds '.stack[0] | test("epoll|ep_poll")'
+	check "stack has no scheduler or BPF frames" \
+		ev_holds '[.stack[] | select(test("^(__schedule|schedule|bpf_|__traceiter)"))] | length == 0'
+fi
 check "event has seq, RFC 3339 time, blocked and runqueue parts" \
 	ev_holds '(.seq > 0) and (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{6}Z$")) and (.blocked_ns + .runq_ns == .duration_ns)'
 
