@@ -113,6 +113,8 @@ static __always_inline void fill(struct pgoff_record *r, const struct pgoff_star
 	r->query_len = 0;
 	r->query_id = s->query_id;
 	r->pg_state = s->pg_state;
+	r->state = s->state;
+	r->syscall = s->syscall;
 	__builtin_memcpy(r->waker_comm, s->waker_comm, sizeof(r->waker_comm));
 	BPF_CORE_READ_STR_INTO(&r->comm, next, comm);
 	if (with_stack) {

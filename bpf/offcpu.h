@@ -281,7 +281,9 @@ struct pgoff_record {
 				   PGOFF_STACK_NOT_WALKED, or the walk's */
 	__u64 query_id;		/* as in struct pgoff_start */
 	__u8 pg_state;
-	__u8 pad2[7];
+	__u8 state;		/* as in struct pgoff_start: what tells the */
+	__s16 syscall;		/* wait where no stack was walked */
+	__u8 pad2[4];
 	char comm[PGOFF_COMM_LEN];
 	char waker_comm[PGOFF_COMM_LEN];
 	__u64 stack[PGOFF_STACK_DEPTH];

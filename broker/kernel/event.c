@@ -69,7 +69,11 @@ static void resolve_kernel_stack(const struct event_ctx *ctx,
 	skip = pgoff_stack_skip(names, n);
 	e->stack_len = n - skip;
 	memcpy(e->stack, names + skip, e->stack_len * sizeof(names[0]));
-	e->kernel_wait = pgoff_classify_stack(e->stack, e->stack_len,
+	/* a switch-in unseen: no stack, the system call it blocked in */
+	e->kernel_wait = r->stack_bytes == PGOFF_STACK_NOT_WALKED &&
+			 (r->flags & PGOFF_F_SWITCH_IN_UNSEEN) ?
+			 pgoff_classify_syscall(r->syscall, r->state) :
+			 pgoff_classify_stack(e->stack, e->stack_len,
 					      r->flags & PGOFF_F_PREEMPTED);
 	if (r->stack_bytes >= 0)
 		return;

@@ -282,7 +282,10 @@ static void test_switch_in_unseen(void)
 
 	r.flags |= PGOFF_F_SWITCH_IN_UNSEEN;
 	r.stack_bytes = PGOFF_STACK_NOT_WALKED;
+	r.state = PGOFF_AGG_SLEEP;		/* its kernel wait: the system call's */
+	r.syscall = SYS_epoll_pwait;
 	CHECK(event_encode(&ctx, &r, sizeof(r), &lines, &meta) == 0);
+	CHECK_CONTAINS(lines.plain, "\"kernel_wait\":\"poll\"");
 	CHECK_CONTAINS(lines.plain, "\"stack\":[],\"stack_error\":\"not walked: "
 		       "the kernel reported no switch back onto a CPU");
 	CHECK(strstr(lines.plain, "runq_unknown") == NULL);
