@@ -429,7 +429,10 @@ version() {
 	watch_then_open sleep 1 "$S_PID" 1s "$D/sleep.json"
 	row=$(psa "$S_NSPID" "wait_event = 'PgSleep'")
 	wait "$W_JOB"
-	agrees "pg_sleep" "$D/sleep.json" "$row" '.kernel_wait == "poll" and (.stack | length > 0)'
+	# (a stack, or the reason it has none: this VM's scheduler now and then
+	# reports no switch back onto a CPU; test_runq)
+	agrees "pg_sleep" "$D/sleep.json" "$row" '.kernel_wait == "poll" and ((.stack | length > 0) or
+		(.stack_error // "" | startswith("not walked: the kernel reported no switch back")))'
 	wait "$S_JOB"
 
 	# a row lock: woken by the session that held it; its episode is
