@@ -199,6 +199,11 @@ bool sv_same_ident(const struct sv_ident *a, const struct sv_ident *b)
 	       strcmp(a->pod_uid, b->pod_uid) == 0;
 }
 
+bool sv_row_on_cpu(const struct sv_row *r)
+{
+	return strcmp(r->wait, "on_cpu") == 0;
+}
+
 bool sv_same_cluster(const struct sv_row *a, const struct sv_row *b)
 {
 	return sv_same_ident(&a->ident, &b->ident) &&
@@ -809,6 +814,55 @@ static void put_counter(FILE *out, json_object *counters, const char *cause)
 			cause, v);
 }
 
+/*
+ * The series of s's rows, off-CPU time or sampled on-CPU time (on_cpu),
+ * into v; their labels sorted, equal ones next to each other. Returns
+ * how many.
+ */
+static size_t metric_series(const struct sv_snapshot *s, bool per_pid,
+			    bool on_cpu, struct series *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sv_row *r = &s->rows[i];
+		char *b = v[n].labels, pid[16];
+		size_t len = 0, size = sizeof(v[n].labels);
+
+		if (sv_row_on_cpu(r) != on_cpu)
+			continue;
+		snprintf(pid, sizeof(pid), "%" PRIu32, r->pid);
+		if (!sv_cluster_labels(b, size, &len, r) ||
+		    !put_label(b, size, &len, "database", r->database) ||
+		    !put_label(b, size, &len, "backend_type", r->backend_type) ||
+		    !put_label(b, size, &len, "wait_event_type",
+			       r->wait_event_type) ||
+		    !put_label(b, size, &len, "wait_event", r->wait_event) ||
+		    (!on_cpu && !put_label(b, size, &len, "wait", r->wait)) ||
+		    !put_label(b, size, &len, "idle", r->idle ? "true" : "false") ||
+		    (per_pid && !put_label(b, size, &len, "pid", pid)))
+			continue;	/* cannot happen with sv_row's sizes */
+		v[n].time_ns = r->time_ns;
+		v[n].count = r->count;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), cmp_series);
+	return n;
+}
+
+static void put_seconds(FILE *out, const char *name, const struct series *v,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = v[i].time_ns;
+
+		while (i + 1 < n && strcmp(v[i].labels, v[i + 1].labels) == 0)
+			t = sat_add(t, v[++i].time_ns);
+		fprintf(out, "%s{%s} %" PRIu64 ".%09" PRIu64 "\n", name,
+			v[i].labels, t / 1000000000, t % 1000000000);
+	}
+}
+
 int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 		      json_object *status, bool per_pid)
 {
@@ -818,43 +872,16 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 	};
 	struct series *v = calloc(s->n ? s->n : 1, sizeof(*v));
 	json_object *counters = NULL;
-	size_t n = 0;
+	size_t n;
 	int64_t g;
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++) {
-		const struct sv_row *r = &s->rows[i];
-		char *b = v[n].labels, pid[16];
-		size_t len = 0, size = sizeof(v[n].labels);
-
-		snprintf(pid, sizeof(pid), "%" PRIu32, r->pid);
-		if (!sv_cluster_labels(b, size, &len, r) ||
-		    !put_label(b, size, &len, "database", r->database) ||
-		    !put_label(b, size, &len, "backend_type", r->backend_type) ||
-		    !put_label(b, size, &len, "wait_event_type",
-			       r->wait_event_type) ||
-		    !put_label(b, size, &len, "wait_event", r->wait_event) ||
-		    !put_label(b, size, &len, "wait", r->wait) ||
-		    !put_label(b, size, &len, "idle", r->idle ? "true" : "false") ||
-		    (per_pid && !put_label(b, size, &len, "pid", pid)))
-			continue;	/* cannot happen with sv_row's sizes */
-		v[n].time_ns = r->time_ns;
-		v[n].count = r->count;
-		n++;
-	}
-	qsort(v, n, sizeof(*v), cmp_series);
+	n = metric_series(s, per_pid, false, v);
 	fprintf(out, "# HELP pgoff_offcpu_seconds_total Time PostgreSQL processes "
 		"spent off the CPU, by wait.\n"
 		"# TYPE pgoff_offcpu_seconds_total counter\n");
-	for (size_t i = 0; i < n; i++) {
-		uint64_t t = v[i].time_ns;
-
-		while (i + 1 < n && strcmp(v[i].labels, v[i + 1].labels) == 0)
-			t = sat_add(t, v[++i].time_ns);
-		fprintf(out, "pgoff_offcpu_seconds_total{%s} %" PRIu64 ".%09" PRIu64 "\n",
-			v[i].labels, t / 1000000000, t % 1000000000);
-	}
+	put_seconds(out, "pgoff_offcpu_seconds_total", v, n);
 	fprintf(out, "# HELP pgoff_offcpu_intervals_total Off-CPU intervals of "
 		"PostgreSQL processes, by wait.\n"
 		"# TYPE pgoff_offcpu_intervals_total counter\n");
@@ -866,6 +893,12 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 		fprintf(out, "pgoff_offcpu_intervals_total{%s} %" PRIu64 "\n",
 			v[i].labels, c);
 	}
+	n = metric_series(s, per_pid, true, v);
+	fprintf(out, "# HELP pgoff_wait_on_cpu_seconds_total Time PostgreSQL "
+		"processes spent on a CPU inside a PostgreSQL wait event (its "
+		"system call's own work), sampled.\n"
+		"# TYPE pgoff_wait_on_cpu_seconds_total counter\n");
+	put_seconds(out, "pgoff_wait_on_cpu_seconds_total", v, n);
 	free(v);
 	if (status && json_object_object_get_ex(status, "counters", &counters) &&
 	    json_object_is_type(counters, json_type_object)) {

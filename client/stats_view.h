@@ -108,6 +108,9 @@ json_object *sv_top_json(const struct sv_group *g, size_t n, enum sv_by by,
 /* A cluster as pgoffd describes it (a ps reply's cluster, a stats row):
  * its data directory and identity into r (the rest left as it is). */
 void sv_parse_cluster(json_object *o, struct sv_row *r);
+/* Whether a row is time on a CPU inside a wait (sampled, wait "on_cpu"),
+ * not off it: its count and histogram are empty. */
+bool sv_row_on_cpu(const struct sv_row *r);
 /* Whether two rows are of one cluster: its identity and data directory. */
 bool sv_same_cluster(const struct sv_row *a, const struct sv_row *b);
 bool sv_same_ident(const struct sv_ident *a, const struct sv_ident *b);

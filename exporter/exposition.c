@@ -235,6 +235,8 @@ int ex_render_histogram(FILE *out, const struct sv_snapshot *rows)
 		const struct sv_row *r = &rows->rows[i];
 		struct hgroup *x = NULL;
 
+		if (sv_row_on_cpu(r))	/* time, but no interval */
+			continue;
 		for (size_t k = 0; k < ng && !x; k++)
 			if (strcmp(g[k].key->wait, r->wait) == 0 &&
 			    strcmp(g[k].key->wait_event_type,
@@ -322,12 +324,13 @@ int ex_render_top_queries(FILE *out, const struct sv_snapshot *rows, size_t n)
 	size_t keep = 0;
 	int ng;
 
-	/* statements only: a row without a query id is no statement's */
+	/* statements only: a row without a query id is no statement's;
+	 * time off the CPU only, as the name says */
 	s.rows = calloc(rows->n ? rows->n : 1, sizeof(*s.rows));
 	if (!s.rows)
 		return -ENOMEM;
 	for (size_t i = 0; i < rows->n; i++)
-		if (rows->rows[i].query_id)
+		if (rows->rows[i].query_id && !sv_row_on_cpu(&rows->rows[i]))
 			s.rows[keep++] = rows->rows[i];
 	s.n = keep;
 	ng = sv_group(&s, SV_BY_QUERY, &g);

@@ -82,6 +82,9 @@ static const char *const labels_text =
 	    3, 2100000, "[1,0,0,0,0,0,0,0,0,0,0,2]") ","
 	ROW(0, "/d", "crm", "client backend", "\"IO\"", "\"DataFileRead\"", "io",
 	    2, 30000, "[0,0,0,0,2]") ","
+	/* the same wait's time on a CPU, sampled: time, no interval */
+	ROW(0, "/d", "crm", "client backend", "\"IO\"", "\"DataFileRead\"", "on_cpu",
+	    0, 20000000, "[]") ","
 	ROW(0, "/d", "", "walwriter", "null", "null", "cpu", 1, 500, "[1]")
 	"]}";
 
@@ -121,7 +124,9 @@ static void test_histogram(void)
 	CHECK(has_line("pgoff_wait_duration_seconds_count{" CL ",wait=\"io\",wait_event_type=\"IO\"} 2"));
 	/* outside any PostgreSQL wait: an empty label, as pgoffctl metrics */
 	CHECK(has_line("pgoff_wait_duration_seconds_count{" CL ",wait=\"cpu\",wait_event_type=\"\"} 1"));
-	/* 32 buckets, _sum and _count for each of the three series */
+	/* 32 buckets, _sum and _count for each of the three series: time
+	 * on a CPU is no interval, and has none */
+	CHECK(lacks("wait=\"on_cpu\""));
 	CHECK(page_len > 0);
 	{
 		size_t lines = 0;
@@ -310,6 +315,8 @@ static void test_broker_up(void)
 	CHECK(has_line("pgoff_offcpu_seconds_total{" CL ",database=\"shop\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"transactionid\",wait=\"lock\",idle=\"false\"} 2.000000000"));
 	CHECK(has_line("pgoff_offcpu_intervals_total{" CL ",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"Lock\",wait_event=\"tuple\",wait=\"lock\",idle=\"false\"} 3"));
 	CHECK(has_line("pgoff_wait_duration_seconds_count{" CL ",wait=\"lock\",wait_event_type=\"Lock\"} 4"));
+	CHECK(has_line("pgoff_wait_on_cpu_seconds_total{" CL ",database=\"crm\",backend_type=\"client backend\",wait_event_type=\"IO\",wait_event=\"DataFileRead\",idle=\"false\"} 0.020000000"));
+	CHECK(lacks("wait=\"on_cpu\""));
 	CHECK(lacks("pid=\""));			/* no pid label by default */
 	CHECK(lacks("pgoff_backends_waiting"));	/* no earlier snapshot */
 	json_object_put(st);

@@ -269,6 +269,46 @@ static void test_metrics_escape_and_merge(void)
 	json_object_put(st);
 }
 
+/* A wait's time on a CPU (pgoffd's samples): its own series, none of
+ * the off-CPU ones; top's group of the wait event counts it as time. */
+static void test_on_cpu_rows(void)
+{
+	struct sv_snapshot s;
+	struct sv_group *g = NULL;
+	uint64_t io = 0;
+	char *out;
+	int ng;
+
+	CHECK(parse("{\"now_ns\":1,\"rows\":["
+		    "{\"pid\":7,\"data_dir\":\"/d\",\"backend_type\":\"client backend\","
+		    "\"database\":\"x\",\"wait\":\"io\",\"wait_event_type\":\"IO\","
+		    "\"wait_event\":\"WALSync\",\"count\":4,\"time_ns\":3000000000,"
+		    "\"hist\":[0,4]},"
+		    "{\"pid\":7,\"data_dir\":\"/d\",\"backend_type\":\"client backend\","
+		    "\"database\":\"x\",\"wait\":\"on_cpu\",\"wait_event_type\":\"IO\","
+		    "\"wait_event\":\"WALSync\",\"count\":0,\"time_ns\":500000000}]}",
+		    &s) == 0);
+	CHECK(!sv_row_on_cpu(&s.rows[0]) && sv_row_on_cpu(&s.rows[1]));
+	out = render_metrics(&s, NULL, false);
+	CHECK(out);
+	CHECK(count_lines(out, "pgoff_offcpu_seconds_total{") == 1);
+	CHECK(count_lines(out, "pgoff_offcpu_intervals_total{") == 1);
+	CHECK(out && strstr(out, "wait=\"io\",idle=\"false\"} 3.000000000\n"));
+	CHECK(out && !strstr(out, "wait=\"on_cpu\""));
+	CHECK(count_lines(out, "pgoff_wait_on_cpu_seconds_total{") == 1);
+	CHECK(out && strstr(out, "wait_event=\"WALSync\",idle=\"false\"} 0.500000000\n"));
+	CHECK(out && strstr(out, "# TYPE pgoff_wait_on_cpu_seconds_total counter\n"));
+	free(out);
+	ng = sv_group(&s, SV_BY_WAIT, &g);
+	CHECK(ng == 2);
+	for (int i = 0; i < ng; i++)
+		if (strcmp(g[i].key.wait_event, "WALSync") == 0)
+			io += g[i].time_ns;
+	CHECK(io == 3500000000ULL);
+	free(g);
+	sv_free(&s);
+}
+
 static void test_top_json(void)
 {
 	struct sv_snapshot p, c, d;
@@ -492,6 +532,7 @@ int main(void)
 	RUN(test_group_by_query);
 	RUN(test_quantiles);
 	RUN(test_metrics_escape_and_merge);
+	RUN(test_on_cpu_rows);
 	RUN(test_top_json);
 	RUN(test_top_table_is_clean);
 	RUN(test_tables_and_metrics_are_clean);
