@@ -74,7 +74,7 @@ endif
 # What every program links: the wire protocol and the common utilities
 SHARED_SRCS := protocol/protocol.c common/linebuf.c common/log.c common/units.c \
 		 common/utf8.c common/since.c common/clock.c
-BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/event.c broker/kernel/json_fields.c broker/kernel/json_writer.c broker/serve/server.c \
+BROKER_SRCS := broker/main.c broker/kernel/tracer.c broker/kernel/cpu_tick.c broker/kernel/event.c broker/kernel/json_fields.c broker/kernel/json_writer.c broker/serve/server.c \
 	broker/serve/control_socket.c broker/kernel/ksyms.c broker/kernel/classify.c \
 	broker/pg/pg_registry.c broker/pg/pg_elf.c broker/pg/pg_title.c broker/pg/pg_wait_names.c \
 	broker/pg/uelf.c broker/pg/usyms.c broker/priv/fs_kind.c broker/priv/symfiles.c \

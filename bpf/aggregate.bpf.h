@@ -144,9 +144,9 @@ static __always_inline struct pgoff_agg *agg_row(struct pgoff_agg_key *k)
 	return bpf_map_lookup_elem(&aggregate, k);
 }
 
-/* Add a finished interval to its row; threads of one process may race. */
-static __always_inline void aggregate_interval(const struct pgoff_start *s,
-					       __u32 tgid, __u64 dur)
+/* The row of what s says, for process tgid; NULL (counted) if none. */
+static __always_inline struct pgoff_agg *agg_row_of(const struct pgoff_start *s,
+						    __u32 tgid)
 {
 	struct pgoff_agg_key k = {
 		.tgid = tgid,
@@ -156,8 +156,6 @@ static __always_inline void aggregate_interval(const struct pgoff_start *s,
 		.state = s->state,
 		.query_id = s->query_id,
 	};
-	struct pgoff_agg *a;
-	__u32 b;
 
 	if (s->flags & PGOFF_F_PG_WAIT)
 		k.flags |= PGOFF_AGG_F_PG_WAIT;
@@ -167,7 +165,16 @@ static __always_inline void aggregate_interval(const struct pgoff_start *s,
 		k.flags |= PGOFF_AGG_F_PG_STATUS |
 			   (s->pg_state & PGOFF_AGG_PG_STATE_MASK) <<
 			   PGOFF_AGG_PG_STATE_SHIFT;
-	a = agg_row(&k);
+	return agg_row(&k);
+}
+
+/* Add a finished interval to its row; threads of one process may race. */
+static __always_inline void aggregate_interval(const struct pgoff_start *s,
+					       __u32 tgid, __u64 dur)
+{
+	struct pgoff_agg *a = agg_row_of(s, tgid);
+	__u32 b;
+
 	if (!a)
 		return;
 	b = agg_bucket(dur);

@@ -424,7 +424,8 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	/* the status entry first: whether it is the backend's own says
 	 * whether the wait event's pointer may be kept */
 	own = t->status_ptr &&
-	      read_status(prev, t, &th->status_entry, &th->status_pid, &s);
+	      read_status(prev, t, &th->status_entry, &th->status_pid, &s,
+			  STATUS_BUF_TASK);
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
 	else if (read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
@@ -686,7 +687,8 @@ static __always_inline void pair_start(struct task_struct *task, __u32 pid,
 	if (t->status_ptr) {
 		struct pgoff_start st = {};
 
-		read_status(task, t, &th->status_entry, &th->status_pid, &st);
+		read_status(task, t, &th->status_entry, &th->status_pid, &st,
+			    STATUS_BUF_TASK);
 		episode_status(e, &st);
 	}
 }
@@ -866,5 +868,55 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(sched_exec_raw)
 {
 	on_exec();
+	return 0;
+}
+
+/*
+ * On each CPU every on-cpu-sample (a CPU clock perf event): the wait a
+ * running traced backend is in. PostgreSQL's wait event spans a system
+ * call that also runs on the CPU (a WAL fsync's writeback, a read copied
+ * from the page cache); samplers of wait events (pg_wait_sampling, ASH)
+ * count that time in the wait, and the scheduler's switches cannot see
+ * it. A sample of a backend in a wait adds its period to the process's
+ * row in state PGOFF_AGG_ON_CPU: time only, as a sample is no interval.
+ * Nothing is made: a thread without an entry (never off the CPU yet) is
+ * not sampled. The task is read untyped, so this runs where tp_btf does
+ * not; an interrupt, so it has its own scratch (STATUS_BUF_TICK).
+ */
+SEC("perf_event")
+int on_cpu_tick(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u64 id = task_pid_tgid(cur, false);
+	__u32 tgid = id >> 32, pid = (__u32)id;
+	struct pgoff_start s = {};
+	struct pgoff_target *t;
+	struct pgoff_agg *a;
+	struct thread *th;
+	bool own;
+
+	if (!maybe_target(tgid))
+		return 0;
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	th = t ? bpf_map_lookup_elem(&threads, &pid) : NULL;
+	if (!th || !t->wait_event_ptr ||
+	    (TASK_FIELD(false, cur, flags) & PF_EXITING) ||
+	    !owner_runs(cur, t, false))
+		return 0;
+	own = t->status_ptr &&
+	      read_status(cur, t, &th->status_entry, &th->status_pid, &s,
+			  STATUS_BUF_TICK);
+	if (!read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
+			     &s.pg_wait_event_info) || !s.pg_wait_event_info)
+		return 0;
+	s.flags |= PGOFF_F_PG_WAIT;
+	s.cluster = t->cluster;
+	s.state = PGOFF_AGG_ON_CPU;
+	s.syscall = PGOFF_AGG_NO_SYSCALL;
+	a = agg_row_of(&s, tgid);
+	if (!a)
+		return 0;
+	__sync_fetch_and_add(&a->total_ns, ctx->sample_period);
+	count(PGOFF_CNT_ON_CPU_SAMPLES);
 	return 0;
 }

@@ -148,6 +148,9 @@ enum pgoff_counter {
 					 * wakeup (PGOFF_F_END_AT_WAKE) */
 	PGOFF_CNT_SWITCH_IN_LOST,	/* the same, with neither: its end
 					 * unknown, lost */
+	PGOFF_CNT_ON_CPU_SAMPLES,	/* on-CPU samples of a traced backend
+					 * inside a PostgreSQL wait, added to
+					 * its row (PGOFF_AGG_ON_CPU) */
 	PGOFF_CNT__COUNT
 };
 
@@ -393,6 +396,9 @@ enum pgoff_agg_state {
 	PGOFF_AGG_SLEEP,	/* TASK_INTERRUPTIBLE (S) */
 	PGOFF_AGG_DISK,		/* TASK_UNINTERRUPTIBLE (D) */
 	PGOFF_AGG_OTHER,	/* stopped, traced, idle, … */
+	PGOFF_AGG_ON_CPU,	/* not off the CPU: on it inside a PostgreSQL
+				 * wait, sampled (on_cpu_tick); its row has
+				 * time only, no count nor histogram */
 };
 
 #define PGOFF_AGG_NO_SYSCALL	(-1)	/* blocked outside a system call (a fault) */

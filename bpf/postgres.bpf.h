@@ -146,14 +146,15 @@ static __always_inline __u32 own_tgid(struct task_struct *task)
  * it, the slot holds its last owner's. The entry's address is read once
  * a thread (MyBEEntry is set once). Sets PGOFF_F_PG_STATUS when read,
  * and PGOFF_F_IN_STATEMENT when a statement runs. Returns whether the
- * entry was read and is the backend's own (whatever it says).
+ * entry was read and is the backend's own (whatever it says). buf: the
+ * caller's status_scratch slot (STATUS_BUF_*).
  */
 static __always_inline bool read_status(struct task_struct *task,
 					const struct pgoff_target *t,
 					__u64 *entry, __u32 *entry_pid,
-					struct pgoff_start *s)
+					struct pgoff_start *s, __u32 buf)
 {
-	__u32 zero = 0, len = t->status_len, soff = t->st_state_off;
+	__u32 len = t->status_len, soff = t->st_state_off;
 	__u32 qoff = t->st_query_id_off, state;
 	struct status_buf *b;
 
@@ -167,7 +168,7 @@ static __always_inline bool read_status(struct task_struct *task,
 		*entry = p;
 		*entry_pid = own_tgid(task);
 	}
-	b = bpf_map_lookup_elem(&status_scratch, &zero);
+	b = bpf_map_lookup_elem(&status_scratch, &buf);
 	if (!b || len < 8 || len > PGOFF_STATUS_MAX ||
 	    soff > PGOFF_STATUS_MAX - 4 || qoff > PGOFF_STATUS_MAX - 8 ||
 	    bpf_probe_read_user(b->b, len, (void *)*entry) ||

@@ -140,6 +140,7 @@ int broker_resolve(const struct pgoffd_config *cfg, struct server_opts *so,
 	so->record_min_ns = cfg->record_min_ns;
 	to->ringbuf_bytes = cfg->ringbuf_bytes;
 	to->force_raw_tp = cfg->raw_tp;
+	to->on_cpu_sample_ns = cfg->on_cpu_sample_ns;
 	po->proc_root = "/proc";
 	po->max_procs_per_uid = (uint32_t)cfg->max_procs_per_uid;
 	po->max_threads_per_uid = (uint32_t)cfg->max_procs_per_uid;

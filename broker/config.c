@@ -34,6 +34,8 @@ void config_defaults(struct pgoffd_config *c)
 	 * tests/bench/results-usdt-trap.md): at most 1.5 % of a CPU */
 	c->usdt_max_rate = 10000;
 	c->usdt_quiet_ns = 60ULL * 1000000000ULL;
+	/* pg_wait_sampling's profile period: 100 samples a second a CPU */
+	c->on_cpu_sample_ns = 10000000;
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/pgoff");
 	c->record_min_ns = 10000000;
 	/* as journald's SystemMaxUse and SystemKeepFree: the record never
@@ -199,6 +201,7 @@ struct setting_row {
 	enum setting_kind kind;
 	size_t offset, size;		/* the field in struct pgoffd_config */
 	uint64_t min, max, min_bytes;
+	bool zero_off;			/* 0 is also taken: off */
 };
 
 /* limits, where the kind has them: ROW(..., .min = 1, .max = 4096) */
@@ -309,6 +312,13 @@ static const struct setting_row settings[] = {
 	    "before its LWLock probes are read again, 1s..1h (default 1m)",
 	    KIND_DURATION, usdt_quiet_ns, .min = 1000000000ULL,
 	    .max = 3600ULL * 1000000000ULL),
+	ROW("on-cpu-sample", "DUR", RESTART,
+	    "sample each CPU this often for the wait a running backend is in: "
+	    "time on the CPU inside a PostgreSQL wait (an I/O's system call) "
+	    "counts in its row, as samplers of wait events count it; 1ms..1s, "
+	    "0: off (default 10ms)",
+	    KIND_DURATION, on_cpu_sample_ns, .min = 1000000ULL,
+	    .max = 1000000000ULL, .zero_off = true),
 	ROW("verbose", NULL, RELOAD,
 	    "debug logging, with libbpf's and the verifier's output",
 	    KIND_FLAG, verbose, .pub.short_name = 'v'),
@@ -346,6 +356,10 @@ static int set_row(const struct setting_row *r, struct pgoffd_config *c,
 	case KIND_POW2:
 		return set_pow2(u, v);
 	case KIND_DURATION:
+		if (r->zero_off && strcmp(v, "0") == 0) {
+			*u = 0;
+			return 0;
+		}
 		return set_duration(u, v, r->min, r->max);
 	case KIND_AGO:
 		return pgoff_parse_ago(v, u) || !*u ? -EINVAL : 0;

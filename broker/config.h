@@ -59,6 +59,7 @@ struct pgoffd_config {
 	bool usdt;			/* PostgreSQL's wait probes */
 	uint64_t usdt_max_rate;		/* LWLock hits a second, a cluster */
 	uint64_t usdt_quiet_ns;		/* paused after the last second over */
+	uint64_t on_cpu_sample_ns;	/* the on-CPU sampler's period; 0: off */
 	bool verbose;
 };
 

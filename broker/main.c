@@ -574,6 +574,11 @@ static void attach(struct broker *b, struct setup *s)
 		log_fatal(-err, "cannot load the BPF programs (root, a kernel "
 			  "with BTF and BPF ring buffers are needed)");
 	log_info("BPF programs attached (%s)", tracer_hook(b->tracer));
+	if (tracer_on_cpu_cpus(b->tracer))
+		log_info("the wait of a running backend sampled every %llu us "
+			 "on %d CPUs", (unsigned long long)
+			 (b->cfg.on_cpu_sample_ns / 1000),
+			 tracer_on_cpu_cpus(b->tracer));
 	tracer_set_usdt_rate(b->tracer, b->cfg.usdt_max_rate,
 			     b->cfg.usdt_quiet_ns);
 	/* the prober alone adds targets: pgoffd keeps a read-only fd */

@@ -38,6 +38,7 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_USDT_LWLOCK_PAUSED] = "usdt_lwlock_paused",
 	[PGOFF_CNT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
 	[PGOFF_CNT_SWITCH_IN_LOST] = "switch_in_lost",
+	[PGOFF_CNT_ON_CPU_SAMPLES] = "on_cpu_samples",
 };
 
 /* Which tables name a cluster's wait events, or why none do. */
@@ -212,6 +213,12 @@ static void status_hook(void *ctx, json_object *r)
 				       tracer_hook(b->tracer)));
 	json_object_object_add(r, "bpf_programs_attached", json_object_new_int64(
 				       tracer_attached_programs(b->tracer)));
+	/* the on-CPU sampler: its period (0: off) and CPUs */
+	json_object_object_add(r, "on_cpu_sample_us", json_object_new_int64(
+		tracer_on_cpu_cpus(b->tracer) ?
+		(int64_t)(b->cfg.on_cpu_sample_ns / 1000) : 0));
+	json_object_object_add(r, "on_cpu_sample_cpus", json_object_new_int64(
+				       tracer_on_cpu_cpus(b->tracer)));
 	json_object_object_add(r, "clients", json_object_new_int64(
 				       (int64_t)server_client_count(b->server)));
 	json_object_object_add(r, "subscribers", json_object_new_int64(

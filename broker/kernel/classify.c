@@ -31,6 +31,7 @@ static const char *const wait_names[PGOFF_WAIT__COUNT] = {
 	[PGOFF_WAIT_IPC] = "ipc",
 	[PGOFF_WAIT_MEMORY] = "memory",
 	[PGOFF_WAIT_CPU] = "cpu",
+	[PGOFF_WAIT_ON_CPU] = "on_cpu",
 };
 
 const char *pgoff_wait_name(enum pgoff_wait w)

@@ -25,11 +25,14 @@ enum pgoff_wait {
 	PGOFF_WAIT_IPC,
 	PGOFF_WAIT_MEMORY,
 	PGOFF_WAIT_CPU,
+	PGOFF_WAIT_ON_CPU,	/* not off the CPU: on it inside a PostgreSQL
+				 * wait, sampled (aggregation rows only) */
 	PGOFF_WAIT__COUNT
 };
 
 /*
- * "other", "lock", "io", "net", "poll", "sleep", "ipc", "memory", "cpu";
+ * "other", "lock", "io", "net", "poll", "sleep", "ipc", "memory", "cpu",
+ * "on_cpu";
  * a value outside the enum gives "unknown" (never NULL, safe to print).
  */
 const char *pgoff_wait_name(enum pgoff_wait w);
@@ -71,7 +74,9 @@ enum pgoff_wait pgoff_classify_stack(const char *const *frames, size_t n,
  * socket calls NET, wait4/pause/sigsuspend IPC; read/write/open-like
  * calls IO only in uninterruptible sleep (else they waited on a pipe or
  * socket: OTHER); fsync-like IO; memory calls and page faults (no
- * system call) in uninterruptible sleep MEMORY. Refine it like a stack's.
+ * system call) in uninterruptible sleep MEMORY. PGOFF_AGG_ON_CPU (a
+ * sample of a running backend, not an interval) gives ON_CPU. Refine it
+ * like a stack's.
  */
 enum pgoff_wait pgoff_classify_syscall(int nr, unsigned int state);
 

@@ -102,6 +102,8 @@ enum pgoff_wait pgoff_classify_syscall(int nr, unsigned int state)
 
 	if (state == PGOFF_AGG_RUNQ)
 		return PGOFF_WAIT_CPU;
+	if (state == PGOFF_AGG_ON_CPU)
+		return PGOFF_WAIT_ON_CPU;
 	if (nr == PGOFF_AGG_NO_SYSCALL)	/* a page fault: swap-in, reclaim, mapped file */
 		return disk ? PGOFF_WAIT_MEMORY : PGOFF_WAIT_OTHER;
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)

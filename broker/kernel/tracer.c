@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "broker/kernel/cpu_tick.h"
 #include "broker/kernel/tracer.h"
 #include "common/log.h"
 #include "offcpu.skel.h"
@@ -30,6 +31,7 @@ struct tracer {
 	int budget;			/* records left in this consume call */
 	bool raw_tp;
 	uint64_t min_duration_ns;
+	struct cpu_tick tick;		/* on_cpu_tick's links, if sampling */
 };
 
 /* libbpf's chatter is for debugging only. */
@@ -173,6 +175,8 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 	/* before 6.6 there is no uprobe_multi link to use it with */
 	if (!kernel_at_least(6, 6))
 		bpf_program__set_autoload(t->skel->progs.pg_usdt, false);
+	if (!opts->on_cpu_sample_ns)
+		bpf_program__set_autoload(t->skel->progs.on_cpu_tick, false);
 	err = set_pid_namespace(t->skel);
 	if (err)
 		goto cleanup;
@@ -195,6 +199,16 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		log_warnx("attaching to the scheduler tracepoints failed");
 		goto cleanup;
 	}
+	if (opts->on_cpu_sample_ns) {
+		err = cpu_tick_attach(&t->tick, t->skel->progs.on_cpu_tick,
+				      opts->on_cpu_sample_ns);
+		/* the waits' off-CPU time does not need it: say so, go on */
+		if (err)
+			log_warnx("the on-CPU sampler is off: perf_event_open of "
+				  "the CPU clock failed (%s); a wait's time on a "
+				  "CPU is not counted (status: on_cpu_sample_cpus 0)",
+				  strerror(-err));
+	}
 	t->fn = fn;
 	t->fn_ctx = ctx;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_sample,
@@ -216,6 +230,7 @@ void tracer_close(struct tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
+	cpu_tick_detach(&t->tick);
 	offcpu_bpf__destroy(t->skel);
 	free(t);
 }
@@ -234,7 +249,12 @@ unsigned int tracer_attached_programs(const struct tracer *t)
 	for (int i = 0; i < s->prog_cnt; i++)
 		if (*s->progs[i].link)
 			n++;
-	return n;
+	return n + (t->tick.n > 0);	/* one program, a link a CPU */
+}
+
+int tracer_on_cpu_cpus(const struct tracer *t)
+{
+	return t->tick.n;
 }
 
 int tracer_consume(struct tracer *t, int budget, bool *more)

@@ -18,6 +18,8 @@ struct tracer;
 struct tracer_opts {
 	size_t ringbuf_bytes;	/* power of two, >= page size */
 	bool force_raw_tp;	/* test the fallback on a tp_btf kernel */
+	uint64_t on_cpu_sample_ns;	/* sample each CPU's running backend's
+					 * wait this often; 0: never */
 };
 
 /* Called for each record (an interval or an episode, see offcpu.h). */
@@ -30,6 +32,8 @@ void tracer_close(struct tracer *t);	/* NULL-safe; detaches everything */
 const char *tracer_hook(const struct tracer *t);	/* "tp_btf" / "raw_tp" */
 /* How many BPF programs are attached (the links pgoffd holds). */
 unsigned int tracer_attached_programs(const struct tracer *t);
+/* On how many CPUs the on-CPU sampler runs (0: off). */
+int tracer_on_cpu_cpus(const struct tracer *t);
 /*
  * Hand at most budget records to the callback; *more says the budget ran
  * out with records left (call again soon). Returns records handled, or -errno.

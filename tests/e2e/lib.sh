@@ -200,6 +200,8 @@ broker_answers_or_died() {
 }
 # counter NAME: one of the test's pgoffd's status counters, now
 counter() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".counters.$1"; }
+# status_field NAME: a top-level field of the broker's status
+status_field() { "$PGOFFCTL" --socket "$SOCK" status --json | jq ".$1"; }
 # answers: the broker on $SOCK answers status (a broker a test started itself)
 answers() { "$PGOFFCTL" --socket "$SOCK" status >/dev/null 2>&1; }
 
@@ -312,7 +314,7 @@ while True:
 # our_progs: pgoff programs loaded in the kernel (names cut at 15 chars)
 our_progs() {
 	bpftool prog show 2>/dev/null |
-		grep -cE 'name (sched_switch_|sched_waking_|sched_fork_|sched_exit_|sched_exec_)'
+		grep -cE 'name (sched_switch_|sched_waking_|sched_fork_|sched_exit_|sched_exec_|on_cpu_tick)'
 }
 
 # progs_settle N: the kernel frees programs after their last fd closes,

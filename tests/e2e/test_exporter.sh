@@ -130,8 +130,8 @@ check "pgoff_broker_up 1 with pgoffd running" grep -qx 'pgoff_broker_up 1' "$E2E
 check "pgoff_build_info has the version" grep -q '^pgoff_build_info{version="0.1.0",revision="' "$E2E_DIR/first.prom"
 check "pgoff_broker_info names the hook" grep -qE '^pgoff_broker_info\{version="[^"]+",hook="(tp_btf|raw_tp)"\} 1$' "$E2E_DIR/first.prom"
 check "pgoff_clusters 1" grep -qx 'pgoff_clusters 1' "$E2E_DIR/first.prom"
-check "pgoff_bpf_programs_attached 5: switch, waking, fork, exit, exec" \
-	grep -qx 'pgoff_bpf_programs_attached 5' "$E2E_DIR/first.prom"
+check "pgoff_bpf_programs_attached 6: switch, waking, fork, exit, exec, the on-CPU sampler" \
+	grep -qx 'pgoff_bpf_programs_attached 6' "$E2E_DIR/first.prom"
 curl -s "${AUTH[@]}" "$EXP/" >"$E2E_DIR/landing.html"
 check "the landing page at / links to /metrics" grep -q 'href="/metrics"' "$E2E_DIR/landing.html"
 check "an unknown path is 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" "$EXP/nope")" = 404 ]

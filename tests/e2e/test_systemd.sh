@@ -104,6 +104,10 @@ inside su alice -c "pgoffctl status --json" >"$sys/status.json" 2>&1
 note "usdt_binaries: $(jq -c .usdt_binaries "$sys/status.json" 2>/dev/null | head -c 300)"
 check "under the unit, pgoffd probed /usr/lib/postgresql/15/bin/postgres's wait probes" \
 	jqe '.usdt_binaries[] | select(.path == "/usr/lib/postgresql/15/bin/postgres") | .probed and .sites == 8' "$sys/status.json"
+# the on-CPU sampler's perf events, within the unit's system call filter
+check "under the unit, pgoffd samples every CPU for a running backend's wait ($(jq .on_cpu_sample_cpus "$sys/status.json" 2>/dev/null) of $(nproc) CPUs)" \
+	jqe ".on_cpu_sample_cpus == $(nproc) and .on_cpu_sample_us == 10000" "$sys/status.json" ||
+	inside journalctl -u pgoffd --no-pager | grep -i 'sampler\|perf' | tail -n 5 | sed 's/^/# /'
 
 # systemctl reload: a changed group applies
 inside sh -c 'mkdir -p /etc/pgoff && echo "group = others" > /etc/pgoff/pgoffd.conf'

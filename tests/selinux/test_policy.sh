@@ -201,7 +201,11 @@ none "httpd_t may not connect to pgoffd" -s httpd_t -t pgoffd_t -c unix_stream_s
 
 # What pgoffd must never get.
 none "pgoffd_t has no capability sys_admin" -s pgoffd_t -t pgoffd_t -c capability -p sys_admin
-none "pgoffd_t has no perf_event permission (BPF links, not perf_event_open)" -s pgoffd_t -c perf_event
+has "pgoffd_t may open its own CPU clock events, CPU-wide, and set their BPF program (the on-CPU sampler)" \
+	"open cpu kernel write" -s pgoffd_t -t pgoffd_t -c perf_event
+none "... and has no other perf_event permission (reading counters, tracepoint events)" \
+	-s pgoffd_t -c perf_event -p read,tracepoint
+none "... nor on events of another domain" -s pgoffd_t -t '^(?!pgoffd_t$)' -rt -c perf_event
 out=$(q -A -s pgoffd_t -c process -p ptrace | grep -v ' pgoffd_t:process ')
 if [ -z "$out" ]; then
 	ok "pgoffd_t has no process ptrace on any other domain"

@@ -321,7 +321,7 @@ static void test_names(void)
 {
 	static const char *const want[PGOFF_WAIT__COUNT] = {
 		"other", "lock", "io", "net", "poll", "sleep", "ipc",
-		"memory", "cpu",
+		"memory", "cpu", "on_cpu",
 	};
 	enum pgoff_wait w, got;
 

@@ -21,6 +21,15 @@ static void test_run_queue_is_cpu(void)
 	      PGOFF_WAIT_CPU);
 }
 
+/* a sample of a running backend: on the CPU, whatever its wait event */
+static void test_on_cpu_sample(void)
+{
+	CHECK(pgoff_classify_syscall(PGOFF_AGG_NO_SYSCALL, PGOFF_AGG_ON_CPU) ==
+	      PGOFF_WAIT_ON_CPU);
+	CHECK(pgoff_wait_refine(PGOFF_WAIT_ON_CPU, 0x0A000000u, true) ==
+	      PGOFF_WAIT_ON_CPU);
+}
+
 static void test_postgres_calls(void)
 {
 	CHECK(pgoff_classify_syscall(SYS_epoll_pwait, S) == PGOFF_WAIT_POLL);
@@ -72,6 +81,7 @@ static void test_refined_like_a_stack(void)
 int main(void)
 {
 	RUN(test_run_queue_is_cpu);
+	RUN(test_on_cpu_sample);
 	RUN(test_postgres_calls);
 	RUN(test_read_write_need_disk);
 	RUN(test_faults_and_unknown);
