@@ -119,6 +119,7 @@ static __always_inline struct pgoff_agg *agg_row(struct pgoff_agg_key *k)
 {
 	struct pgoff_agg *a = bpf_map_lookup_elem(&aggregate, k);
 	bool taken = false;
+	long err;
 
 	if (a)
 		return a;
@@ -133,12 +134,17 @@ static __always_inline struct pgoff_agg *agg_row(struct pgoff_agg_key *k)
 				return a;
 		}
 	}
-	if (bpf_map_update_elem(&aggregate, k, &agg_zero, BPF_NOEXIST)) {
+	err = bpf_map_update_elem(&aggregate, k, &agg_zero, BPF_NOEXIST);
+	if (err) {
 		if (taken)	/* not made by us: made by a racing thread, or none */
 			__sync_fetch_and_add(&agg_query_rows, -1);
 		a = bpf_map_lookup_elem(&aggregate, k);
+		/* full, or (-EBUSY) its bucket held by the program the tick
+		 * interrupted on this CPU, on kernels that lock it with
+		 * interrupts on */
 		if (!a)
-			count(PGOFF_CNT_AGG_FULL);
+			count(err == -7 /* E2BIG */ || err == -12 /* ENOMEM */ ?
+			      PGOFF_CNT_AGG_FULL : PGOFF_CNT_AGG_BUSY);
 		return a;
 	}
 	return bpf_map_lookup_elem(&aggregate, k);

@@ -425,7 +425,7 @@ static __always_inline void on_switch_out(void *ctx, struct task_struct *prev,
 	 * whether the wait event's pointer may be kept */
 	own = t->status_ptr &&
 	      read_status(prev, t, &th->status_entry, &th->status_pid, &s,
-			  STATUS_BUF_TASK);
+			  true);
 	if (!t->wait_event_ptr)
 		s.flags |= PGOFF_F_PG_NO_SYMBOL;
 	else if (read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
@@ -688,7 +688,7 @@ static __always_inline void pair_start(struct task_struct *task, __u32 pid,
 		struct pgoff_start st = {};
 
 		read_status(task, t, &th->status_entry, &th->status_pid, &st,
-			    STATUS_BUF_TASK);
+			    false);
 		episode_status(e, &st);
 	}
 }
@@ -878,10 +878,14 @@ int BPF_PROG(sched_exec_raw)
  * from the page cache); samplers of wait events (pg_wait_sampling, ASH)
  * count that time in the wait, and the scheduler's switches cannot see
  * it. A sample of a backend in a wait adds its period to the process's
- * row in state PGOFF_AGG_ON_CPU: time only, as a sample is no interval.
- * Nothing is made: a thread without an entry (never off the CPU yet) is
- * not sampled. The task is read untyped, so this runs where tp_btf does
- * not; an interrupt, so it has its own scratch (STATUS_BUF_TICK).
+ * row in state PGOFF_AGG_ON_CPU (made if need be): time only, as a
+ * sample is no interval. No thread entry is made: a thread without one
+ * (never off the CPU yet) is not sampled. The task is read untyped, so
+ * this runs where tp_btf does not; an interrupt, so it reads the status
+ * entry field by field onto its stack, not into the per-CPU scratch.
+ * Only the backend itself counts: an io_uring worker of its process, or
+ * a child that shares its memory until exec (posix_spawn: its status
+ * entry is not its own), would count the backend's wait again.
  */
 SEC("perf_event")
 int on_cpu_tick(struct bpf_perf_event_data *ctx)
@@ -900,14 +904,21 @@ int on_cpu_tick(struct bpf_perf_event_data *ctx)
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	th = t ? bpf_map_lookup_elem(&threads, &pid) : NULL;
 	if (!th || !t->wait_event_ptr ||
-	    (TASK_FIELD(false, cur, flags) & PF_EXITING) ||
+	    (TASK_FIELD(false, cur, flags) &
+	     (PF_EXITING | PF_IO_WORKER | PF_KTHREAD)) ||
 	    !owner_runs(cur, t, false))
 		return 0;
 	own = t->status_ptr &&
 	      read_status(cur, t, &th->status_entry, &th->status_pid, &s,
-			  STATUS_BUF_TICK);
+			  false);
+	if (t->status_ptr && !own)
+		return 0;
 	if (!read_wait_event(t->wait_event_ptr, &th->wait_event_at, own,
-			     &s.pg_wait_event_info) || !s.pg_wait_event_info)
+			     &s.pg_wait_event_info)) {
+		count(PGOFF_CNT_PG_READ_FAIL);	/* a page not there, say */
+		return 0;
+	}
+	if (!s.pg_wait_event_info)
 		return 0;
 	s.flags |= PGOFF_F_PG_WAIT;
 	s.cluster = t->cluster;

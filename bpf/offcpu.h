@@ -151,6 +151,9 @@ enum pgoff_counter {
 	PGOFF_CNT_ON_CPU_SAMPLES,	/* on-CPU samples of a traced backend
 					 * inside a PostgreSQL wait, added to
 					 * its row (PGOFF_AGG_ON_CPU) */
+	PGOFF_CNT_AGG_BUSY,		/* not aggregated: its new row's bucket
+					 * was held by the program an
+					 * interrupt (the tick) came into */
 	PGOFF_CNT__COUNT
 };
 

@@ -137,26 +137,76 @@ static __always_inline __u32 own_tgid(struct task_struct *task)
 	return up.nr;
 }
 
+/* What pgoff reads of a backend's status entry. */
+struct status_fields {
+	__u32 changecount, procpid, state;
+	__u64 query_id;
+};
+
+/*
+ * The entry whole, in one read into the per-CPU scratch: for the
+ * switch-out, which runs with interrupts off, so nothing else on its CPU
+ * uses the scratch meanwhile.
+ */
+static __always_inline bool status_read_whole(const struct pgoff_target *t,
+					      __u64 entry,
+					      struct status_fields *f)
+{
+	__u32 len = t->status_len, soff = t->st_state_off;
+	__u32 qoff = t->st_query_id_off, zero = 0;
+	struct status_buf *b = bpf_map_lookup_elem(&status_scratch, &zero);
+
+	if (!b || len < 8 || len > PGOFF_STATUS_MAX ||
+	    soff > PGOFF_STATUS_MAX - 4 || qoff > PGOFF_STATUS_MAX - 8 ||
+	    bpf_probe_read_user(b->b, len, (void *)entry))
+		return false;
+	f->changecount = *(__u32 *)&b->b[0];
+	f->procpid = *(__u32 *)&b->b[4];
+	f->state = *(__u32 *)&b->b[soff];
+	f->query_id = qoff ? *(__u64 *)&b->b[qoff] : 0;
+	return true;
+}
+
+/*
+ * The same fields, each read onto the stack: for a wait probe, which can
+ * be preempted (by a switch-out that uses the scratch), and the tick, an
+ * interrupt that can come into a wait probe's read. Three reads, not one:
+ * fine where they are rare.
+ */
+static __always_inline bool status_read_fields(const struct pgoff_target *t,
+					       __u64 entry,
+					       struct status_fields *f)
+{
+	__u32 soff = t->st_state_off, qoff = t->st_query_id_off;
+
+	f->query_id = 0;
+	return t->status_len >= 8 && t->status_len <= PGOFF_STATUS_MAX &&
+	       soff <= t->status_len - 4 &&
+	       (!qoff || qoff <= t->status_len - 8) &&
+	       !bpf_probe_read_user(f, 8, (void *)entry) &&
+	       !bpf_probe_read_user(&f->state, 4, (void *)(entry + soff)) &&
+	       (!qoff || !bpf_probe_read_user(&f->query_id, 8,
+					      (void *)(entry + qoff)));
+}
+
 /*
  * The backend's own status entry (PgBackendStatus, which MyBEEntry points
  * to from the backend's start to its exit): st_changecount, which moves
  * at every statement's start and end, st_state, and the running
- * statement's query id, in one read from the entry's start. Trusted only
- * while its st_procpid is the backend's own pid: until the backend fills
- * it, the slot holds its last owner's. The entry's address is read once
- * a thread (MyBEEntry is set once). Sets PGOFF_F_PG_STATUS when read,
- * and PGOFF_F_IN_STATEMENT when a statement runs. Returns whether the
- * entry was read and is the backend's own (whatever it says). buf: the
- * caller's status_scratch slot (STATUS_BUF_*).
+ * statement's query id. Trusted only while its st_procpid is the
+ * backend's own pid: until the backend fills it, the slot holds its last
+ * owner's. The entry's address is read once a thread (MyBEEntry is set
+ * once). Sets PGOFF_F_PG_STATUS when read, and PGOFF_F_IN_STATEMENT when
+ * a statement runs. Returns whether the entry was read and is the
+ * backend's own (whatever it says). whole: read it in one (interrupts
+ * off: status_read_whole), else field by field.
  */
 static __always_inline bool read_status(struct task_struct *task,
 					const struct pgoff_target *t,
 					__u64 *entry, __u32 *entry_pid,
-					struct pgoff_start *s, __u32 buf)
+					struct pgoff_start *s, bool whole)
 {
-	__u32 len = t->status_len, soff = t->st_state_off;
-	__u32 qoff = t->st_query_id_off, state;
-	struct status_buf *b;
+	struct status_fields f;
 
 	if (!*entry) {
 		__u64 p = 0;
@@ -165,26 +215,25 @@ static __always_inline bool read_status(struct task_struct *task,
 		if (bpf_probe_read_user(&p, sizeof(p), (void *)t->status_ptr) ||
 		    !p)
 			return false;
-		*entry = p;
+		/* the pid first: the tick (an interrupt) may read them
+		 * between two stores, and takes a set entry as whole */
 		*entry_pid = own_tgid(task);
+		barrier();
+		*entry = p;
 	}
-	b = bpf_map_lookup_elem(&status_scratch, &buf);
-	if (!b || len < 8 || len > PGOFF_STATUS_MAX ||
-	    soff > PGOFF_STATUS_MAX - 4 || qoff > PGOFF_STATUS_MAX - 8 ||
-	    bpf_probe_read_user(b->b, len, (void *)*entry) ||
-	    *(__u32 *)&b->b[4] != *entry_pid)
+	if (!(whole ? status_read_whole(t, *entry, &f) :
+		      status_read_fields(t, *entry, &f)) ||
+	    f.procpid != *entry_pid)
 		return false;
-	state = *(__u32 *)&b->b[soff];
-	if (state > PGOFF_AGG_PG_STATE_MASK ||
-	    (t->status_ignored & (1u << state)))
+	if (f.state > PGOFF_AGG_PG_STATE_MASK ||
+	    (t->status_ignored & (1u << f.state)))
 		return true;	/* it says nothing (track_activities off) */
 	s->flags |= PGOFF_F_PG_STATUS;
-	s->changecount = *(__u32 *)&b->b[0];
-	s->pg_state = state;
-	if (t->status_active & (1u << state)) {
+	s->changecount = f.changecount;
+	s->pg_state = f.state;
+	if (t->status_active & (1u << f.state)) {
 		s->flags |= PGOFF_F_IN_STATEMENT;
-		if (qoff)
-			s->query_id = *(__u64 *)&b->b[qoff];
+		s->query_id = f.query_id;
 	}
 	return true;
 }

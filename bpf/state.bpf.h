@@ -270,18 +270,13 @@ struct {
 	__type(value, struct ustack_scan);
 } ustack_scan SEC(".maps");
 
-/*
- * Where a backend's status entry is read to (too big for the stack), by
- * context: the tick (on_cpu_tick, an interrupt) has its own, as it may
- * come in the middle of a wait probe's read on the same CPU.
- */
+/* Where a backend's status entry is read to (too big for the stack). */
 struct status_buf {
 	__u8 b[PGOFF_STATUS_MAX];
 };
-enum { STATUS_BUF_TASK, STATUS_BUF_TICK, STATUS_BUF__N };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, STATUS_BUF__N);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct status_buf);
 } status_scratch SEC(".maps");

@@ -16,6 +16,8 @@
 
 #define TASK_RUNNING 0
 #define PF_EXITING 0x00000004	/* task_struct::flags: in do_exit() */
+#define PF_IO_WORKER 0x00000010	/* an io_uring worker of the process */
+#define PF_KTHREAD 0x00200000	/* a kernel thread */
 
 /*
  * A task field: a plain load where the verifier knows the pointer's BTF

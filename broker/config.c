@@ -344,7 +344,7 @@ static int set_row(const struct setting_row *r, struct pgoffd_config *c,
 		   const char *v, char *err, size_t errlen)
 {
 	void *field = (char *)c + r->offset;
-	uint64_t *u = field;
+	uint64_t *u = field, zero;
 
 	switch (r->kind) {
 	case KIND_STR:
@@ -356,8 +356,8 @@ static int set_row(const struct setting_row *r, struct pgoffd_config *c,
 	case KIND_POW2:
 		return set_pow2(u, v);
 	case KIND_DURATION:
-		if (r->zero_off && strcmp(v, "0") == 0) {
-			*u = 0;
+		if (r->zero_off && !pgoff_parse_duration(v, &zero) && !zero) {
+			*u = 0;		/* off */
 			return 0;
 		}
 		return set_duration(u, v, r->min, r->max);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -555,6 +556,23 @@ static void configure(struct broker *b, struct setup *s)
 	s->po.gid = s->gid;
 }
 
+/*
+ * Descriptors up to the hard limit: the on-CPU sampler takes two a CPU
+ * (its perf event and link) and each client one, and systemd's soft
+ * limit is 1024.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &r))
+			log_warnx("cannot raise the descriptor limit to %llu",
+				  (unsigned long long)r.rlim_max);
+	}
+}
+
 /* As root: the prober, the BPF programs, the clusters running now. */
 static void attach(struct broker *b, struct setup *s)
 {
@@ -569,6 +587,7 @@ static void attach(struct broker *b, struct setup *s)
 	if (!b->ksyms)
 		log_fatal(errno, "cannot read kernel symbols from /proc/kallsyms "
 			  "(pgoffd must start as root)");
+	raise_fd_limit();
 	err = tracer_open(&b->tracer, &s->to, on_record, b);
 	if (err)
 		log_fatal(-err, "cannot load the BPF programs (root, a kernel "

@@ -39,6 +39,7 @@ static const char *const counter_names[PGOFF_CNT__COUNT] = {
 	[PGOFF_CNT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
 	[PGOFF_CNT_SWITCH_IN_LOST] = "switch_in_lost",
 	[PGOFF_CNT_ON_CPU_SAMPLES] = "on_cpu_samples",
+	[PGOFF_CNT_AGG_BUSY] = "aggregate_busy",
 };
 
 /* Which tables name a cluster's wait events, or why none do. */

@@ -231,10 +231,12 @@ static bool same_row(const struct sv_row *a, const struct sv_row *b)
 }
 
 /* cur - prev, or false when prev is not an earlier state of cur (the
- * count or a bucket went down: another process with the same pid). */
+ * count or a bucket went down, or an on_cpu row's time, which has no
+ * count: another process with the same pid). */
 static bool subtract(struct sv_row *d, const struct sv_row *prev)
 {
-	if (d->count < prev->count)
+	if (d->count < prev->count ||
+	    (sv_row_on_cpu(d) && d->time_ns < prev->time_ns))
 		return false;
 	for (size_t i = 0; i < SV_BUCKETS; i++)
 		if (d->hist[i] < prev->hist[i])
@@ -407,6 +409,10 @@ int sv_group(const struct sv_snapshot *d, enum sv_by by,
 		const struct sv_row *r = &rows[i];
 		size_t k;
 
+		/* a backend's OFF% is time off the CPU; AAS is time in waits,
+		 * on a CPU too */
+		if (by == SV_BY_BACKEND && sv_row_on_cpu(r))
+			continue;
 		for (k = 0; k < ng; k++)
 			if (same_group(&g[k].key, r, by))
 				break;
@@ -520,13 +526,13 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 		fprintf(out, "%-20s ", "QUERY ID");
 		cluster_heads(out, containers);
 		fprintf(out, "%-14s %6s %9s %7s %8s %8s  %-32s %s\n",
-			"DATABASE", "AAS", "OFF-CPU", "COUNT", "P50", "P99",
+			"DATABASE", "AAS", "TIME", "COUNT", "P50", "P99",
 			"TOP WAIT", "QUERY");
 	} else if (by == SV_BY_QUERY_WAIT) {
 		fprintf(out, "%-20s ", "QUERY ID");
 		cluster_heads(out, containers);
 		fprintf(out, "%-34s %-6s %6s %9s %7s %8s %8s\n",
-			"PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU", "COUNT",
+			"PG WAIT EVENT", "WAIT", "AAS", "TIME", "COUNT",
 			"P50", "P99");
 	} else if (by == SV_BY_BACKEND) {
 		fprintf(out, "%7s ", "PID");
@@ -538,12 +544,12 @@ void sv_render_top(FILE *out, const struct sv_group *g, size_t n,
 		if (by == SV_BY_CLUSTER_WAIT)
 			cluster_heads(out, containers);
 		fprintf(out, "%-34s %-6s %6s %9s %7s %8s %8s %8s\n",
-			"PG WAIT EVENT", "WAIT", "AAS", "OFF-CPU", "COUNT",
+			"PG WAIT EVENT", "WAIT", "AAS", "TIME", "COUNT",
 			"P50", "P99", "BACKENDS");
 	} else {
 		cluster_heads(out, containers);
 		fprintf(out, "%-20s %6s %9s %7s %8s %8s %8s\n", "DATABASE",
-			"AAS", "OFF-CPU", "COUNT", "P50", "P99", "BACKENDS");
+			"AAS", "TIME", "COUNT", "P50", "P99", "BACKENDS");
 	}
 	for (size_t i = 0; i < n && (!limit || i < limit); i++) {
 		const struct sv_group *x = &g[i];
@@ -868,7 +874,8 @@ int sv_render_metrics(FILE *out, const struct sv_snapshot *s,
 {
 	static const char *const causes[] = {
 		"ringbuf_full", "start_map_full",
-		"aggregate_map_full", "client_queue_full", "switch_in_lost",
+		"aggregate_map_full", "aggregate_busy", "client_queue_full",
+		"switch_in_lost",
 	};
 	struct series *v = calloc(s->n ? s->n : 1, sizeof(*v));
 	json_object *counters = NULL;

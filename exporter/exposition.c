@@ -89,6 +89,7 @@ static void render_broker(FILE *out, const struct ex_scrape *s)
 		{ "ringbuf_full", "ringbuf_full" },
 		{ "start_map_full", "start_map_full" },
 		{ "aggregate_map_full", "aggregate_map_full" },
+		{ "aggregate_busy", "aggregate_busy" },
 		{ "client_queue_full", "client_queue_full" },
 		{ "switch_in_lost", "switch_in_lost" },
 	};

@@ -19,6 +19,8 @@ static int cpu_clock_open(int cpu, uint64_t period_ns)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = period_ns;	/* the CPU clock counts nanoseconds */
+	a.exclude_idle = 1;		/* no program run for an idle CPU */
+	a.disabled = 1;			/* enabled once the program is set */
 	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
 			    PERF_FLAG_FD_CLOEXEC);
 }

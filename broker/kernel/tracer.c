@@ -106,7 +106,9 @@ static bool kernel_at_least(int major, int minor)
 /*
  * Before 6.1 a map that is not preallocated allocates with kmalloc, which
  * must not happen in sched_switch (the run queue lock is held). There the
- * maps that grow on demand are preallocated instead, and smaller.
+ * maps that grow on demand are preallocated instead, and smaller. (A
+ * perf_event program, on_cpu_tick, may use no other hash map before 6.1
+ * either: the verifier asks the same.)
  */
 static void preallocate_maps(struct offcpu_bpf *skel)
 {
@@ -147,24 +149,19 @@ static int set_pid_namespace(struct offcpu_bpf *skel)
 	return 0;
 }
 
-int tracer_open(struct tracer **out, const struct tracer_opts *opts,
-		tracer_record_fn fn, void *ctx)
+/*
+ * Open the object, choose its programs and size its maps, and load it;
+ * with the on-CPU sampler's program (tick) or without.
+ */
+static int load(struct tracer *t, const struct tracer_opts *opts, bool tick)
 {
-	struct tracer *t;
 	int err;
-
-	libbpf_set_print(libbpf_log);
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->min_duration_ns = UINT64_MAX;
-	t->raw_tp = opts->force_raw_tp || !have_tp_btf();
 
 	t->skel = offcpu_bpf__open();
 	if (!t->skel) {
 		err = -errno;
 		log_warnx("cannot open the BPF object");
-		goto cleanup;
+		return err;
 	}
 	choose_programs(t->skel, t->raw_tp);
 	/* PostgreSQL's wait probes: linked per binary by broker/priv/usdt.c
@@ -175,39 +172,66 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 	/* before 6.6 there is no uprobe_multi link to use it with */
 	if (!kernel_at_least(6, 6))
 		bpf_program__set_autoload(t->skel->progs.pg_usdt, false);
-	if (!opts->on_cpu_sample_ns)
+	if (!tick)
 		bpf_program__set_autoload(t->skel->progs.on_cpu_tick, false);
 	err = set_pid_namespace(t->skel);
 	if (err)
-		goto cleanup;
+		return err;
 	if (!kernel_at_least(6, 1))
 		preallocate_maps(t->skel);
 	err = bpf_map__set_max_entries(t->skel->maps.events,
 				       (__u32)opts->ringbuf_bytes);
 	if (err) {
 		log_warnx("ring buffer size %zu rejected", opts->ringbuf_bytes);
-		goto cleanup;
+		return err;
 	}
 	err = offcpu_bpf__load(t->skel);
-	if (err) {
-		log_warnx("loading the BPF programs failed (run with -v to see "
-			  "the verifier's log)");
-		goto cleanup;
+	if (err)
+		log_warnx("loading the BPF programs%s failed (run with -v to "
+			  "see the verifier's log)",
+			  tick ? " with the on-CPU sampler's" : "");
+	return err;
+}
+
+int tracer_open(struct tracer **out, const struct tracer_opts *opts,
+		tracer_record_fn fn, void *ctx)
+{
+	bool tick = opts->on_cpu_sample_ns != 0;
+	struct tracer *t;
+	int err;
+
+	libbpf_set_print(libbpf_log);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->min_duration_ns = UINT64_MAX;
+	t->raw_tp = opts->force_raw_tp || !have_tp_btf();
+
+	err = load(t, opts, tick);
+	if (err && tick) {	/* the sampler is not worth the rest: without it */
+		offcpu_bpf__destroy(t->skel);
+		t->skel = NULL;
+		tick = false;
+		log_warnx("the on-CPU sampler is off: a wait's time on a CPU is "
+			  "not counted (status: on_cpu_sample_cpus 0)");
+		err = load(t, opts, tick);
 	}
+	if (err)
+		goto cleanup;
 	err = offcpu_bpf__attach(t->skel);
 	if (err) {
 		log_warnx("attaching to the scheduler tracepoints failed");
 		goto cleanup;
 	}
-	if (opts->on_cpu_sample_ns) {
+	if (tick) {
 		err = cpu_tick_attach(&t->tick, t->skel->progs.on_cpu_tick,
 				      opts->on_cpu_sample_ns);
 		/* the waits' off-CPU time does not need it: say so, go on */
 		if (err)
-			log_warnx("the on-CPU sampler is off: perf_event_open of "
-				  "the CPU clock failed (%s); a wait's time on a "
-				  "CPU is not counted (status: on_cpu_sample_cpus 0)",
-				  strerror(-err));
+			log_warnx("the on-CPU sampler is off: a CPU clock perf "
+				  "event could not be opened or given its program "
+				  "(%s); a wait's time on a CPU is not counted "
+				  "(status: on_cpu_sample_cpus 0)", strerror(-err));
 	}
 	t->fn = fn;
 	t->fn_ctx = ctx;

@@ -72,7 +72,10 @@ static bool row_sub(struct agg_row *d, const struct agg_row *prev)
 {
 	bool any = false;
 
-	if (d->count < prev->count)	/* pid reused: all of it is new */
+	/* pid reused: all of it is new (an on_cpu row has no count: its
+	 * time, which has no part going on, went down) */
+	if (d->count < prev->count ||
+	    (d->wait == PGOFF_WAIT_ON_CPU && d->total_ns < prev->total_ns))
 		return d->count || d->total_ns;
 	d->count -= prev->count;
 	d->total_ns = d->total_ns > prev->total_ns ?

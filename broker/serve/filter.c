@@ -63,6 +63,10 @@ int filter_compile(const struct pgoff_filter *req, uint64_t floor_ns,
 			return bad(err, "unknown wait type \"%.60s\" (lock, io, "
 				   "net, poll, sleep, ipc, memory, cpu, other)",
 				   req->types.v[i]);
+		if (w == PGOFF_WAIT_ON_CPU)
+			return bad(err, "wait type \"%s\" is a wait's time on "
+				   "a CPU, sampled: in top's and stats' rows only, "
+				   "never in an event", req->types.v[i]);
 		out->waits |= 1u << w;
 	}
 	for (size_t i = 0; i < req->pg_waits.n; i++)

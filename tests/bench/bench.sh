@@ -110,7 +110,7 @@ start_broker() {
 }
 
 # BPF programs: "name run_time_ns run_cnt" (ours end in _btf/_raw, cut at 15)
-stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^(sched_|pg_usdt)")) |
+stats() { bpftool prog show --json | jq -r '.[] | select(.name | test("^(sched_|pg_usdt|on_cpu_tick)")) |
 	"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'; }
 start_tracer() {	# CONFIG, see configs
 	local bin=$PGOFFD mode=${1#base_}

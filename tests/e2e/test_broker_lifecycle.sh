@@ -206,3 +206,12 @@ check "raw_tp: pg_sleep is reported as sleep, Timeout/PgSleep" \
 	[ "$(jq -r '.wait + " " + .pg.wait_event_type + "/" + .pg.wait_event' "$E2E_DIR/raw.out")" = "sleep Timeout/PgSleep" ]
 check "raw_tp: the event says why it has no stack" \
 	[ "$(jq -r .stack_error "$E2E_DIR/raw.out")" = "not available with the raw_tp fallback" ]
+# the on-CPU sampler reads its task untyped: it runs beside raw_tp too
+check "raw_tp: the on-CPU sampler runs on every CPU ($(status_field on_cpu_sample_cpus) of $(nproc))" \
+	[ "$(status_field on_cpu_sample_cpus)" = "$(nproc)" ]
+e2e_stop_broker TERM
+sampler_progs() { bpftool prog show 2>/dev/null | grep -c 'name on_cpu_tick'; }
+e2e_start_broker --on-cpu-sample 0s || { not_ok "start pgoffd --on-cpu-sample 0s"; exit 1; }
+check "--on-cpu-sample 0s: status says the sampler is off ($(status_field on_cpu_sample_cpus) CPUs, every $(status_field on_cpu_sample_us) us)" \
+	[ "$(status_field on_cpu_sample_cpus)" = 0 -a "$(status_field on_cpu_sample_us)" = 0 ]
+check "... and its program is not loaded ($(sampler_progs) loaded)" [ "$(sampler_progs)" = 0 ]

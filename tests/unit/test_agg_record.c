@@ -77,6 +77,19 @@ static void test_delta_pid_reused(void)
 	agg_vec_free(&d);
 }
 
+/* An on_cpu row has no count: its time going down says the pid was
+ * reused (an off-CPU row's may go down for a moment, and is not) */
+static void test_delta_on_cpu_pid_reused(void)
+{
+	struct agg_row prev[] = { row(7, 0x0A000000, PGOFF_WAIT_ON_CPU, 0, 9000) };
+	struct agg_row cur[] = { row(7, 0x0A000000, PGOFF_WAIT_ON_CPU, 0, 100) };
+	struct agg_vec d = { 0 };
+
+	CHECK(aggrec_delta(prev, 1, cur, 1, &d) == 0);
+	CHECK(d.n == 1 && d.v[0].count == 0 && d.v[0].total_ns == 100);
+	agg_vec_free(&d);
+}
+
 static void test_round_trip(void)
 {
 	struct agg_row rows[] = {
@@ -254,6 +267,7 @@ int main(void)
 {
 	RUN(test_delta);
 	RUN(test_delta_pid_reused);
+	RUN(test_delta_on_cpu_pid_reused);
 	RUN(test_round_trip);
 	RUN(test_statements);
 	RUN(test_version_1);

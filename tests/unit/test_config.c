@@ -83,6 +83,20 @@ static void test_recorder_keys(void)
 	CHECK(config_set(&c, "usdt-quiet", "500ms", err, sizeof(err)) == -EINVAL);
 	CHECK(config_set(&c, "usdt-quiet", "2h", err, sizeof(err)) == -EINVAL);
 	CHECK(c.usdt_quiet_ns == 20000000000ULL);
+	/* the on-CPU sampler: 1ms..1s, or 0 (any way written) for off */
+	CHECK(c.on_cpu_sample_ns == 10000000ULL);
+	CHECK(config_set(&c, "on-cpu-sample", "1ms", err, sizeof(err)) == 0 &&
+	      c.on_cpu_sample_ns == 1000000ULL);
+	CHECK(config_set(&c, "on-cpu-sample", "500us", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "on-cpu-sample", "2s", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "on-cpu-sample", "soon", err, sizeof(err)) == -EINVAL);
+	CHECK(c.on_cpu_sample_ns == 1000000ULL);
+	CHECK(config_set(&c, "on-cpu-sample", "0s", err, sizeof(err)) == 0 &&
+	      c.on_cpu_sample_ns == 0);
+	CHECK(config_set(&c, "on-cpu-sample", "1s", err, sizeof(err)) == 0 &&
+	      c.on_cpu_sample_ns == 1000000000ULL);
+	CHECK(config_set(&c, "on-cpu-sample", "0", err, sizeof(err)) == 0 &&
+	      c.on_cpu_sample_ns == 0);
 	CHECK(config_set(&c, "record-min", "0", err, sizeof(err)) == 0 &&
 	      c.record_min_ns == 0);
 	CHECK(config_set(&c, "record-max-size", "64M", err, sizeof(err)) == 0 &&

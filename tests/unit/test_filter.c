@@ -31,6 +31,8 @@ static void test_unknown_names_are_refused(void)
 	} bad[] = {
 		{ "locks", NULL, "unknown wait type \"locks\"" },
 		{ "", NULL, "unknown wait type" },
+		/* a stats row's wait type, no event's: a watch would get nothing */
+		{ "on_cpu", NULL, "wait type \"on_cpu\" is a wait's time on a CPU" },
 		{ NULL, "Locks", "unknown PostgreSQL wait event type \"Locks\"" },
 		{ NULL, "Lock:rowlock", "unknown PostgreSQL wait event \"Lock:rowlock\"" },
 		{ NULL, "IO:", "unknown PostgreSQL wait event \"IO:\"" },

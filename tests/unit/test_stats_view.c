@@ -92,6 +92,36 @@ static void test_delta(void)
 	sv_free(&c);
 }
 
+/* An on_cpu row (time, no count) whose time went down is another
+ * process's with the same pid: counted whole, not as 0. */
+static void test_delta_on_cpu_reset(void)
+{
+	static const char *const prev =
+		"{\"now_ns\":1,\"rows\":[{\"pid\":9,\"wait\":\"on_cpu\","
+		"\"wait_event_type\":\"IO\",\"wait_event\":\"WALSync\","
+		"\"count\":0,\"time_ns\":500000000}]}";
+	static const char *const cur =
+		"{\"now_ns\":2,\"rows\":[{\"pid\":9,\"wait\":\"on_cpu\","
+		"\"wait_event_type\":\"IO\",\"wait_event\":\"WALSync\","
+		"\"count\":0,\"time_ns\":20000000}]}";
+	static const char *const later =
+		"{\"now_ns\":3,\"rows\":[{\"pid\":9,\"wait\":\"on_cpu\","
+		"\"wait_event_type\":\"IO\",\"wait_event\":\"WALSync\","
+		"\"count\":0,\"time_ns\":50000000}]}";
+	struct sv_snapshot p, c, l, d;
+
+	CHECK(parse(prev, &p) == 0 && parse(cur, &c) == 0 && parse(later, &l) == 0);
+	CHECK(sv_delta(&p, &c, &d) == 0);
+	CHECK(d.n == 1 && d.rows[0].time_ns == 20000000);
+	sv_free(&d);
+	CHECK(sv_delta(&c, &l, &d) == 0);	/* the same process: the rise */
+	CHECK(d.n == 1 && d.rows[0].time_ns == 30000000);
+	sv_free(&d);
+	sv_free(&p);
+	sv_free(&c);
+	sv_free(&l);
+}
+
 static void test_group(void)
 {
 	struct sv_snapshot p, c, d;
@@ -305,6 +335,11 @@ static void test_on_cpu_rows(void)
 		if (strcmp(g[i].key.wait_event, "WALSync") == 0)
 			io += g[i].time_ns;
 	CHECK(io == 3500000000ULL);
+	free(g);
+	/* by backend: OFF% is time off the CPU */
+	g = NULL;
+	ng = sv_group(&s, SV_BY_BACKEND, &g);
+	CHECK(ng == 1 && g[0].time_ns == 3000000000ULL && g[0].count == 4);
 	free(g);
 	sv_free(&s);
 }
@@ -528,6 +563,7 @@ int main(void)
 {
 	RUN(test_parse_rejects_bad_replies);
 	RUN(test_delta);
+	RUN(test_delta_on_cpu_reset);
 	RUN(test_group);
 	RUN(test_group_by_query);
 	RUN(test_quantiles);
