@@ -139,9 +139,9 @@ static __always_inline struct pgoff_agg *agg_row(struct pgoff_agg_key *k)
 		if (taken)	/* not made by us: made by a racing thread, or none */
 			__sync_fetch_and_add(&agg_query_rows, -1);
 		a = bpf_map_lookup_elem(&aggregate, k);
-		/* full, or (-EBUSY) its bucket held by the program the tick
-		 * interrupted on this CPU, on kernels that lock it with
-		 * interrupts on */
+		/* full (or no memory for it), or else (-EBUSY) its bucket's
+		 * lock slot held by the program the tick interrupted on this
+		 * CPU, on kernels that lock it with interrupts on */
 		if (!a)
 			count(err == -7 /* E2BIG */ || err == -12 /* ENOMEM */ ?
 			      PGOFF_CNT_AGG_FULL : PGOFF_CNT_AGG_BUSY);

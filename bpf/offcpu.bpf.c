@@ -883,9 +883,9 @@ int BPF_PROG(sched_exec_raw)
  * (never off the CPU yet) is not sampled. The task is read untyped, so
  * this runs where tp_btf does not; an interrupt, so it reads the status
  * entry field by field onto its stack, not into the per-CPU scratch.
- * Only the backend itself counts: an io_uring worker of its process, or
- * a child that shares its memory until exec (posix_spawn: its status
- * entry is not its own), would count the backend's wait again.
+ * Only the backend itself counts, its main thread: another thread of its
+ * process (an extension's, an io_uring worker) or a child that shares its
+ * memory until exec (vfork, posix_spawn) would count its wait again.
  */
 SEC("perf_event")
 int on_cpu_tick(struct bpf_perf_event_data *ctx)
@@ -903,9 +903,10 @@ int on_cpu_tick(struct bpf_perf_event_data *ctx)
 		return 0;
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	th = t ? bpf_map_lookup_elem(&threads, &pid) : NULL;
-	if (!th || !t->wait_event_ptr ||
+	if (pid != tgid || !th || !t->wait_event_ptr ||
 	    (TASK_FIELD(false, cur, flags) &
 	     (PF_EXITING | PF_IO_WORKER | PF_KTHREAD)) ||
+	    TASK_FIELD(false, cur, vfork_done) ||
 	    !owner_runs(cur, t, false))
 		return 0;
 	own = t->status_ptr &&

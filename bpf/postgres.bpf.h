@@ -137,56 +137,86 @@ static __always_inline __u32 own_tgid(struct task_struct *task)
 	return up.nr;
 }
 
-/* What pgoff reads of a backend's status entry. */
-struct status_fields {
-	__u32 changecount, procpid, state;
-	__u64 query_id;
-};
+/*
+ * What the status entry says, from its fields: sets s as read_status
+ * tells. An odd st_changecount: the backend is in the middle of writing
+ * it (it was preempted there), so it says nothing now.
+ */
+static __always_inline void status_apply(const struct pgoff_target *t,
+					 __u32 changecount, __u32 state,
+					 __u64 query_id, struct pgoff_start *s)
+{
+	if ((changecount & 1) || state > PGOFF_AGG_PG_STATE_MASK ||
+	    (t->status_ignored & (1u << state)))
+		return;		/* or it says nothing (track_activities off) */
+	s->flags |= PGOFF_F_PG_STATUS;
+	s->changecount = changecount;
+	s->pg_state = state;
+	if (t->status_active & (1u << state)) {
+		s->flags |= PGOFF_F_IN_STATEMENT;
+		s->query_id = query_id;
+	}
+}
+
+/* Whether the entry's layout (len: its length, read once) lets its
+ * fields be read: within its length. */
+static __always_inline bool status_layout_ok(const struct pgoff_target *t,
+					     __u32 len)
+{
+	return len >= 8 && len <= PGOFF_STATUS_MAX &&
+	       t->st_state_off <= len - 4 &&
+	       (!t->st_query_id_off || t->st_query_id_off <= len - 8);
+}
 
 /*
  * The entry whole, in one read into the per-CPU scratch: for the
  * switch-out, which runs with interrupts off, so nothing else on its CPU
- * uses the scratch meanwhile.
+ * uses the scratch meanwhile. Returns whether it is pid's.
  */
 static __always_inline bool status_read_whole(const struct pgoff_target *t,
-					      __u64 entry,
-					      struct status_fields *f)
+					      __u64 entry, __u32 pid,
+					      struct pgoff_start *s)
 {
-	__u32 len = t->status_len, soff = t->st_state_off;
-	__u32 qoff = t->st_query_id_off, zero = 0;
+	__u32 soff = t->st_state_off, qoff = t->st_query_id_off, zero = 0;
+	__u32 len = t->status_len;
 	struct status_buf *b = bpf_map_lookup_elem(&status_scratch, &zero);
 
-	if (!b || len < 8 || len > PGOFF_STATUS_MAX ||
+	/* the bounds on the values used, for the verifier */
+	if (!b || !status_layout_ok(t, len) ||
+	    len < 8 || len > PGOFF_STATUS_MAX ||
 	    soff > PGOFF_STATUS_MAX - 4 || qoff > PGOFF_STATUS_MAX - 8 ||
-	    bpf_probe_read_user(b->b, len, (void *)entry))
+	    bpf_probe_read_user(b->b, len, (void *)entry) ||
+	    *(__u32 *)&b->b[4] != pid)
 		return false;
-	f->changecount = *(__u32 *)&b->b[0];
-	f->procpid = *(__u32 *)&b->b[4];
-	f->state = *(__u32 *)&b->b[soff];
-	f->query_id = qoff ? *(__u64 *)&b->b[qoff] : 0;
+	status_apply(t, *(__u32 *)&b->b[0], *(__u32 *)&b->b[soff],
+		     qoff ? *(__u64 *)&b->b[qoff] : 0, s);
 	return true;
 }
 
 /*
- * The same fields, each read onto the stack: for a wait probe, which can
+ * The same, each field read onto the stack: for a wait probe, which can
  * be preempted (by a switch-out that uses the scratch), and the tick, an
  * interrupt that can come into a wait probe's read. Three reads, not one:
  * fine where they are rare.
  */
 static __always_inline bool status_read_fields(const struct pgoff_target *t,
-					       __u64 entry,
-					       struct status_fields *f)
+					       __u64 entry, __u32 pid,
+					       struct pgoff_start *s)
 {
-	__u32 soff = t->st_state_off, qoff = t->st_query_id_off;
+	__u32 head[2], state;	/* st_changecount, st_procpid */
+	__u64 query_id = 0;
+	__u32 qoff = t->st_query_id_off;
 
-	f->query_id = 0;
-	return t->status_len >= 8 && t->status_len <= PGOFF_STATUS_MAX &&
-	       soff <= t->status_len - 4 &&
-	       (!qoff || qoff <= t->status_len - 8) &&
-	       !bpf_probe_read_user(f, 8, (void *)entry) &&
-	       !bpf_probe_read_user(&f->state, 4, (void *)(entry + soff)) &&
-	       (!qoff || !bpf_probe_read_user(&f->query_id, 8,
-					      (void *)(entry + qoff)));
+	if (!status_layout_ok(t, t->status_len) ||
+	    bpf_probe_read_user(head, sizeof(head), (void *)entry) ||
+	    head[1] != pid ||
+	    bpf_probe_read_user(&state, sizeof(state),
+				(void *)(entry + t->st_state_off)) ||
+	    (qoff && bpf_probe_read_user(&query_id, sizeof(query_id),
+					 (void *)(entry + qoff))))
+		return false;
+	status_apply(t, head[0], state, query_id, s);
+	return true;
 }
 
 /*
@@ -206,8 +236,6 @@ static __always_inline bool read_status(struct task_struct *task,
 					__u64 *entry, __u32 *entry_pid,
 					struct pgoff_start *s, bool whole)
 {
-	struct status_fields f;
-
 	if (!*entry) {
 		__u64 p = 0;
 
@@ -221,21 +249,8 @@ static __always_inline bool read_status(struct task_struct *task,
 		barrier();
 		*entry = p;
 	}
-	if (!(whole ? status_read_whole(t, *entry, &f) :
-		      status_read_fields(t, *entry, &f)) ||
-	    f.procpid != *entry_pid)
-		return false;
-	if (f.state > PGOFF_AGG_PG_STATE_MASK ||
-	    (t->status_ignored & (1u << f.state)))
-		return true;	/* it says nothing (track_activities off) */
-	s->flags |= PGOFF_F_PG_STATUS;
-	s->changecount = f.changecount;
-	s->pg_state = f.state;
-	if (t->status_active & (1u << f.state)) {
-		s->flags |= PGOFF_F_IN_STATEMENT;
-		s->query_id = f.query_id;
-	}
-	return true;
+	return whole ? status_read_whole(t, *entry, *entry_pid, s) :
+		       status_read_fields(t, *entry, *entry_pid, s);
 }
 
 /*

@@ -356,7 +356,9 @@ static int set_row(const struct setting_row *r, struct pgoffd_config *c,
 	case KIND_POW2:
 		return set_pow2(u, v);
 	case KIND_DURATION:
-		if (r->zero_off && !pgoff_parse_duration(v, &zero) && !zero) {
+		/* 0 written as 0 (0, 0s, 0ms): not a short one rounded down */
+		if (r->zero_off && !strpbrk(v, "123456789") &&
+		    !pgoff_parse_duration(v, &zero) && !zero) {
 			*u = 0;		/* off */
 			return 0;
 		}

@@ -151,9 +151,11 @@ static int set_pid_namespace(struct offcpu_bpf *skel)
 
 /*
  * Open the object, choose its programs and size its maps, and load it;
- * with the on-CPU sampler's program (tick) or without.
+ * with the on-CPU sampler's program (tick) or without. *loading: the
+ * failure, if any, was the load's (the verifier's, the kernel's).
  */
-static int load(struct tracer *t, const struct tracer_opts *opts, bool tick)
+static int load(struct tracer *t, const struct tracer_opts *opts, bool tick,
+		bool *loading)
 {
 	int err;
 
@@ -186,6 +188,7 @@ static int load(struct tracer *t, const struct tracer_opts *opts, bool tick)
 		return err;
 	}
 	err = offcpu_bpf__load(t->skel);
+	*loading = err != 0;
 	if (err)
 		log_warnx("loading the BPF programs%s failed (run with -v to "
 			  "see the verifier's log)",
@@ -196,7 +199,7 @@ static int load(struct tracer *t, const struct tracer_opts *opts, bool tick)
 int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 		tracer_record_fn fn, void *ctx)
 {
-	bool tick = opts->on_cpu_sample_ns != 0;
+	bool tick = opts->on_cpu_sample_ns != 0, loading = false;
 	struct tracer *t;
 	int err;
 
@@ -207,14 +210,15 @@ int tracer_open(struct tracer **out, const struct tracer_opts *opts,
 	t->min_duration_ns = UINT64_MAX;
 	t->raw_tp = opts->force_raw_tp || !have_tp_btf();
 
-	err = load(t, opts, tick);
-	if (err && tick) {	/* the sampler is not worth the rest: without it */
+	err = load(t, opts, tick, &loading);
+	if (err && tick && loading) {	/* not worth the rest: without it */
 		offcpu_bpf__destroy(t->skel);
 		t->skel = NULL;
 		tick = false;
-		log_warnx("the on-CPU sampler is off: a wait's time on a CPU is "
-			  "not counted (status: on_cpu_sample_cpus 0)");
-		err = load(t, opts, tick);
+		log_warnx("trying again without the on-CPU sampler: if that "
+			  "loads, a wait's time on a CPU is not counted (status: "
+			  "on_cpu_sample_cpus 0)");
+		err = load(t, opts, tick, &loading);
 	}
 	if (err)
 		goto cleanup;

@@ -90,6 +90,7 @@ static void test_recorder_keys(void)
 	CHECK(config_set(&c, "on-cpu-sample", "500us", err, sizeof(err)) == -EINVAL);
 	CHECK(config_set(&c, "on-cpu-sample", "2s", err, sizeof(err)) == -EINVAL);
 	CHECK(config_set(&c, "on-cpu-sample", "soon", err, sizeof(err)) == -EINVAL);
+	CHECK(config_set(&c, "on-cpu-sample", "0.4ns", err, sizeof(err)) == -EINVAL);
 	CHECK(c.on_cpu_sample_ns == 1000000ULL);
 	CHECK(config_set(&c, "on-cpu-sample", "0s", err, sizeof(err)) == 0 &&
 	      c.on_cpu_sample_ns == 0);
